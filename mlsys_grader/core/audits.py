@@ -1,0 +1,267 @@
+"""The checks: one small function each, registered in :data:`CHECKS`.
+
+Every check reads the shared :class:`GradingContext` and returns typed findings;
+none raises for a bad submission.  The order of ``CHECKS`` is the order findings
+are reported in.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from .context import GradingContext, first_difference
+from .labspec import LabSpec
+from .rationale import EvidenceIndex, cited_quantities, names_any, word_count
+from .report import Finding
+
+Check = Callable[[GradingContext], Iterable[Finding]]
+
+
+def _captured(ctx: GradingContext):
+    return [(part, state) for part, state in ctx.parts.items() if state.record is not None]
+
+
+def check_bundle_hash(ctx: GradingContext) -> Iterable[Finding]:
+    bundle = ctx.bundle
+    if bundle.content_hash is None:
+        yield Finding(part="bundle", criterion="format", message="The bundle has no content hash; save it again from the notebook.",
+                      expected="sha256 of the bundle", actual=None)
+    elif bundle.content_hash != bundle.compute_hash():
+        yield Finding(part="bundle", criterion="format",
+                      message="The bundle was edited after it was saved (its content hash does not match); save it again from the notebook.",
+                      expected=bundle.compute_hash(), actual=bundle.content_hash)
+
+
+def check_missing(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in ctx.parts.items():
+        if state.record is None:
+            yield Finding(part=part, criterion="missing", rubric_item="captured",
+                          message=f"Part {part} has no captured evidence; lock a prediction, run the part and capture it.")
+
+
+def check_record_shape(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in _captured(ctx):
+        record = state.record
+        if record.part != part:
+            yield Finding(part=part, criterion="format", rubric_item="captured",
+                          message=f"The record stored under part {part} says it is part {record.part}; recapture part {part}.",
+                          expected=part, actual=record.part)
+        if record.lab not in (None, ctx.lab.lab_id):
+            yield Finding(part=part, criterion="format", rubric_item="captured",
+                          message=f"Part {part}'s record comes from {record.lab}, not {ctx.lab.lab_id}; recapture it in this lab.",
+                          expected=ctx.lab.lab_id, actual=record.lab)
+
+
+def check_domain(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in ctx.parts.items():
+        for message, expected, actual in state.domain_problems:
+            yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
+                          rubric_item="replay", hidden=True)
+        for message, expected, actual in state.final_problems:
+            yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
+
+
+def _arms(record) -> list[tuple[str, Any]]:
+    arms = [("baseline", record.baseline), ("result", record.result)]
+    arms += [(f"alternatives[{i}]", arm) for i, arm in enumerate(record.alternatives)]
+    if record.chosen_result is not None:
+        arms.append(("chosen_result", record.chosen_result))
+    return arms
+
+
+def check_replay(ctx: GradingContext) -> Iterable[Finding]:
+    """Every recorded number must be what the pinned evaluator gives for the recorded inputs."""
+    for part, state in _captured(ctx):
+        if state.plan is None:
+            continue  # inputs outside the domain are reported by check_domain and never replayed
+        record = state.record
+        drift = record.mlsysim_version != ctx.mlsysim_version
+        for name, arm in _arms(record):
+            inputs = LabSpec.arm_inputs(arm)
+            try:
+                replayed = ctx.lab.evaluate(ctx.track, record.model_key, inputs)
+            except Exception as exc:  # a hostile arm must not stop the batch
+                yield Finding(part=part, criterion="replay", rubric_item="replay", hidden=True,
+                              message=f"Part {part}'s {name} cannot be replayed ({type(exc).__name__}); recapture the part.")
+                break
+            difference = first_difference(replayed, arm, name)
+            if difference:
+                where, expected, actual = difference
+                yield Finding(
+                    part=part, criterion="version" if drift else "replay", rubric_item="replay", hidden=True,
+                    message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs"
+                             + (f" (recorded under mlsysim {record.mlsysim_version or 'unknown'}); recapture under the pinned version."
+                                if drift else "; recapture the part instead of editing numbers.")),
+                    expected=expected, actual=actual)
+                break
+
+
+def check_version(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in _captured(ctx):
+        version = state.record.mlsysim_version
+        if version is not None and version != ctx.mlsysim_version:
+            yield Finding(part=part, criterion="version", rubric_item="replay",
+                          message=f"Part {part} was captured with mlsysim {version}, but grading uses {ctx.mlsysim_version}; "
+                                  f"install mlsysim=={ctx.mlsysim_version} and recapture.",
+                          expected=ctx.mlsysim_version, actual=version)
+
+
+def check_stale(ctx: GradingContext) -> Iterable[Finding]:
+    lab, track = ctx.lab, ctx.track
+    for part, state in _captured(ctx):
+        record = state.record
+        if record.track != track:
+            yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                          message=f"Part {part} was captured on track {record.track!r}, but the submission is for {track!r}; recapture it on {track!r}.",
+                          expected=track, actual=record.track)
+            continue
+        if state.final_missing:
+            yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                          message=f"The bundle has no final settings for part {part}; save the bundle from the notebook.",
+                          expected="controls for the part", actual=None)
+        final = state.final_plan
+        if final is None:
+            continue
+        expected_fp = lab.fingerprint(track, part, final.upstream)
+        if record.upstream_fingerprint != expected_fp or lab.fingerprint(track, part, record.inputs) != expected_fp:
+            where = first_difference(final.upstream, record.inputs, "settings")
+            detail = f" ({where[0]} is now {where[1]!r}, captured with {where[2]!r})" if where else ""
+            upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
+            yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                          message=f"Part {part}'s evidence no longer matches your final settings{upstream}{detail}; recapture part {part}.",
+                          expected=expected_fp, actual=record.upstream_fingerprint)
+            continue
+        for dep, used in state.upstream.items():
+            captured = ctx.bundle.evidence.get(dep)
+            if captured is not None and first_difference(LabSpec.arm_inputs(used), LabSpec.arm_inputs(captured.result or {})):
+                yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                              message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
+                                      f"recapture part {dep} with your final settings, then part {part}.",
+                              expected=LabSpec.arm_inputs(used), actual=LabSpec.arm_inputs(captured.result or {}))
+
+
+def check_contrast(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in _captured(ctx):
+        base, result = LabSpec.arm_inputs(state.record.baseline or {}), LabSpec.arm_inputs(state.record.result or {})
+        if not base or not result:
+            yield Finding(part=part, criterion="contrast", rubric_item="contrast",
+                          message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
+                          expected="baseline and result inputs", actual="missing")
+        elif first_difference(base, result) is None:
+            yield Finding(part=part, criterion="contrast", rubric_item="contrast",
+                          message=f"Part {part}'s intervention is identical to its baseline; change a control so the two differ, then recapture.",
+                          expected="inputs that differ", actual="identical inputs")
+
+
+def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in _captured(ctx):
+        record = state.record
+        choices = ctx.lab.parts[part].predictions
+        if record.prediction is None:
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                          message=f"Part {part} has no prediction; lock one before running the part.", expected=list(choices), actual=None)
+        elif record.prediction not in choices:
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                          message=f"Part {part}'s prediction {record.prediction!r} is not one of the lab's choices; lock one of {', '.join(choices)}.",
+                          expected=list(choices), actual=record.prediction)
+        elif record.prediction_locked_at is None or record.result_shown_at is None:
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                          message=f"Part {part} does not record when the prediction was locked and the result shown; capture it from the notebook.",
+                          expected="prediction_locked_at and result_shown_at", actual=None)
+        elif record.prediction_locked_at > record.result_shown_at:
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                          message=f"Part {part}'s prediction was locked after the result was shown; predictions count only when made first.",
+                          expected=f"locked before {record.result_shown_at.isoformat()}", actual=record.prediction_locked_at.isoformat())
+
+
+def check_prediction_correct(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in _captured(ctx):
+        record = state.record
+        if record.prediction not in ctx.lab.parts[part].predictions:
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
+                          message=f"Part {part} has no valid prediction to judge; lock one of the lab's choices before running the part.")
+            continue
+        if state.plan is None:
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
+                          message=f"Part {part}'s prediction cannot be judged because its evidence does not replay; recapture the part.")
+            continue
+        accepted = ctx.lab.accepted_predictions(ctx.track, part, state.plan)
+        if record.prediction not in accepted:
+            labels = ctx.lab.parts[part].predictions
+            yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
+                          message=f"Part {part}: the replayed numbers support {' or '.join(repr(labels[a]) for a in sorted(accepted))}, "
+                                  f"not {labels[record.prediction]!r}; read the calculation notes to see why.",
+                          expected=sorted(accepted), actual=record.prediction)
+
+
+def check_decision(ctx: GradingContext) -> Iterable[Finding]:
+    for part, state in _captured(ctx):
+        if not ctx.lab.parts[part].has_decision:
+            continue
+        plan = state.plan
+        if plan is None:
+            yield Finding(part=part, criterion="decision", rubric_item="decision",
+                          message=f"Part {part}'s decision cannot be checked because its evidence does not replay; recapture the part.")
+            continue
+        for message, expected, actual in ctx.lab.decision_problems(ctx.track, part, plan, state.record):
+            yield Finding(part=part, criterion="decision", rubric_item="decision", message=message, expected=expected, actual=actual)
+
+
+def check_synthesis_choices(ctx: GradingContext) -> Iterable[Finding]:
+    for message, expected, actual in ctx.lab.synthesis_problems(ctx.bundle):
+        yield Finding(part="synthesis", criterion="decision", rubric_item="choices_valid", message=message, expected=expected, actual=actual)
+
+
+def check_rationale(ctx: GradingContext) -> Iterable[Finding]:
+    text = ctx.bundle.synthesis.rationale or ""
+    lab, rubric = ctx.lab, ctx.rubric
+    words = word_count(text)
+    if words == 0:
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
+                      message="Write a rationale that compares your recommendation with the rejected alternative using saved numbers.",
+                      expected=f"at least {rubric.min_rationale_words} words", actual=0)
+    elif words < rubric.min_rationale_words:
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
+                      message=f"Your rationale has {words} words; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
+                      expected=rubric.min_rationale_words, actual=words)
+    cited = cited_quantities(text)
+    matched = False
+    if cited:
+        index = EvidenceIndex(q for state in ctx.parts.values() if state.record is not None
+                              for q in lab.evidence_quantities(state.record))
+        matched = any(index.match(quantity, rubric.quantity_tolerance) is not None for quantity in cited)
+    if not matched:
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence", hidden=True,
+                      message=("Cite at least one number with its unit exactly as your saved evidence shows it (e.g. '0.42 ms', '3.7x'); "
+                               + ("none of " + ", ".join(repr(q.text) for q in cited[:4]) + " appears in your evidence."
+                                  if cited else "the rationale cites no quantity with a unit.")),
+                      expected="a quantity from the saved evidence", actual=[q.text for q in cited[:8]])
+    rec_terms, rej_terms = lab.final_choice_terms(ctx.bundle)
+    s = ctx.bundle.synthesis
+    for item, terms, what in (
+        ("rationale_names_recommendation", rec_terms, "your recommendation"),
+        ("rationale_names_rejected", rej_terms, "the rejected alternative"),
+        ("rationale_names_limitation", next((c.keywords for c in lab.limitations if c.value == s.residual_risk), ()), "the remaining limitation"),
+        ("rationale_names_trigger", next((c.keywords for c in lab.triggers if c.value == s.reevaluation_trigger), ()), "the re-evaluation trigger"),
+    ):
+        if not terms or not names_any(text, terms):
+            yield Finding(part="synthesis", criterion="rationale", rubric_item=item, hidden=True,
+                          message=f"Name {what} in the rationale" + (f" (for example '{terms[0]}')." if terms else "; choose it first."),
+                          expected=list(terms[:3]), actual=None)
+
+
+CHECKS: tuple[Check, ...] = (
+    check_bundle_hash,
+    check_missing,
+    check_record_shape,
+    check_domain,
+    check_version,
+    check_replay,
+    check_stale,
+    check_contrast,
+    check_prediction_locked,
+    check_prediction_correct,
+    check_decision,
+    check_synthesis_choices,
+    check_rationale,
+)

@@ -1,0 +1,151 @@
+"""What the checks share: each part's record, its rebuilt plan and the final-settings plan.
+
+Building this once per bundle means every check reads the same replayed numbers
+and no evaluator runs twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..errors import DomainError
+from .labspec import LabSpec, PartPlan
+from .models import PARTS, Bundle, EvidenceRecord
+from .rubric import Rubric
+
+_EVALUATOR_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, IndexError)
+
+
+@dataclass
+class PartState:
+    part: str
+    record: EvidenceRecord | None
+    controls: dict[str, Any] | None = None
+    plan: PartPlan | None = None
+    final_plan: PartPlan | None = None
+    upstream: dict[str, Any] = field(default_factory=dict)
+    final_missing: bool = False
+    domain_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
+    final_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
+
+
+@dataclass
+class GradingContext:
+    bundle: Bundle
+    lab: LabSpec
+    rubric: Rubric
+    mlsysim_version: str
+    grader_version: str
+    parts: dict[str, PartState]
+
+    @property
+    def track(self) -> str:
+        return self.bundle.track
+
+
+def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """The first place two JSON values differ: (path, expected, actual); numbers to 1e-9 relative."""
+    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+        for key in sorted(set(expected) | set(actual), key=str):
+            if key not in actual:
+                return f"{path}.{key}".lstrip("."), expected[key], "<missing>"
+            if key not in expected:
+                return f"{path}.{key}".lstrip("."), "<absent>", actual[key]
+            found = first_difference(expected[key], actual[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(expected, list) and isinstance(actual, list):
+        if len(expected) != len(actual):
+            return path.lstrip(".") or "value", f"{len(expected)} items", f"{len(actual)} items"
+        for index, (left, right) in enumerate(zip(expected, actual)):
+            found = first_difference(left, right, f"{path}[{index}]")
+            if found:
+                return found
+        return None
+    numeric = (int, float)
+    if (isinstance(expected, numeric) and not isinstance(expected, bool)
+            and isinstance(actual, numeric) and not isinstance(actual, bool)):
+        if expected == actual or abs(expected - actual) <= 1e-9 * max(abs(expected), abs(actual)):
+            return None
+        return path.lstrip(".") or "value", expected, actual
+    if type(expected) is type(actual) and expected == actual:
+        return None
+    return path.lstrip(".") or "value", expected, actual
+
+
+def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any] | None:
+    """Where the record's inputs differ from the plan the lab builds for its controls."""
+    if record.model_key != plan.model_key:
+        return "model_key", plan.model_key, record.model_key
+    pairs = [
+        ("inputs", plan.upstream, record.inputs),
+        ("baseline.inputs", LabSpec.arm_inputs(plan.baseline), LabSpec.arm_inputs(record.baseline or {})),
+        ("result.inputs", LabSpec.arm_inputs(plan.result), LabSpec.arm_inputs(record.result or {})),
+    ]
+    if len(record.alternatives) != len(plan.alternatives):
+        return "alternatives", f"{len(plan.alternatives)} items", f"{len(record.alternatives)} items"
+    pairs += [(f"alternatives[{i}].inputs", LabSpec.arm_inputs(p), LabSpec.arm_inputs(r))
+              for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives))]
+    for where, expected, actual in pairs:
+        found = first_difference(expected, actual, where)
+        if found:
+            return found
+    return None
+
+
+def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -> PartState:
+    state = PartState(part, record)
+    if record.baseline is None or record.result is None:
+        return state
+    inferred = lab.infer_controls(track, part, record)
+    if inferred is None:
+        state.domain_problems.append((
+            f"The recorded inputs of part {part} cannot be produced by any allowed control setting on track "
+            f"{track!r}; recapture the part from the notebook.", "inputs built by the lab", "hand-edited or foreign inputs"))
+        return state
+    controls, upstream = inferred
+    try:
+        controls = lab.parts[part].check_controls(controls, decisions=False)
+        plan = lab.plan(track, part, controls, upstream)
+    except DomainError as exc:
+        state.domain_problems.append((f"{exc}; recapture with allowed settings.", None, None))
+        return state
+    except _EVALUATOR_ERRORS as exc:
+        state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({exc}); recapture the part.", None, None))
+        return state
+    difference = _compare_plan(plan, record)
+    if difference:
+        where, expected, actual = difference
+        state.domain_problems.append((
+            f"Part {part}'s recorded {where} is not what the lab builds on track {track!r} for those settings; "
+            "recapture the part from the notebook.", expected, actual))
+        return state
+    state.controls, state.plan, state.upstream = controls, plan, dict(upstream)
+    return state
+
+
+def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
+    """Rebuild every part from its record and from the final controls."""
+    parts: dict[str, PartState] = {}
+    final_results: dict[str, Any] = {}
+    for part in PARTS:
+        record = bundle.evidence.get(part)
+        state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)
+        final = bundle.controls.get(part)
+        if final is None:
+            state.final_missing = True
+        else:
+            try:
+                checked = lab.parts[part].check_controls(final, decisions=False)
+                missing_dep = [dep for dep in lab.parts[part].depends_on if dep not in final_results]
+                if not missing_dep:
+                    state.final_plan = lab.plan(bundle.track, part, checked, {dep: final_results[dep] for dep in lab.parts[part].depends_on})
+                    final_results[part] = state.final_plan.result
+            except DomainError as exc:
+                state.final_problems.append((f"Final settings: {exc}.", None, final))
+            except _EVALUATOR_ERRORS as exc:
+                state.final_problems.append((f"Final settings of part {part} are rejected by the evaluator ({exc}).", None, final))
+        parts[part] = state
+    return GradingContext(bundle, lab, rubric, mlsysim_version, grader_version, parts)

@@ -1,0 +1,146 @@
+"""The submission bundle and its evidence records (pydantic v2, JSON only).
+
+A record keeps the fields the book's marimo labs capture (``track`` … ``upstream_fingerprint``)
+plus provenance metadata.  Arms (``baseline``, ``result``, ``chosen_result`` and each of
+``alternatives``) are kept exactly as the lab's evaluators shape them; the lab module,
+not this file, knows what is inside.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Callable, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import BundleFormatError, SchemaVersionError
+from .jsonio import canonical_dumps, loads_strict, sha256_of
+
+SCHEMA_VERSION = 1
+PARTS: tuple[str, ...] = ("A", "B", "C", "D", "E")
+
+PartId = Literal["A", "B", "C", "D", "E"]
+Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+Timestamp = Annotated[datetime, Field(strict=False)]
+Scalar = str | int | float | bool | None
+ShortText = Annotated[str, Field(max_length=200)]
+
+# schema_version -> function upgrading a raw mapping of that version to the next.
+# Version 1 is the first published schema, so there is nothing to upgrade yet; a
+# future version 2 adds ``UPGRADERS[1]`` and readers keep accepting old bundles.
+UPGRADERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=False)
+
+
+class EvidenceRecord(_Strict):
+    """One captured part: the prediction, both arms and where they came from."""
+
+    track: ShortText = Field(description="Deployment track the record was captured on.")
+    part: PartId = Field(description="Lab part A–E.")
+    prediction: ShortText | None = Field(description="Prediction choice value locked before the result was shown.")
+    inputs: dict[str, Any] = Field(description="The part's upstream inputs at capture (the seed's `upstream_inputs`).")
+    baseline: dict[str, Any] | None = Field(description="Baseline arm exactly as the evaluator shaped it.")
+    result: dict[str, Any] | None = Field(description="Intervention arm exactly as the evaluator shaped it.")
+    alternatives: list[dict[str, Any]] = Field(default_factory=list, description="Further evaluator results shown with the part.")
+    decision: Any = Field(default=None, description="The part's decision, when it has one (Lab 07 E, Lab 11 E).")
+    model_key: ShortText = Field(description="Evaluator identifier, e.g. `v1_07_experiments` or `v1_11_experiments.roofline`.")
+    chosen_result: dict[str, Any] | None = Field(default=None, description="The arm the decision keeps, when the part has a decision.")
+    result_role: ShortText | None = Field(default=None, description="What the `result` arm is for the decision.")
+    upstream_fingerprint: Hex64 = Field(description="SHA-256 of the track and the settings this record depends on.")
+    lab: ShortText | None = Field(default=None, description="Lab id (`lab07`, `lab11`).")
+    mlsysim_version: ShortText | None = Field(default=None, description="mlsysim version the arms were produced with.")
+    grader_version: ShortText | None = Field(default=None, description="mlsys_grader version that captured the record.")
+    captured_at: Timestamp | None = Field(default=None, description="When the record was captured (ISO 8601).")
+    prediction_locked_at: Timestamp | None = Field(default=None, description="When the prediction was locked.")
+    result_shown_at: Timestamp | None = Field(default=None, description="When the result was first shown.")
+
+
+class Synthesis(_Strict):
+    """The final answers: decision, rejected alternative, trigger, limitation, rationale."""
+
+    recommendation: ShortText | None = Field(default=None, description="Recommended option (Lab 07; Lab 11 takes it from part E).")
+    rejected_alternative: ShortText | None = Field(default=None, description="Quantified rejected alternative (Lab 07; Lab 11 takes it from part E).")
+    reevaluation_trigger: ShortText | None = Field(default=None, description="Condition that reopens the decision.")
+    residual_risk: ShortText | None = Field(default=None, description="Remaining limitation.")
+    rationale: Annotated[str, Field(max_length=20_000)] = Field(default="", description="Written rationale citing saved evidence.")
+
+
+class Bundle(_Strict):
+    """One student's submission for one lab on one track."""
+
+    schema_version: Literal[1] = Field(default=SCHEMA_VERSION, description="Bundle schema version.")
+    lab: ShortText = Field(description="Lab id (`lab07` or `lab11`).")
+    track: ShortText = Field(description="Deployment track (`tinyml`, `mobile`, `edge`, `cloud`).")
+    controls: dict[PartId, dict[str, Scalar]] = Field(default_factory=dict, description="Final control values per part.")
+    evidence: dict[PartId, EvidenceRecord] = Field(default_factory=dict, description="Captured evidence per part.")
+    synthesis: Synthesis = Field(default_factory=Synthesis, description="Final answers.")
+    mlsysim_version: ShortText | None = Field(default=None, description="mlsysim version of the student's session.")
+    grader_version: ShortText | None = Field(default=None, description="mlsys_grader version that wrote the bundle.")
+    created_at: Timestamp | None = Field(default=None, description="When the bundle was written.")
+    content_hash: Hex64 | None = Field(default=None, description="SHA-256 of the canonical bundle without this field.")
+
+    def compute_hash(self) -> str:
+        """SHA-256 of the canonical JSON of this bundle, ``content_hash`` left out."""
+        return sha256_of(self.model_dump(mode="json", exclude={"content_hash"}))
+
+    def sealed(self) -> "Bundle":
+        """A copy whose ``content_hash`` matches its content."""
+        return self.model_copy(update={"content_hash": self.compute_hash()})
+
+    def to_json(self, *, indent: int | None = 1) -> str:
+        """The bundle as JSON text (canonical key order)."""
+        data = self.model_dump(mode="json")
+        if indent is None:
+            return canonical_dumps(data)
+        import json
+
+        return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
+def _describe_errors(exc: ValidationError, limit: int = 3) -> str:
+    parts = []
+    for error in exc.errors()[:limit]:
+        where = ".".join(str(item) for item in error["loc"]) or "bundle"
+        got = error.get("input")
+        shown = type(got).__name__ if isinstance(got, (dict, list)) else repr(got)[:60]
+        parts.append(f"{where}: {error['msg']} (got {shown})")
+    more = len(exc.errors()) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def bundle_from_mapping(data: Any) -> Bundle:
+    """Validate a parsed JSON value as a :class:`Bundle`, upgrading old schema versions."""
+    if not isinstance(data, Mapping):
+        raise BundleFormatError(f"a bundle is a JSON object; got a JSON {type(data).__name__}")
+    version = data.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise SchemaVersionError(f"bundle needs an integer schema_version (got {version!r})")
+    if version > SCHEMA_VERSION or (version < SCHEMA_VERSION and version not in UPGRADERS):
+        raise SchemaVersionError(
+            f"bundle schema_version {version} is not supported; this release reads schema_version "
+            f"{SCHEMA_VERSION}{' and upgrades ' + ', '.join(map(str, sorted(UPGRADERS))) if UPGRADERS else ''}"
+        )
+    data = dict(data)
+    while data["schema_version"] < SCHEMA_VERSION:
+        data = UPGRADERS[data["schema_version"]](data)
+    try:
+        return Bundle.model_validate(data)
+    except ValidationError as exc:
+        raise BundleFormatError(f"bundle does not match the schema: {_describe_errors(exc)}") from exc
+
+
+def load_bundle(data: bytes | str, *, max_bytes: int | None = None) -> Bundle:
+    """Parse and validate untrusted bundle JSON; raises :class:`BundleFormatError`."""
+    kwargs = {} if max_bytes is None else {"max_bytes": max_bytes}
+    return bundle_from_mapping(loads_strict(data, **kwargs))
+
+
+def bundle_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the bundle, as published by ``mlsys-grader schema``."""
+    schema = Bundle.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = f"mlsys-grader submission bundle (schema_version {SCHEMA_VERSION})"
+    return schema

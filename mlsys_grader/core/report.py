@@ -1,0 +1,107 @@
+"""Typed findings and the grade report (text, HTML and JSON renderings)."""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
+Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale", "format"]
+INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version"})
+
+
+class Finding(BaseModel):
+    """One problem found in a submission, with one sentence telling what to do."""
+
+    model_config = ConfigDict(frozen=True)
+
+    part: PartName = Field(description="Part A–E, `synthesis`, or `bundle` for the whole submission.")
+    criterion: Criterion = Field(description="Which kind of check failed.")
+    message: str = Field(description="One actionable sentence for the student.")
+    expected: Any = Field(default=None, description="What the check expected, where that applies.")
+    actual: Any = Field(default=None, description="What the submission holds, where that applies.")
+    rubric_item: str | None = Field(default=None, description="Rubric item this finding costs (None: no points).")
+    hidden: bool = Field(default=False, description="Shown to students only after grades are published.")
+
+
+class ItemScore(BaseModel):
+    item: str
+    points: float
+    max_points: float
+
+
+class PartScore(BaseModel):
+    """Points for one part (or the synthesis), item by item."""
+
+    part: str
+    score: float
+    max_score: float
+    items: list[ItemScore]
+
+
+class GradeReport(BaseModel):
+    """The result of grading one bundle."""
+
+    lab: str
+    track: str
+    score: float
+    max_score: float
+    parts: dict[str, PartScore]
+    findings: list[Finding]
+    flags: list[str] = Field(description="Staff flags, e.g. `integrity`, `stale`, `missing`.")
+    content_hash: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict, description="mlsysim, mlsys_grader and rubric versions used.")
+
+    # -- views -------------------------------------------------------------------
+    def public(self) -> "GradeReport":
+        """The report a student sees before grades are published: hidden findings and points removed."""
+        hidden_items = {(f.part, f.rubric_item) for f in self.findings if f.hidden}
+        parts = {}
+        for name, part in self.parts.items():
+            items = [item for item in part.items if (name, item.item) not in hidden_items]
+            parts[name] = PartScore(part=name, score=sum(i.points for i in items), max_score=sum(i.max_points for i in items), items=items)
+        return self.model_copy(update={
+            "findings": [f for f in self.findings if not f.hidden],
+            "parts": parts,
+            "score": sum(p.score for p in parts.values()),
+            "max_score": sum(p.max_score for p in parts.values()),
+        })
+
+    def findings_for(self, part: str) -> list[Finding]:
+        return [finding for finding in self.findings if finding.part == part]
+
+    # -- renderings --------------------------------------------------------------
+    def text(self) -> str:
+        """The report in words, as ``mlsys-grader check`` prints it."""
+        lines = [f"{self.lab} · track {self.track} · score {self.score:g} / {self.max_score:g}"]
+        if self.flags:
+            lines.append("flags for staff: " + ", ".join(self.flags))
+        for name, part in self.parts.items():
+            lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g}")
+        if self.findings:
+            lines.append("What to do:")
+            for finding in self.findings:
+                lines.append(f"  [{finding.part}] {finding.criterion}: {finding.message}")
+        else:
+            lines.append("No findings: every check passed.")
+        return "\n".join(lines)
+
+    __str__ = text
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = "".join(
+            f"<tr><td>{esc(name)}</td><td>{part.score:g} / {part.max_score:g}</td><td>"
+            + "<br>".join(esc(f"{f.criterion}: {f.message}") for f in self.findings_for(name))
+            + "</td></tr>"
+            for name, part in self.parts.items()
+        )
+        bundle = "".join(f"<li>{esc(f.criterion)}: {esc(f.message)}</li>" for f in self.findings_for("bundle"))
+        flags = f"<p><b>Flags for staff:</b> {esc(', '.join(self.flags))}</p>" if self.flags else ""
+        return (
+            f"<div class='mlsys-grade'><h4>{esc(self.lab)} · {esc(self.track)} · {self.score:g} / {self.max_score:g}</h4>{flags}"
+            f"<table><thead><tr><th>Part</th><th>Score</th><th>What to do</th></tr></thead><tbody>{rows}</tbody></table>"
+            + (f"<ul>{bundle}</ul>" if bundle else "") + "</div>"
+        )

@@ -1,0 +1,393 @@
+"""Lab 11 — Acceleration That Survives the Whole Path (``v1_11_experiments``).
+
+Arms are shaped as the book's marimo lab shapes them: ``{"inputs": …, "outputs": …}``
+with ``model_key`` ``v1_11_experiments.<experiment>``.  Part D's baseline kernel
+time is part C's selected result latency, so part D depends on part C.
+
+Two predictions are judgements the book leaves open; their thresholds are defined
+here once and shown in the notebook's calculation notes:
+
+* Part A — with ``r`` the latency ratio baseline/changed and ``f`` the factor, the
+  realised share is ``q = (r - 1) / (f - 1)``.  If the binding resource switches,
+  "the bottleneck switches" is right (and "falls nearly with the factor" is also
+  accepted when ``q >= 0.9``, "barely changes" when ``q <= 0.1``).  Otherwise
+  "falls nearly with the factor" when ``q >= 0.5`` and "barely changes" below.
+* Part D — with ``S`` the end-to-end and ``L`` the kernel-only speedup: "almost no
+  gain" when ``S < 1.10``; else "nearly the kernel speedup" when ``S / L >= 0.5``
+  and "less than half" below.  Inside the bands ``1.05 <= S <= 1.15`` and
+  ``0.45 <= S / L <= 0.55`` both neighbouring answers are accepted.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Mapping
+
+from mlsysim.core.units import Q_
+from mlsysim.labs.experiments import v1_11_experiments as ev
+
+from ..core.labspec import Choice, Control, LabSpec, PartPlan, PartSpec
+
+EXPERIMENTS = {"A": "roofline", "B": "tile_mapping", "C": "execution_path", "D": "application_comparison", "E": "accelerator_ranking"}
+QUALITY_OBSERVATION = "illustrative matched-task evidence held constant"
+
+A_SWITCH_NEAR_FULL = 0.9
+A_SWITCH_NEAR_NONE = 0.1
+A_LARGE_SHARE = 0.5
+D_SMALL_GAIN = 1.10
+D_SMALL_BAND = (1.05, 1.15)
+D_NEAR_SHARE = 0.5
+D_NEAR_BAND = (0.45, 0.55)
+
+PARTS = {
+    "A": PartSpec(
+        "A", "When does faster arithmetic help?", "What happens after the resource change?",
+        (
+            Control("change", "Resource change", "choice", "compute", choices=("compute", "bandwidth", "reuse")),
+            Control("factor", "Change factor", "int", 2, minimum=2, maximum=8, step=1),
+        ),
+        {"large": "Latency falls nearly with the factor", "small": "Latency barely changes", "switch": "The bottleneck switches"},
+    ),
+    "B": PartSpec(
+        "B", "How much reuse fits locally?", "What will the selected mapping do?",
+        (
+            Control("tile", "Tile", "choice", "compact", choices=("compact", "baseline", "oversized")),
+            Control("fused", "Fuse the following operation", "bool", True),
+        ),
+        {"fit_less": "Fits and moves fewer bytes", "fit_more": "Fits but moves more bytes", "spill": "Does not fit local memory"},
+    ),
+    "C": PartSpec(
+        "C", "Can the specialized unit execute this workload?", "Which execution path will run?",
+        (
+            Control("shape", "Shape", "choice", "aligned", choices=("aligned", "misaligned")),
+            Control("operation", "Operation", "choice", "gemm", choices=("gemm", "scatter")),
+        ),
+        {"native": "Native", "padded": "Padded", "fallback": "Fallback"},
+    ),
+    "D": PartSpec(
+        "D", "Why does kernel speedup disappear end to end?", "How much kernel speedup survives end to end?",
+        (Control("speedup", "Kernel-only speedup", "int", 10, minimum=2, maximum=50, step=2),),
+        {"near": "Nearly the kernel speedup", "under_half": "Less than half", "small": "Almost no gain"},
+        depends_on=("C",),
+    ),
+    "E": PartSpec(
+        "E", "Which feasible accelerator should we choose?", "Which candidate survives the budgets and objective?",
+        (
+            Control("objective", "Objective", "choice", "latency", choices=("latency", "energy", "cost")),
+            Control("budget_scale", "Budget scale", "float", 1.0, minimum=0.05, maximum=1.5, step=0.05),
+            Control("choice", "Deployment decision", "choice", None, choices=("primary", "alternative", "hold", "none"), decision=True),
+            Control("rejected", "Rejected tested candidate", "choice", None, choices=("primary", "alternative"), decision=True),
+        ),
+        {"primary": "Primary wins", "alternative": "Alternative wins", "none": "Neither is feasible"},
+        has_decision=True,
+    ),
+}
+
+TRIGGERS = (
+    Choice("latency", "Latency budget tightens", ("latency budget", "latency")),
+    Choice("energy", "Energy budget tightens", ("energy budget", "energy")),
+    Choice("support", "Execution support changes", ("execution support", "support")),
+)
+LIMITATIONS = (
+    Choice("contract", "Deployed kernels differ from the scenario contract", ("scenario contract", "deployed kernel", "contract")),
+    Choice("power", "Power draw differs from the TDP proxy", ("power draw", "tdp", "power")),
+    Choice("shape_mix", "Workload shape mix changes", ("shape mix", "workload shape", "shape")),
+)
+
+
+def _q(payload: Mapping[str, Any]) -> float:
+    return float(payload["magnitude"])
+
+
+def _jsonable(track: str, experiment: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    return ev.make_replay_packet(track=track, experiment=experiment, inputs=inputs)["inputs"]
+
+
+class Lab11(LabSpec):
+    lab_id = "lab11"
+    title = "Lab 11 — Acceleration That Survives the Whole Path"
+    model_id = ev.MODEL_ID
+    parts = PARTS
+    triggers = TRIGGERS
+    limitations = LIMITATIONS
+
+    def _evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        result = ev.replay_experiment({"track_id": track, "model_key": model_key, "inputs": inputs})
+        return {"inputs": inputs, "outputs": ev.to_jsonable(result)}
+
+    @staticmethod
+    def model_key(part: str) -> str:
+        return f"{ev.MODEL_ID}.{EXPERIMENTS[part]}"
+
+    # -- building (mirrors the seed's cell that computes every arm) --------------
+    def _arm_inputs(self, track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]):
+        sc = ev.get_track_scenario(track)
+        experiment = EXPERIMENTS[part]
+        alternatives: list[dict] = []
+        if part == "A":
+            demand = ev.scenario_gemm_demand(track)
+            base = dict(hardware=sc.hardware, operations=demand.operations, base_bytes_moved=demand.bytes_moved,
+                        precision=sc.precision, reuse=1.0, compute_scale=1.0, bandwidth_scale=1.0)
+            key = {"compute": "compute_scale", "bandwidth": "bandwidth_scale", "reuse": "reuse"}[c["change"]]
+            result = dict(base, **{key: float(c["factor"])})
+        elif part == "B":
+            tiles = ev.scenario_tile_choices(track)
+            common = dict(hardware=sc.hardware, m=sc.dimensions[0], n=sc.dimensions[1], k=sc.dimensions[2],
+                          precision=sc.precision, scratchpad_capacity=sc.local_capacity)
+            bt, st = tiles["baseline"], tiles[c["tile"]]
+            base = dict(common, tile_m=bt[0], tile_n=bt[1], tile_k=bt[2], fused=False)
+            result = dict(common, tile_m=st[0], tile_n=st[1], tile_k=st[2], fused=c["fused"])
+        elif part == "C":
+            bd = ev.scenario_execution_dimensions(track, aligned=True)
+            sd = ev.scenario_execution_dimensions(track, aligned=c["shape"] == "aligned")
+            common = dict(hardware=sc.hardware, fallback_hardware=sc.fallback, contract=sc.contract,
+                          precision=sc.precision, quality_observation=QUALITY_OBSERVATION)
+            base = dict(common, operation="gemm", m=bd[0], n=bd[1], k=bd[2])
+            result = dict(common, operation=c["operation"], m=sd[0], n=sd[1], k=sd[2])
+        elif part == "D":
+            latency = upstream["C"]["outputs"]["latency"]
+            base = dict(hardware=sc.hardware, baseline_kernel_time=Q_(latency["magnitude"], latency["unit"]),
+                        local_speedup=1.0, host_time=sc.host_time, transfer_bytes=sc.transfer_bytes,
+                        transfer_fixed_latency=sc.transfer_fixed_latency, launches=sc.launches,
+                        postprocess_time=sc.postprocess_time)
+            result = dict(base, local_speedup=float(c["speedup"]))
+        else:
+            candidates = ev.scenario_candidates(track)
+            latency_budget, energy_budget, cost_budget = ev.scenario_budgets(track, scale=c["budget_scale"])
+            common = dict(fallback_hardware=sc.fallback, operation="gemm", precision=sc.precision,
+                          m=sc.dimensions[0], n=sc.dimensions[1], k=sc.dimensions[2], host_time=sc.host_time,
+                          transfer_bytes=sc.transfer_bytes, transfer_fixed_latency=sc.transfer_fixed_latency,
+                          launches=sc.launches, postprocess_time=sc.postprocess_time, objective=c["objective"],
+                          latency_budget=latency_budget, energy_budget=energy_budget, cost_budget=cost_budget)
+            base = dict(common, candidates=(candidates[0],))
+            result = dict(common, candidates=(candidates[1],))
+            alternatives = [_jsonable(track, experiment, dict(common, candidates=candidates))]
+        return _jsonable(track, experiment, base), _jsonable(track, experiment, result), alternatives
+
+    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+        key = self.model_key(part)
+        base_in, result_in, alternatives_in = self._arm_inputs(track, part, controls, upstream)
+        plan = PartPlan(
+            part=part, model_key=key,
+            upstream={"baseline": base_in, "result": result_in},
+            baseline=self.evaluate(track, key, base_in),
+            result=self.evaluate(track, key, result_in),
+            alternatives=[self.evaluate(track, key, item) for item in alternatives_in],
+        )
+        if part == "E":
+            choice, rejected = controls["choice"], controls["rejected"]
+            plan.upstream = {"ranking": alternatives_in[0], "choice": choice, "rejected": rejected}
+            plan.decision = {"recommendation": choice, "rejected": rejected}
+            plan.chosen_result = (plan.baseline if choice in ("primary", "hold")
+                                  else plan.result if choice == "alternative" else plan.alternatives[0])
+            plan.result_role = "chosen candidate" if choice == "alternative" else "rejected alternative"
+        return plan
+
+    def infer_controls(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        try:
+            return self._infer(track, part, record)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+            return None
+
+    def _infer(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        sc = ev.get_track_scenario(track)
+        inputs = record.result["inputs"]
+        if part == "A":
+            changed = [(name, inputs[key]) for name, key in (("compute", "compute_scale"), ("bandwidth", "bandwidth_scale"), ("reuse", "reuse")) if inputs[key] != 1.0]
+            if len(changed) != 1:
+                return None
+            return {"change": changed[0][0], "factor": changed[0][1]}, {}
+        if part == "B":
+            tile = (inputs["tile_m"], inputs["tile_n"], inputs["tile_k"])
+            names = [name for name, dims in ev.scenario_tile_choices(track).items() if tuple(dims) == tile]
+            return ({"tile": names[0], "fused": inputs["fused"]}, {}) if names else None
+        if part == "C":
+            shape = "aligned" if inputs["m"] == sc.dimensions[0] else "misaligned"
+            return {"shape": shape, "operation": inputs["operation"]}, {}
+        if part == "D":
+            kernel = inputs["baseline_kernel_time"]
+            for shape in ("aligned", "misaligned"):
+                for operation in ("gemm", "scatter"):
+                    c_result = self.plan(track, "C", {"shape": shape, "operation": operation}, {}).result
+                    if c_result["outputs"]["latency"] == kernel:
+                        return {"speedup": inputs["local_speedup"]}, {"C": c_result}
+            return None
+        ranking = record.inputs["ranking"]
+        scale = round(_q(ranking["latency_budget"]) / sc.latency_budget.to(ranking["latency_budget"]["unit"]).magnitude, 2)
+        decision = record.decision if isinstance(record.decision, Mapping) else {}
+        return {"objective": ranking["objective"], "budget_scale": scale,
+                "choice": decision.get("recommendation"), "rejected": decision.get("rejected")}, {}
+
+    # -- judging ----------------------------------------------------------------
+    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
+        base, result = plan.baseline["outputs"], plan.result["outputs"]
+        if part == "A":
+            factor = max(result["compute_scale"], result["bandwidth_scale"], result["reuse"])
+            ratio = _q(base["latency"]) / ev.Q_(result["latency"]["magnitude"], result["latency"]["unit"]).to(base["latency"]["unit"]).magnitude
+            share = (ratio - 1.0) / (factor - 1.0)
+            if base["bottleneck"] != result["bottleneck"]:
+                accepted = {"switch"}
+                if share >= A_SWITCH_NEAR_FULL:
+                    accepted.add("large")
+                if share <= A_SWITCH_NEAR_NONE:
+                    accepted.add("small")
+                return frozenset(accepted)
+            return frozenset({"large" if share >= A_LARGE_SHARE else "small"})
+        if part == "B":
+            if not result["fits"]:
+                return frozenset({"spill"})
+            fewer = _q(result["dram_bytes"]) < _q(base["dram_bytes"])
+            return frozenset({"fit_less" if fewer else "fit_more"})
+        if part == "C":
+            return frozenset({result["path"]})
+        if part == "D":
+            total, kernel = result["end_to_end_speedup"], result["local_speedup"]
+            share = total / kernel
+            accepted = set()
+            if total < D_SMALL_GAIN:
+                accepted.add("small")
+            elif share >= D_NEAR_SHARE:
+                accepted.add("near")
+            else:
+                accepted.add("under_half")
+            if D_SMALL_BAND[0] <= total <= D_SMALL_BAND[1]:
+                accepted.update({"small", "under_half"})
+            if D_NEAR_BAND[0] <= share <= D_NEAR_BAND[1] and total >= D_SMALL_BAND[0]:
+                accepted.update({"near", "under_half"})
+            return frozenset(accepted)
+        recommendation = plan.alternatives[0]["outputs"]["recommendation"]
+        return frozenset({recommendation["candidate_id"] if recommendation else "none"})
+
+    @staticmethod
+    def _feasible(plan: PartPlan) -> dict[str, bool]:
+        return {row["candidate_id"]: row["feasible"] for row in plan.alternatives[0]["outputs"]["rows"]}
+
+    def decision_problems(self, track: str, part: str, plan: PartPlan, record: Any) -> list[tuple[str, Any, Any]]:
+        if part != "E":
+            return []
+        decision = record.decision if isinstance(record.decision, Mapping) else {}
+        choice, rejected = decision.get("recommendation"), decision.get("rejected")
+        if choice not in ("primary", "alternative", "hold", "none") or rejected not in ("primary", "alternative"):
+            return [("Record a deployment decision (primary, alternative, hold or none) and a rejected tested candidate.",
+                     {"recommendation": "primary|alternative|hold|none", "rejected": "primary|alternative"}, record.decision)]
+        feasible = self._feasible(plan)
+        problems: list[tuple[str, Any, Any]] = []
+        if choice == rejected:
+            problems.append(("The rejected candidate must differ from the chosen one.", "a different candidate", rejected))
+        any_feasible = any(feasible.values())
+        if choice in ("primary", "alternative") and not feasible.get(choice, False):
+            problems.append((f"The {choice} candidate fails the budgets or support under this objective; choose a feasible "
+                             "candidate, hold a feasible primary, or 'none' only when neither is feasible.",
+                             "a feasible candidate", choice))
+        elif choice == "hold" and not (feasible.get("primary", False) and rejected == "alternative"):
+            problems.append(("'Hold' keeps a feasible primary while rejecting the alternative; here the primary is "
+                             f"{'feasible' if feasible.get('primary') else 'not feasible'} and the rejected candidate is {rejected}.",
+                             "feasible primary, rejected alternative", {"primary_feasible": feasible.get("primary"), "rejected": rejected}))
+        elif choice == "none" and any_feasible:
+            problems.append(("'No feasible design' is valid only when no candidate is feasible; "
+                             f"{', '.join(name for name, ok in feasible.items() if ok)} is feasible.", "no feasible candidate", choice))
+        expected = plan.chosen_result if choice is not None else None
+        if record.chosen_result is None or expected is None or record.chosen_result.get("inputs") != expected.get("inputs"):
+            problems.append((f"With decision {choice!r} the chosen result must be the matching ranking; recapture part E.",
+                             "the ranking for the chosen candidate", "missing" if record.chosen_result is None else "another ranking"))
+        return problems
+
+    def synthesis_problems(self, bundle: Any) -> list[tuple[str, Any, Any]]:
+        s = bundle.synthesis
+        problems: list[tuple[str, Any, Any]] = []
+        for field, options, what in (("reevaluation_trigger", TRIGGERS, "re-evaluation trigger"),
+                                     ("residual_risk", LIMITATIONS, "remaining limitation")):
+            value = getattr(s, field)
+            if value not in [option.value for option in options]:
+                problems.append((f"Choose a {what} from the lab's list.", [option.value for option in options], value))
+        e = bundle.evidence.get("E")
+        decision = e.decision if e is not None and isinstance(e.decision, Mapping) else None
+        if decision is None:
+            problems.append(("Capture part E with a deployment decision; the synthesis defends that decision.",
+                             "part E decision", None))
+        return problems
+
+    def _candidate_terms(self, track: str, candidate: str | None) -> tuple[str, ...]:
+        sc = ev.get_track_scenario(track)
+        hardware = {"primary": sc.hardware, "alternative": sc.alternative}.get(candidate)
+        if candidate == "none":
+            return ("no feasible", "neither", "none")
+        if candidate == "hold":
+            return ("hold",)
+        if hardware is None:
+            return ()
+        ref = ev.to_jsonable(hardware)["registry_ref"] or ""
+        return (candidate, hardware.name.lower(), ref.rsplit(".", 1)[-1].lower().replace("_", "-"))
+
+    def final_choice_terms(self, bundle: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        e = bundle.evidence.get("E")
+        decision = e.decision if e is not None and isinstance(e.decision, Mapping) else {}
+        return (self._candidate_terms(bundle.track, decision.get("recommendation")),
+                self._candidate_terms(bundle.track, decision.get("rejected")))
+
+    def evidence_quantities(self, record: Any) -> list[tuple[float, str]]:
+        found: list[tuple[float, str]] = []
+
+        def walk(value: Any) -> None:
+            if isinstance(value, Mapping):
+                if set(value) == {"magnitude", "unit"} and isinstance(value["magnitude"], (int, float)) and isinstance(value["unit"], str):
+                    found.append((float(value["magnitude"]), value["unit"]))
+                    return
+                for item in value.values():
+                    walk(item)
+            elif isinstance(value, list):
+                for item in value:
+                    walk(item)
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                found.append((float(value), "dimensionless"))
+
+        for arm in (record.baseline, record.result, *record.alternatives):
+            if isinstance(arm, Mapping):
+                walk(arm.get("outputs"))
+        return found
+
+    # -- reference answers ------------------------------------------------------
+    def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+        spec = PARTS[part]
+        draw = (lambda control: control.sample(rng)) if rng else (lambda control: control.default)
+        controls = {control.name: draw(control) for control in spec.controls}
+        if part == "B":
+            while controls["tile"] == "baseline" and not controls["fused"]:
+                controls["fused"] = True
+        if part == "C":
+            if controls["shape"] == "aligned" and controls["operation"] == "gemm":
+                controls = {"shape": "misaligned", "operation": "gemm"} if rng is None else rng.choice(
+                    [{"shape": "misaligned", "operation": "gemm"}, {"shape": "aligned", "operation": "scatter"},
+                     {"shape": "misaligned", "operation": "scatter"}])
+        if part == "E":
+            probe = self.plan(track, "E", {**controls, "choice": "none", "rejected": "primary"}, {})
+            feasible = self._feasible(probe)
+            options = [(name, "alternative" if name == "primary" else "primary") for name, ok in feasible.items() if ok]
+            if feasible.get("primary"):
+                options.append(("hold", "alternative"))
+            if not options:
+                options = [("none", "primary"), ("none", "alternative")]
+            controls["choice"], controls["rejected"] = rng.choice(options) if rng else options[0]
+        return controls
+
+    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+        e, d = plans["E"], plans["D"].result["outputs"]
+        choice, rejected = e.decision["recommendation"], e.decision["rejected"]
+        rows = {row["candidate_id"]: row for row in e.alternatives[0]["outputs"]["rows"]}
+        trigger, risk = rng.choice(TRIGGERS), rng.choice(LIMITATIONS)
+        chosen_words = self._candidate_terms(track, choice)
+        rejected_row = rows[rejected]
+        latency = rejected_row["latency"]
+        verdict = "feasible" if rejected_row["feasible"] else "failing " + ", ".join(rejected_row["violations"])
+        rationale = (
+            f"I choose {chosen_words[0]} ({' / '.join(chosen_words[1:2]) or 'current plan'}) and reject the {rejected} candidate "
+            f"({rejected_row['hardware_name']}), which reaches {latency['magnitude']:.4g} {latency['unit']} end to end, {verdict}, "
+            f"under the {e.alternatives[0]['outputs']['objective']} objective. "
+            f"A {d['local_speedup']:.0f}x kernel-only gain became only {d['end_to_end_speedup']:.3f}x end to end, "
+            f"so the whole path decides. The remaining limitation is that {risk.label.lower()}; "
+            f"I would re-evaluate when the {trigger.label.lower()}."
+        )
+        return {"reevaluation_trigger": trigger.value, "residual_risk": risk.value, "rationale": rationale}
+
+
+LAB = Lab11()
