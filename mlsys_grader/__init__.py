@@ -1,0 +1,49 @@
+"""mlsys_grader: replay-based autograding for MLSysBook Lab 07 and Lab 11.
+
+The public API is re-exported here; see ``api`` for loading, grading and solving.
+"""
+
+from ._version import __version__
+from .api import default_rubric, grade_bundle, grade_file, load_rubric, mlsysim_version, solve
+from .core.models import SCHEMA_VERSION, Bundle, EvidenceRecord, Synthesis, bundle_json_schema, load_bundle
+from .core.report import Finding, GradeReport, PartScore
+from .core.rubric import Rubric
+from .errors import (
+    BundleFormatError,
+    BundleTooLargeError,
+    DomainError,
+    GraderError,
+    RubricError,
+    SchemaVersionError,
+    UnknownLabError,
+)
+from .labs import get_lab, lab_ids
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Bundle",
+    "BundleFormatError",
+    "BundleTooLargeError",
+    "DomainError",
+    "EvidenceRecord",
+    "Finding",
+    "GradeReport",
+    "GraderError",
+    "PartScore",
+    "Rubric",
+    "RubricError",
+    "SchemaVersionError",
+    "Synthesis",
+    "UnknownLabError",
+    "__version__",
+    "bundle_json_schema",
+    "default_rubric",
+    "get_lab",
+    "grade_bundle",
+    "grade_file",
+    "lab_ids",
+    "load_bundle",
+    "load_rubric",
+    "mlsysim_version",
+    "solve",
+]

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import DomainError
+from .jsonio import canonical_dumps
 from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord
 from .rubric import Rubric
@@ -45,14 +46,27 @@ class GradingContext:
 
 
 def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """The first place two JSON values differ: (path, expected, actual); numbers to 1e-9 relative."""
-    if isinstance(expected, Mapping) and isinstance(actual, Mapping):
+    """The first place two JSON values differ: (path, expected, actual); numbers to 1e-9 relative.
+
+    Strings and booleans compare exactly (``true`` is not ``1``).  Identical canonical
+    JSON — the common case — is settled by one C-speed serialisation.
+    """
+    try:
+        if canonical_dumps(expected) == canonical_dumps(actual):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return _difference(expected, actual, path)
+
+
+def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] | None:
+    if isinstance(expected, dict) and isinstance(actual, dict):
         for key in sorted(set(expected) | set(actual), key=str):
             if key not in actual:
                 return f"{path}.{key}".lstrip("."), expected[key], "<missing>"
             if key not in expected:
                 return f"{path}.{key}".lstrip("."), "<absent>", actual[key]
-            found = first_difference(expected[key], actual[key], f"{path}.{key}")
+            found = _difference(expected[key], actual[key], f"{path}.{key}")
             if found:
                 return found
         return None
@@ -60,7 +74,7 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, A
         if len(expected) != len(actual):
             return path.lstrip(".") or "value", f"{len(expected)} items", f"{len(actual)} items"
         for index, (left, right) in enumerate(zip(expected, actual)):
-            found = first_difference(left, right, f"{path}[{index}]")
+            found = _difference(left, right, f"{path}[{index}]")
             if found:
                 return found
         return None

@@ -8,6 +8,7 @@ means adding a module, a rubric file and a notebook, and nothing here changes.
 from __future__ import annotations
 
 import abc
+import dataclasses
 import json
 import math
 import random
@@ -205,11 +206,23 @@ class LabSpec(abc.ABC):
 
     # -- building ---------------------------------------------------------------
     @abc.abstractmethod
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
-        """Build a part's arms from validated ``controls``.
+    def _plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+        """Build a part's arms from validated ``controls`` (see :meth:`plan`)."""
 
-        ``upstream`` maps a part this one depends on to that part's result arm.
+    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+        """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
+
+        Memoised like :meth:`evaluate`: a grader sees the same few settings again and again.
         """
+        cache = self.__dict__.setdefault("_plans", {})
+        key = canonical_dumps([track, part, controls, upstream])
+        text = cache.get(key)
+        if text is None:
+            text = canonical_dumps(dataclasses.asdict(self._plan(track, part, controls, upstream)))
+            if len(cache) >= self.cache_size:
+                cache.pop(next(iter(cache)))
+            cache[key] = text
+        return PartPlan(**json.loads(text))
 
     def upstream_results(self, part: str, results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         """Pick the dependency arms ``plan`` needs for ``part`` out of ``results``."""

@@ -10,6 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
 Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale", "format"]
 INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version"})
+# Rubric items graded by hidden tests: their points and findings appear only in the
+# staff view, so a self-check never gives a prediction's answer away.
+HIDDEN_ITEMS = frozenset({
+    "replay", "prediction_correct", "rationale_cites_evidence", "rationale_names_recommendation",
+    "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger",
+})
 
 
 class Finding(BaseModel):
@@ -57,10 +63,9 @@ class GradeReport(BaseModel):
     # -- views -------------------------------------------------------------------
     def public(self) -> "GradeReport":
         """The report a student sees before grades are published: hidden findings and points removed."""
-        hidden_items = {(f.part, f.rubric_item) for f in self.findings if f.hidden}
         parts = {}
         for name, part in self.parts.items():
-            items = [item for item in part.items if (name, item.item) not in hidden_items]
+            items = [item for item in part.items if item.item not in HIDDEN_ITEMS]
             parts[name] = PartScore(part=name, score=sum(i.points for i in items), max_score=sum(i.max_points for i in items), items=items)
         return self.model_copy(update={
             "findings": [f for f in self.findings if not f.hidden],

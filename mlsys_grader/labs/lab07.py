@@ -153,7 +153,7 @@ class Lab07(LabSpec):
             {"operator": c["operator"], "shape_mode": c["shape_mode"], "decision": c["decision"]},
         )
 
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    def _plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
         baseline_in, result_in, alternatives_in, upstream_inputs = self._arm_inputs(track, part, controls)
         plan = PartPlan(
             part=part,

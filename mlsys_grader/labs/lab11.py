@@ -164,7 +164,7 @@ class Lab11(LabSpec):
             alternatives = [_jsonable(track, experiment, dict(common, candidates=candidates))]
         return _jsonable(track, experiment, base), _jsonable(track, experiment, result), alternatives
 
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    def _plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
         key = self.model_key(part)
         base_in, result_in, alternatives_in = self._arm_inputs(track, part, controls, upstream)
         plan = PartPlan(
