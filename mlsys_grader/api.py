@@ -9,11 +9,12 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import metadata, resources
 from pathlib import Path
+from typing import Mapping
 
 from ._version import __version__
 from .core import capture
 from .core.grading import grade
-from .core.models import Bundle, load_bundle
+from .core.models import Bundle, bundle_from_mapping, load_bundle
 from .core.report import GradeReport
 from .core.rubric import Rubric, rubric_from_toml
 from .errors import UnknownLabError
@@ -39,10 +40,12 @@ def load_rubric(path: str | Path, lab_id: str) -> Rubric:
     return rubric_from_toml(Path(path).read_text(encoding="utf-8"), expected_lab=lab_id, source=str(path))
 
 
-def grade_bundle(bundle: Bundle | bytes | str, rubric: Rubric | None = None) -> GradeReport:
+def grade_bundle(bundle: Bundle | Mapping | bytes | str, rubric: Rubric | None = None) -> GradeReport:
     """Grade a bundle (or its JSON).  Raises :class:`BundleFormatError` / :class:`UnknownLabError`
     only when the submission cannot be read as a bundle for a known lab and track."""
-    if not isinstance(bundle, Bundle):
+    if isinstance(bundle, Mapping):
+        bundle = bundle_from_mapping(bundle)
+    elif not isinstance(bundle, Bundle):
         bundle = load_bundle(bundle)
     lab = get_lab(bundle.lab)
     if bundle.track not in lab.tracks:

@@ -35,19 +35,16 @@ def plan_all(lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]]
     return plans
 
 
-def solve(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, grader_version: str,
-          start: datetime | None = None) -> Bundle:
-    """A complete bundle as a diligent student produces it; ``seed`` draws controls across the domain."""
-    rng = random.Random(seed) if seed is not None else None
-    names = random.Random(seed if seed is not None else 0)
+def bundle_from_controls(
+    lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]], *, mlsysim_version: str, grader_version: str,
+    rng: random.Random | None = None, start: datetime | None = None,
+) -> Bundle:
+    """A complete bundle for these controls: right predictions, locked first, and a reference synthesis."""
+    names = rng or random.Random(0)
     clock = start or datetime(2026, 1, 1, tzinfo=timezone.utc)
-    controls: dict[str, dict[str, Any]] = {}
-    plans: dict[str, PartPlan] = {}
+    plans = plan_all(lab, track, controls)
     evidence: dict[str, EvidenceRecord] = {}
     for index, part in enumerate(PARTS):
-        controls[part] = lab.sample_controls(track, part, rng)
-        upstream = {dep: plans[dep].result for dep in lab.parts[part].depends_on}
-        plans[part] = lab.plan(track, part, controls[part], upstream)
         accepted = sorted(lab.accepted_predictions(track, part, plans[part]))
         locked = clock + timedelta(minutes=10 * index)
         evidence[part] = record_from_plan(
@@ -55,6 +52,16 @@ def solve(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, g
             prediction_locked_at=locked, result_shown_at=locked + timedelta(seconds=5), captured_at=locked + timedelta(minutes=2),
         )
     synthesis = Synthesis(**lab.reference_synthesis(track, plans, names))
-    bundle = Bundle(lab=lab.lab_id, track=track, controls=controls, evidence=evidence, synthesis=synthesis,
-                    mlsysim_version=mlsysim_version, grader_version=grader_version, created_at=clock + timedelta(hours=1))
+    bundle = Bundle(lab=lab.lab_id, track=track, controls={part: dict(controls[part]) for part in PARTS},
+                    evidence=evidence, synthesis=synthesis, mlsysim_version=mlsysim_version,
+                    grader_version=grader_version, created_at=clock + timedelta(hours=1))
     return bundle.sealed()
+
+
+def solve(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, grader_version: str,
+          start: datetime | None = None) -> Bundle:
+    """A complete bundle as a diligent student produces it; ``seed`` draws controls across the domain."""
+    rng = random.Random(seed) if seed is not None else None
+    controls = {part: lab.sample_controls(track, part, rng) for part in PARTS}
+    return bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version, grader_version=grader_version,
+                                rng=random.Random(seed if seed is not None else 0), start=start)

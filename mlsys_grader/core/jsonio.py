@@ -69,6 +69,8 @@ def loads_strict(data: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: in
     ``max_bytes`` bounds the encoded size and ``max_depth`` the nesting of arrays and
     objects; both are checked before the parser runs.
     """
+    if not isinstance(data, (bytes, bytearray, str)):
+        raise BundleFormatError(f"expected JSON text or bytes, got {type(data).__name__}")
     size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
     if size > max_bytes:
         raise BundleTooLargeError(

@@ -259,6 +259,10 @@ class LabSpec(abc.ABC):
         """Valid, contrasting controls; seeded draws cover the domain, ``None`` gives defaults."""
 
     @abc.abstractmethod
+    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+        """``controls`` with decision controls set to values the lab's rules accept."""
+
+    @abc.abstractmethod
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
         """Synthesis answers a diligent student would give for these plans."""
 

@@ -287,10 +287,17 @@ class Lab07(LabSpec):
         if part == "E":
             while controls["operator"] == "relu" and controls["shape_mode"] == "static":
                 controls["operator"] = rng.choice(spec.control("operator").choices[1:]) if rng else "host_callback"
-            controls["decision"] = "selected"
-            executable = self.plan(track, "E", controls, {}).result["executable"]
-            options = ("selected", "hold") if executable else ("none", "hold")
-            controls["decision"] = rng.choice(options) if rng else options[0]
+            controls = self.complete_decision(track, part, controls, rng)
+        return controls
+
+    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+        """``controls`` with a decision the lab's rules accept (drawn with ``rng``, else the first)."""
+        controls = dict(controls)
+        if part != "E":
+            return controls
+        executable = self.plan(track, "E", {**controls, "decision": "selected"}, {}).result["executable"]
+        options = ("selected", "hold") if executable else ("none", "hold")
+        controls["decision"] = rng.choice(options) if rng else options[0]
         return controls
 
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:

@@ -359,15 +359,21 @@ class Lab11(LabSpec):
                 controls = {"shape": "misaligned", "operation": "gemm"} if rng is None else rng.choice(
                     [{"shape": "misaligned", "operation": "gemm"}, {"shape": "aligned", "operation": "scatter"},
                      {"shape": "misaligned", "operation": "scatter"}])
-        if part == "E":
-            probe = self.plan(track, "E", {**controls, "choice": "none", "rejected": "primary"}, {})
-            feasible = self._feasible(probe)
-            options = [(name, "alternative" if name == "primary" else "primary") for name, ok in feasible.items() if ok]
-            if feasible.get("primary"):
-                options.append(("hold", "alternative"))
-            if not options:
-                options = [("none", "primary"), ("none", "alternative")]
-            controls["choice"], controls["rejected"] = rng.choice(options) if rng else options[0]
+        return self.complete_decision(track, part, controls, rng)
+
+    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+        """``controls`` with a decision the lab's rules accept (drawn with ``rng``, else the first)."""
+        controls = dict(controls)
+        if part != "E":
+            return controls
+        probe = self.plan(track, "E", {**controls, "choice": "none", "rejected": "primary"}, {})
+        feasible = self._feasible(probe)
+        options = [(name, "alternative" if name == "primary" else "primary") for name, ok in feasible.items() if ok]
+        if feasible.get("primary"):
+            options.append(("hold", "alternative"))
+        if not options:
+            options = [("none", "primary"), ("none", "alternative")]
+        controls["choice"], controls["rejected"] = rng.choice(options) if rng else options[0]
         return controls
 
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
