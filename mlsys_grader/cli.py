@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -47,17 +48,104 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from .gradebook import grade_row, iter_inputs, write_csv
+    from .gradebook import BatchOptions, grade_paths
 
-    count = write_csv((grade_row(path) for path in iter_inputs(args.paths)), args.output)
-    print(f"graded {count} submission(s) into {args.output}")
+    rubrics = {}
+    for spec in args.rubric:
+        lab, sep, path = spec.partition("=")
+        if not sep or not path:
+            print(f"mlsys-grader: --rubric expects LAB=PATH, e.g. lab07=my-rubric.toml (got {spec!r})", file=sys.stderr)
+            return EXIT_USAGE
+        rubrics[lab] = path
+    try:
+        options = BatchOptions(jobs=args.jobs, timeout_s=args.timeout, memory_mb=args.memory_mb or None,
+                               db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics)
+    except ValueError as exc:  # pydantic's ValidationError names the option and the value
+        print(f"mlsys-grader: invalid grade options: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    show = sys.stderr.isatty() and not args.quiet
+    if show:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, transient=True) as bar:
+            task = bar.add_task("grading", total=None, rate="")
+            began = time.perf_counter()
+
+            def progress(done: int, total: int) -> None:
+                rate = done / max(time.perf_counter() - began, 1e-9)
+                bar.update(task, completed=done, total=total, rate=f"{rate:,.0f}/s")
+
+            result = grade_paths(args.paths, options, progress=progress)
+    else:
+        result = grade_paths(args.paths, options)
+    count = result.write_csv(args.output)
+    if args.html:
+        from .summary_html import write_summary
+
+        write_summary(result, args.html)
+    if not args.quiet:
+        print(format_grade_summary(result, args.output, args.html, options.db))
     return EXIT_OK
+
+
+def format_grade_summary(result, csv_path: str, html_path: str | None, db_path: str | None) -> str:
+    """What ``mlsys-grader grade`` prints after a run."""
+    rows = result.rows
+    ungradable = sum(1 for row in rows if row["status"] != "graded")
+    flagged = sum(1 for row in rows if row["flags"])
+    lines = [f"graded {len(rows)} input(s) into {csv_path} in {result.seconds:.1f} s: "
+             f"{result.graded} graded now, {result.reused} reused from {db_path or 'no database'}; "
+             f"{ungradable} ungradable, {flagged} flagged"]
+    for group in result.groups:
+        members = ", ".join(str(rows[i]["student_email"] or rows[i]["path"]) for i in group.members[:6])
+        lines.append(f"possible collusion {group.group_id} ({group.lab}; {', '.join(group.bases)}): {members}")
+    for change in result.changes:
+        lines.append(f"score moved: {change.who} {change.lab} {change.old_score:g} -> {change.new_score:g} "
+                     f"({change.delta:+g}, {change.cause})")
+    if html_path:
+        lines.append(f"summary written to {html_path}")
+    return "\n".join(lines)
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
     from .core.models import bundle_json_schema
 
     print(json.dumps(bundle_json_schema(), indent=2))
+    return EXIT_OK
+
+
+# -- autograder (Otter / Gradescope glue; owned with mlsys_grader/otter_glue) ------------
+def _cmd_autograder(args: argparse.Namespace) -> int:
+    from .otter_glue.build import build_autograders
+
+    masters = {}
+    for spec in args.master or []:
+        lab, sep, path = spec.partition("=")
+        if not sep or lab not in LABS:
+            print(f"mlsys-grader: --master expects LAB=PATH with LAB in {', '.join(LABS)} (got {spec!r})", file=sys.stderr)
+            return EXIT_USAGE
+        masters[lab] = Path(path)
+    for built in build_autograders(args.output, masters or None, run_tests=not args.no_run_tests):
+        print(f"wrote {built.path} ({built.lab}; ships {built.wheel}; otter assign {built.assign_seconds:.1f} s)")
+    return EXIT_OK
+
+
+def _cmd_assign(args: argparse.Namespace) -> int:
+    from .otter_assign import drift, regenerate
+
+    labs = args.lab or list(LABS)
+    if args.check:
+        found = drift(args.root, labs)
+        for lab_id, difference in found.items():
+            print(f"{lab_id}: assignments/{lab_id}.ipynb drifted from its master ({difference}); run `mlsys-grader assign`")
+        if found:
+            return EXIT_UNGRADABLE
+        print("student notebooks match their masters")
+        return EXIT_OK
+    for path in regenerate(args.root, labs, run_tests=args.run_tests):
+        print(f"wrote {path}")
     return EXIT_OK
 
 
@@ -79,13 +167,39 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
     check.set_defaults(func=_cmd_check)
 
-    grade = sub.add_parser("grade", help="grade many submissions into a CSV gradebook")
-    grade.add_argument("paths", nargs="+", help="bundle files or folders (searched recursively)")
+    from .gradebook import BatchOptions
+
+    defaults = BatchOptions()
+    grade = sub.add_parser("grade", help="grade many submissions into a gradebook (CSV, SQLite, HTML summary)")
+    grade.add_argument("paths", nargs="+", help="bundles, Otter export zips, notebooks, marimo reports or folders (recursive)")
     grade.add_argument("-o", "--output", default="grades.csv", help="CSV file to write (default grades.csv)")
+    grade.add_argument("--db", default=defaults.db, help=f"SQLite gradebook to reuse and update (default {defaults.db})")
+    grade.add_argument("--no-db", action="store_true", help="grade everything, keep no database")
+    grade.add_argument("--jobs", type=int, default=defaults.jobs, help="worker processes (default: all cores)")
+    grade.add_argument("--timeout", type=float, default=defaults.timeout_s, help=f"seconds per submission (default {defaults.timeout_s:g})")
+    grade.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help=f"MiB a worker may add per submission (default {defaults.memory_mb}; 0: no limit)")
+    grade.add_argument("--roster", help="CSV assigning each student a track (columns: email, sid or name; track; optional lab)")
+    grade.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="replace a lab's rubric (repeatable)")
+    grade.add_argument("--html", help="write a self-contained HTML summary here")
+    grade.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     grade.set_defaults(func=_cmd_grade)
+
+    assign = sub.add_parser("assign", help="regenerate the student notebooks in assignments/ from the Otter masters")
+    assign.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")
+    assign.add_argument("--lab", action="append", choices=LABS, help="only this lab (repeatable; default: all)")
+    assign.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed notebook drifted")
+    assign.add_argument("--run-tests", action="store_true", help="let otter assign execute the master and run its tests")
+    assign.set_defaults(func=_cmd_assign)
 
     schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
     schema.set_defaults(func=_cmd_schema)
+
+    autograder = sub.add_parser("autograder", help="build the Gradescope autograder zips from the Otter masters")
+    autograder.add_argument("-o", "--output", required=True, help="folder for lab07-autograder.zip and lab11-autograder.zip")
+    autograder.add_argument("--master", action="append", metavar="LAB=PATH",
+                            help="build LAB from this master instead of solutions/LAB/LAB-master.ipynb (repeatable)")
+    autograder.add_argument("--no-run-tests", action="store_true", help="skip otter assign's check of the tests against the solutions")
+    autograder.set_defaults(func=_cmd_autograder)
     return parser
 
 

@@ -81,7 +81,10 @@ def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] |
     numeric = (int, float)
     if (isinstance(expected, numeric) and not isinstance(expected, bool)
             and isinstance(actual, numeric) and not isinstance(actual, bool)):
-        if expected == actual or abs(expected - actual) <= 1e-9 * max(abs(expected), abs(actual)):
+        if expected == actual:
+            return None
+        both_int = isinstance(expected, int) and isinstance(actual, int)
+        if not both_int and abs(expected - actual) <= 1e-9 * max(abs(expected), abs(actual)):
             return None
         return path.lstrip(".") or "value", expected, actual
     if type(expected) is type(actual) and expected == actual:

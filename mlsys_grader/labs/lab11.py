@@ -284,8 +284,9 @@ class Lab11(LabSpec):
                              f"{'feasible' if feasible.get('primary') else 'not feasible'} and the rejected candidate is {rejected}.",
                              "feasible primary, rejected alternative", {"primary_feasible": feasible.get("primary"), "rejected": rejected}))
         elif choice == "none" and any_feasible:
+            names = [name for name, ok in feasible.items() if ok]
             problems.append(("'No feasible design' is valid only when no candidate is feasible; "
-                             f"{', '.join(name for name, ok in feasible.items() if ok)} is feasible.", "no feasible candidate", choice))
+                             f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} feasible here.", "no feasible candidate", choice))
         expected = plan.chosen_result if choice is not None else None
         if record.chosen_result is None or expected is None or record.chosen_result.get("inputs") != expected.get("inputs"):
             problems.append((f"With decision {choice!r} the chosen result must be the matching ranking; recapture part E.",

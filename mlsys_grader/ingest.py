@@ -1,0 +1,466 @@
+"""Find submissions in files and folders and turn each into a bundle to grade.
+
+Two stages, so that the untrusted bytes are only ever opened inside a bounded worker:
+
+* :func:`discover` walks the paths (no symlinks followed, hidden and ``__MACOSX``
+  folders skipped) and returns one :class:`Candidate` per *input*: a bundle or marimo
+  report JSON, an Otter export zip, a notebook (which claims the
+  ``<lab>-submission.json`` beside it), or one folder of a Gradescope "Export
+  Submissions" download (whose ``submission_metadata.yml`` supplies names and emails).
+* :func:`load_candidate` reads one candidate with hard limits and returns a
+  :class:`Loaded`: the bundle, the content hash that identifies the input, and — when
+  the input cannot be graded — the reason.
+
+Zips are read in memory, never extracted: the archive is bounded in size, members
+whose names escape the archive root or that are symlinks make the whole zip refused,
+and the one member read is bounded in size and compression ratio (zip bombs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import stat
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .core.jsonio import MAX_BYTES, loads_strict
+from .core.models import PARTS, Bundle, EvidenceRecord, Synthesis, bundle_from_mapping
+from .errors import BundleFormatError, GraderError
+from .labs import get_lab, lab_ids
+
+MAX_ZIP_BYTES = 64 * 1024 * 1024
+"""An Otter export zip (notebook, bundle, a few logs) is far below this."""
+MAX_ZIP_MEMBERS = 2_000
+MAX_ZIP_TOTAL_UNCOMPRESSED = 512 * 1024 * 1024
+MAX_COMPRESSION_RATIO = 100
+"""Above this ratio a member larger than :data:`RATIO_MIN_BYTES` is treated as a zip bomb."""
+RATIO_MIN_BYTES = 1024 * 1024
+MAX_METADATA_BYTES = 16 * 1024 * 1024
+HASH_CAP_BYTES = 64 * 1024 * 1024
+"""Files larger than this are identified by the hash of their first 64 MiB plus their size."""
+MAX_WALK_ENTRIES = 200_000
+
+SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"})
+GRADESCOPE_METADATA = "submission_metadata.yml"
+
+
+def submission_filename(lab_id: str) -> str:
+    """The name the notebooks save a bundle under, e.g. ``lab07-submission.json``."""
+    return f"{lab_id}-submission.json"
+
+
+@dataclass(frozen=True)
+class Student:
+    """Who submitted, as far as the input says (Gradescope metadata); empty strings when unknown."""
+
+    name: str = ""
+    email: str = ""
+    sid: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One input to grade, found by :func:`discover`; nothing in it has been read yet.
+
+    ``kind`` is ``json`` (a bundle or a marimo report), ``zip`` (an Otter export),
+    ``notebook`` (``primary`` is the bundle beside it, or None) or ``gradescope`` (a
+    submission folder; ``primary`` is the file chosen inside it, or None).
+    """
+
+    source: str
+    kind: str
+    primary: str | None
+    student: Student = field(default_factory=Student)
+    note: str = ""
+
+
+@dataclass
+class Loaded:
+    """What :func:`load_candidate` made of a candidate."""
+
+    input_hash: str
+    bundle: Bundle | None = None
+    origin: str = ""
+    error: str | None = None
+
+
+# -- discovery ---------------------------------------------------------------------
+
+def _is_submission_json(name: str) -> bool:
+    return any(name == submission_filename(lab) for lab in lab_ids())
+
+
+def _lab_hint(name: str) -> str | None:
+    return next((lab for lab in lab_ids() if lab in name.lower()), None)
+
+
+def _listdir(path: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(path) as entries:
+            return sorted(entries, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _walk_files(root: Path, budget: list[int]) -> Iterable[Path]:
+    """Regular files under ``root`` (sorted, depth first), skipping symlinks and hidden entries."""
+    for entry in _listdir(root):
+        budget[0] -= 1
+        if budget[0] < 0:
+            return
+        if entry.name.startswith(".") or entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False):
+            if entry.name not in SKIP_DIRS:
+                yield from _walk_files(Path(entry.path), budget)
+        elif entry.is_file(follow_symlinks=False):
+            yield Path(entry.path)
+
+
+def _pick_primary(files: list[Path]) -> Path | None:
+    """The file to grade in a Gradescope folder: a ``<lab>-submission.json``, else a zip, else any JSON."""
+    for test in (lambda p: _is_submission_json(p.name), lambda p: p.suffix.lower() == ".zip",
+                 lambda p: p.suffix.lower() == ".json"):
+        chosen = [p for p in files if test(p)]
+        if chosen:
+            return chosen[0]
+    return None
+
+
+def read_gradescope_metadata(path: Path) -> dict[str, Student]:
+    """Folder name → :class:`Student` from a Gradescope ``submission_metadata.yml``.
+
+    Gradescope writes Ruby-symbol keys (``:submitters:``, ``:name:``); group submissions
+    list several submitters, whose names and emails are joined with ``; ``.
+    """
+    import yaml
+
+    if path.stat().st_size > MAX_METADATA_BYTES:
+        raise BundleFormatError(f"{path} is {path.stat().st_size:,} bytes; expected a metadata file under {MAX_METADATA_BYTES:,}")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BundleFormatError(f"{path} is not readable YAML ({exc})") from exc
+    if not isinstance(data, Mapping):
+        raise BundleFormatError(f"{path}: expected a mapping of submission folders, got {type(data).__name__}")
+
+    def plain(mapping: Any) -> dict[str, Any]:
+        return {str(k).strip(":"): v for k, v in mapping.items()} if isinstance(mapping, Mapping) else {}
+
+    students: dict[str, Student] = {}
+    for folder, info in data.items():
+        submitters = plain(info).get("submitters") or []
+        people = [plain(person) for person in submitters if isinstance(person, Mapping)]
+        students[str(folder)] = Student(
+            name="; ".join(str(p.get("name") or "") for p in people).strip("; "),
+            email="; ".join(str(p.get("email") or "") for p in people).strip("; "),
+            sid="; ".join(str(p.get("sid") or "") for p in people).strip("; "),
+        )
+    return students
+
+
+def _gradescope_candidates(root: Path, budget: list[int]) -> list[Candidate]:
+    try:
+        students = read_gradescope_metadata(root / GRADESCOPE_METADATA)
+        problem = ""
+    except (GraderError, OSError) as exc:
+        students, problem = {}, f"metadata unreadable: {exc}"
+    folders = [e for e in _listdir(root) if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+               and e.name not in SKIP_DIRS]
+    found = []
+    for entry in folders:
+        primary = _pick_primary(list(_walk_files(Path(entry.path), budget)))
+        found.append(Candidate(source=entry.path, kind="gradescope", primary=str(primary) if primary else None,
+                               student=students.get(entry.name, Student()), note=problem))
+    return found
+
+
+def _folder_candidates(root: Path, budget: list[int]) -> list[Candidate]:
+    if (root / GRADESCOPE_METADATA).is_file():
+        return _gradescope_candidates(root, budget)
+    entries = _listdir(root)
+    files = [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and not e.is_symlink()
+             and not e.name.startswith(".")]
+    notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
+    bundles = {p.name: p for p in files if _is_submission_json(p.name)}
+    claimed: set[str] = set()
+    found: list[Candidate] = []
+    for notebook in notebooks:
+        hint = _lab_hint(notebook.name)
+        names = [submission_filename(hint)] if hint else sorted(bundles)
+        name = next((n for n in names if n in bundles and n not in claimed), None)
+        if name is None and bundles:
+            continue  # a helper notebook beside a paired one: the bundle is graded once, with its notebook
+        if name is not None:
+            claimed.add(name)
+        found.append(Candidate(source=str(notebook), kind="notebook", primary=str(bundles[name]) if name else None))
+    for path in files:
+        suffix = path.suffix.lower()
+        if path.name in claimed or suffix not in (".json", ".zip"):
+            continue
+        found.append(Candidate(source=str(path), kind="zip" if suffix == ".zip" else "json", primary=str(path)))
+    for entry in entries:
+        budget[0] -= 1
+        if budget[0] < 0:
+            break
+        if entry.is_dir(follow_symlinks=False) and not entry.is_symlink() and not entry.name.startswith(".") \
+                and entry.name not in SKIP_DIRS:
+            found.extend(_folder_candidates(Path(entry.path), budget))
+    return found
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Candidate]:
+    """Every input under ``paths``, in a stable order, each source once.
+
+    A file named on the command line is always an input (whatever its name); inside
+    folders only ``*.json``, ``*.zip`` and ``*.ipynb`` files are, and each Gradescope
+    submission folder is one input.  Symlinks are never followed.
+    """
+    found: list[Candidate] = []
+    budget = [MAX_WALK_ENTRIES]
+    for raw in paths:
+        path = Path(raw)
+        if path.is_symlink():
+            found.append(Candidate(source=str(path), kind="json", primary=None, note="symlink refused"))
+        elif path.is_dir():
+            found.extend(_folder_candidates(path, budget))
+        elif path.suffix.lower() == ".ipynb":
+            found.extend(c for c in _folder_candidates(path.parent, [MAX_WALK_ENTRIES])
+                         if c.kind == "notebook" and Path(c.source) == path)
+            if not any(c.source == str(path) for c in found):
+                found.append(Candidate(source=str(path), kind="notebook", primary=None))
+        else:
+            found.append(Candidate(source=str(path), kind="zip" if path.suffix.lower() == ".zip" else "json",
+                                   primary=str(path)))
+    seen: set[str] = set()
+    unique = []
+    for candidate in found:
+        key = os.path.realpath(candidate.source)
+        if key not in seen:
+            seen.add(key)
+            unique.append(candidate)
+    return unique
+
+
+# -- loading -----------------------------------------------------------------------
+
+def file_digest(path: str | os.PathLike[str], cap: int = HASH_CAP_BYTES) -> str:
+    """SHA-256 of a file's bytes (of its first ``cap`` bytes plus its size when larger)."""
+    digest = hashlib.sha256()
+    read = 0
+    with open(path, "rb") as handle:
+        while read < cap:
+            chunk = handle.read(min(1 << 20, cap - read))
+            if not chunk:
+                break
+            digest.update(chunk)
+            read += len(chunk)
+        if handle.read(1):
+            digest.update(f"|size={os.fstat(handle.fileno()).st_size}".encode())
+    return digest.hexdigest()
+
+
+def _read_bounded(path: str, limit: int, what: str) -> bytes:
+    size = os.stat(path, follow_symlinks=False).st_size
+    if size > limit:
+        raise BundleFormatError(f"{what} is {size:,} bytes; it must be at most {limit:,} bytes")
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise BundleFormatError(f"{what} grew past {limit:,} bytes while being read")
+    return data
+
+
+def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
+    name = info.filename
+    parts = name.replace("\\", "/").split("/")
+    if name.startswith(("/", "\\")) or "\\" in name or ".." in parts or (parts and ":" in parts[0]):
+        return f"member {name!r} escapes the archive root (path traversal)"
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return f"member {name!r} is a symbolic link"
+    return None
+
+
+def _zip_member_bytes(data: bytes, source: str) -> tuple[bytes, str]:
+    """The bundle (or report) JSON inside an Otter export zip, read in memory with limits."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        infos = archive.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, OSError) as exc:
+        raise BundleFormatError(f"{source} is not a readable zip archive ({exc}); expected an Otter export zip") from exc
+    if len(infos) > MAX_ZIP_MEMBERS:
+        raise BundleFormatError(f"zip holds {len(infos):,} members; an Otter export has at most {MAX_ZIP_MEMBERS:,}")
+    total = 0
+    for info in infos:
+        problem = _unsafe_member(info)
+        if problem:
+            raise BundleFormatError(f"hostile zip refused: {problem}")
+        total += info.file_size
+        ratio = info.file_size / info.compress_size if info.compress_size else float("inf")
+        if info.file_size > RATIO_MIN_BYTES and ratio > MAX_COMPRESSION_RATIO:
+            raise BundleFormatError(
+                f"zip bomb refused: member {info.filename!r} expands {info.compress_size:,} bytes to {info.file_size:,} "
+                f"(ratio {ratio:,.0f}; at most {MAX_COMPRESSION_RATIO} allowed)")
+    if total > MAX_ZIP_TOTAL_UNCOMPRESSED:
+        raise BundleFormatError(f"zip bomb refused: members expand to {total:,} bytes; at most {MAX_ZIP_TOTAL_UNCOMPRESSED:,} allowed")
+    files = [info for info in infos if not info.is_dir()]
+    root = {info.filename: info for info in files if "/" not in info.filename}
+    chosen = next((root[submission_filename(lab)] for lab in lab_ids() if submission_filename(lab) in root), None)
+    if chosen is None:
+        nested = [info for info in files if _is_submission_json(info.filename.rsplit("/", 1)[-1])]
+        chosen = nested[0] if len(nested) == 1 else None
+    if chosen is None:
+        names = ", ".join(info.filename for info in files[:6]) or "nothing"
+        expected = " or ".join(submission_filename(lab) for lab in lab_ids())
+        raise BundleFormatError(f"zip holds no {expected} at its root (found: {names}); export again after saving the bundle")
+    if chosen.file_size > MAX_BYTES:
+        raise BundleFormatError(f"zip member {chosen.filename!r} is {chosen.file_size:,} bytes; a bundle is at most {MAX_BYTES:,}")
+    try:
+        with archive.open(chosen) as handle:
+            content = handle.read(MAX_BYTES + 1)
+    except (zipfile.BadZipFile, RuntimeError, NotImplementedError, EOFError, OSError, ValueError) as exc:
+        raise BundleFormatError(f"zip member {chosen.filename!r} cannot be read ({exc})") from exc
+    if len(content) > MAX_BYTES:
+        raise BundleFormatError(f"zip member {chosen.filename!r} expands past {MAX_BYTES:,} bytes (its header claimed less)")
+    return content, chosen.filename
+
+
+def _bundle_or_report(data: bytes) -> tuple[Bundle, str]:
+    """A bundle from JSON that is either a submission bundle or a marimo lab report."""
+    value = loads_strict(data)
+    if isinstance(value, Mapping) and "schema_version" in value and "evidence" in value:
+        return bundle_from_mapping(value), "bundle"
+    snapshot = find_result_snapshot(value)
+    if snapshot is not None:
+        return bundle_from_marimo_report(value), "marimo"
+    keys = sorted(value)[:8] if isinstance(value, Mapping) else type(value).__name__
+    raise BundleFormatError(
+        "JSON is neither a submission bundle (schema_version, lab, track, evidence) nor a marimo lab report "
+        f"(result_snapshot.captures); got {keys}")
+
+
+def load_candidate(candidate: Candidate) -> Loaded:
+    """Read and parse one candidate; never raises for a bad input (the reason is in ``error``)."""
+    primary = candidate.primary
+    if primary is None:
+        digest = hashlib.sha256(f"missing:{candidate.source}".encode()).hexdigest()
+        if candidate.kind == "notebook":
+            expected = " or ".join(submission_filename(lab) for lab in lab_ids())
+            return Loaded(digest, error=f"notebook has no {expected} beside it; run its save cell and submit the bundle too")
+        if candidate.kind == "gradescope":
+            return Loaded(digest, error="Gradescope submission folder holds no bundle JSON or Otter export zip")
+        return Loaded(digest, error=f"input refused: {candidate.note or 'nothing to read'}")
+    try:
+        raw_hash = file_digest(primary)
+    except OSError as exc:
+        return Loaded(hashlib.sha256(f"unreadable:{primary}".encode()).hexdigest(), error=f"cannot read {primary}: {exc.strerror or exc}")
+    try:
+        if primary.lower().endswith(".zip"):
+            content, member = _zip_member_bytes(_read_bounded(primary, MAX_ZIP_BYTES, "zip"), primary)
+            bundle, origin = _bundle_or_report(content)
+            return Loaded(hashlib.sha256(content).hexdigest(), bundle, f"zip:{origin}")
+        content = _read_bounded(primary, MAX_BYTES, "submission")
+        bundle, origin = _bundle_or_report(content)
+        return Loaded(raw_hash, bundle, origin)
+    except GraderError as exc:
+        return Loaded(raw_hash, error=f"{type(exc).__name__}: {exc}")
+    except OSError as exc:
+        return Loaded(raw_hash, error=f"cannot read {primary}: {exc.strerror or exc}")
+
+
+# -- the book's marimo report ------------------------------------------------------
+
+RECORD_FIELDS = ("track", "part", "prediction", "inputs", "baseline", "result", "alternatives", "decision",
+                 "model_key", "chosen_result", "result_role")
+"""The fields of a marimo capture kept in an :class:`EvidenceRecord` (the seed's ``to_dict``)."""
+
+
+def find_result_snapshot(value: Any) -> Mapping[str, Any] | None:
+    """The ``result_snapshot`` of a marimo lab report (top level or one level down), or None."""
+    if not isinstance(value, Mapping):
+        return None
+    for candidate in (value, *[v for v in value.values() if isinstance(v, Mapping)]):
+        snapshot = candidate.get("result_snapshot")
+        if isinstance(snapshot, Mapping) and isinstance(snapshot.get("captures"), Mapping):
+            return snapshot
+    return None
+
+
+def _report_text(report: Mapping[str, Any], snapshot: Mapping[str, Any], key: str) -> Any:
+    for holder in (snapshot, report, *[v for v in report.values() if isinstance(v, Mapping)]):
+        for section in ("final_decision", "reflections", None):
+            source = holder.get(section) if section else holder
+            if isinstance(source, Mapping) and source.get(key) is not None:
+                return source[key]
+    return None
+
+
+def _marimo_lab(captures: Mapping[str, Any]) -> str:
+    keys = {str(c.get("model_key", "")) for c in captures.values() if isinstance(c, Mapping)}
+    for lab_id in lab_ids():
+        model = get_lab(lab_id).model_id
+        if any(key == model or key.startswith(model + ".") for key in keys):
+            return lab_id
+    raise BundleFormatError(f"marimo report captures name no known evaluator (model_key {sorted(keys)[:3]}); "
+                            f"expected one of {[get_lab(lab).model_id for lab in lab_ids()]}")
+
+
+def bundle_from_marimo_report(report: Mapping[str, Any]) -> Bundle:
+    """Convert the book's marimo report JSON into a bundle.
+
+    Each capture becomes an :class:`EvidenceRecord` with no mlsysim version, so replay
+    runs under the pinned version and a mismatch is reported as version drift.  Final
+    controls are inferred from the records by the lab module.  The records carry no
+    lock times (the marimo UI shows a part's result only once a prediction is chosen);
+    :func:`mlsys_grader.gradebook.grade_candidate` does not charge for that.
+    The marimo fingerprint uses the book's own scheme, so the record gets this package's
+    fingerprint of its recorded inputs; staleness of Lab 11 D against C is still found by
+    comparing D's upstream arm with the captured C result.
+    """
+    snapshot = find_result_snapshot(report)
+    if snapshot is None:
+        raise BundleFormatError("marimo report has no result_snapshot.captures")
+    captures = snapshot["captures"]
+    lab_id = _marimo_lab(captures)
+    lab = get_lab(lab_id)
+    track = snapshot.get("track")
+    if track not in lab.tracks:
+        raise BundleFormatError(f"marimo report track must be one of {', '.join(lab.tracks)} (got {track!r})")
+    evidence: dict[str, EvidenceRecord] = {}
+    controls: dict[str, dict[str, Any]] = {}
+    for part in PARTS:
+        capture = captures.get(part)
+        if not isinstance(capture, Mapping):
+            continue
+        fields = {name: capture[name] for name in RECORD_FIELDS if name in capture}
+        if "inputs" not in fields and isinstance(capture.get("upstream_inputs"), Mapping):
+            fields["inputs"] = capture["upstream_inputs"]
+        fields.setdefault("alternatives", [])
+        fields["alternatives"] = list(fields["alternatives"]) if isinstance(fields["alternatives"], (list, tuple)) else fields["alternatives"]
+        inputs = fields.get("inputs")
+        fields["upstream_fingerprint"] = lab.fingerprint(str(capture.get("track", track)), part, inputs if isinstance(inputs, Mapping) else {})
+        try:
+            record = EvidenceRecord.model_validate(fields)
+        except ValueError as exc:
+            raise BundleFormatError(f"marimo capture {part} does not match the evidence record: {str(exc).splitlines()[0]}") from exc
+        evidence[part] = record
+        inferred = lab.infer_controls(track, part, record) if record.baseline and record.result else None
+        if inferred is not None:
+            controls[part] = inferred[0]
+    if lab_id == "lab07":
+        answers = {"recommendation": snapshot.get("recommendation"), "rejected_alternative": snapshot.get("rejected_alternative"),
+                   "reevaluation_trigger": snapshot.get("reevaluation_trigger"), "residual_risk": snapshot.get("residual_risk")}
+    else:
+        answers = {"reevaluation_trigger": snapshot.get("trigger", snapshot.get("reevaluation_trigger")),
+                   "residual_risk": snapshot.get("residual_risk")}
+    rationale = _report_text(report, snapshot, "rationale")
+    try:
+        synthesis = Synthesis.model_validate({**answers, "rationale": rationale if isinstance(rationale, str) else ""})
+        bundle = Bundle(lab=lab_id, track=track, controls=controls, evidence=evidence, synthesis=synthesis)
+    except ValueError as exc:
+        raise BundleFormatError(f"marimo report answers do not match the bundle schema: {str(exc).splitlines()[0]}") from exc
+    return bundle.sealed()

@@ -1,0 +1,281 @@
+"""What a notebook shows for one part's result: the seeds' table, chart and observation.
+
+Each view is a small function of a :class:`~mlsys_grader.core.labspec.PartPlan` and
+returns a :class:`View`: table rows (as the seed's ``table(rows)`` shows them), a
+chart drawn on a matplotlib ``Axes`` (the seed's plotly figure, redrawn), and the
+seed's "Observed analytically" sentence.  Nothing here runs an evaluator: the
+numbers come from the plan the session already built, so what a student sees is
+exactly what the evidence record keeps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+from .core.labspec import PartPlan
+
+# The seeds' palette (mlsysim.labs.style.COLORS), by name.
+BLUE, ORANGE, GREEN, RED, MUTED = "#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8C8C8C"
+
+
+@dataclass
+class View:
+    """A part's rendered result: rows for the table, a chart painter and one observation."""
+
+    rows: list[dict[str, Any]]
+    draw: Callable[[Any], None] | None
+    observation: str
+    kind: str = "info"
+    notes: list[str] = field(default_factory=list)
+
+
+def _q(payload: Mapping[str, Any], unit: str) -> float:
+    """A ``{"magnitude", "unit"}`` payload converted to ``unit`` (pint via mlsysim's registry)."""
+    from mlsysim.core.units import Q_
+
+    return float(Q_(payload["magnitude"], payload["unit"]).to(unit).magnitude)
+
+
+def _bars(ax, labels, series, *, ylabel: str, stacked: bool = False) -> None:
+    """Grouped or stacked bars; ``series`` is [(name, values, colour)]."""
+    count = len(series)
+    width = 0.7 if stacked or count == 1 else 0.8 / count
+    bottoms = [0.0] * len(labels)
+    for index, (name, values, colour) in enumerate(series):
+        if stacked or count == 1:
+            positions = list(range(len(labels)))
+        else:
+            positions = [i - 0.4 + width * (index + 0.5) for i in range(len(labels))]
+        ax.bar(positions, values, width=width, color=colour, label=name, bottom=bottoms if stacked else None)
+        if stacked:
+            bottoms = [b + v for b, v in zip(bottoms, values)]
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_ylabel(ylabel)
+    if count > 1:
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(count, 5), frameon=False)
+
+
+# -- Lab 07 --------------------------------------------------------------------------
+def lab07_a(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline, plan.result
+    speedup = plan.alternatives[0]["speedup"] if plan.alternatives else base["total_time_us"] / result["total_time_us"]
+    rows = [
+        {"Path": label, "Dispatches": arm["dispatches"], "Total": f"{arm['total_time_us']:.2f} µs",
+         "Dispatch share": f"{arm['dispatch_fraction']:.1%}"}
+        for label, arm in (("Fine", base), ("Coarse", result))
+    ]
+
+    def draw(ax):
+        _bars(ax, ["Fine", "Coarse"], [
+            ("Useful work", [base["useful_time_us"], result["useful_time_us"]], BLUE),
+            ("Dispatch", [base["dispatch_time_us"], result["dispatch_time_us"]], ORANGE),
+        ], ylabel="Analytical time (µs)", stacked=True)
+
+    return View(rows, draw, (
+        f"The fine path spends {base['dispatch_fraction']:.1%} of total time in dispatch. Coarsening to "
+        f"{result['dispatches']} launch(es) produces {speedup:.2f}× speedup with identical FLOPs and payload."))
+
+
+def lab07_b(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Executions": result["executions"], "Compilations": result["compilation_count"],
+             "Break-even": result["break_even_executions"], "Eager": f"{result['eager_total_ms']:.2f} ms",
+             "Compiled": f"{result['compiled_total_ms']:.2f} ms"}]
+    outcome = "compilation repays setup" if result["compilation_repaid"] else "eager remains faster"
+    rebuild = "Host rebuilds raise" if track == "tinyml" else "Recompilation raises"
+
+    def draw(ax):
+        _bars(ax, ["One execution", "Selected repetitions"], [
+            ("Eager total", [base["eager_total_ms"], result["eager_total_ms"]], BLUE),
+            ("Compiled total", [base["compiled_total_ms"], result["compiled_total_ms"]], ORANGE),
+        ], ylabel="Cumulative analytical time (ms)")
+
+    return View(rows, draw, (
+        f"{outcome.capitalize()} at {result['executions']} executions and {result['compilation_count']} compilation(s). "
+        f"{rebuild} setup without changing the eager baseline."),
+        kind="success" if result["compilation_repaid"] else "warn")
+
+
+def lab07_c(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Path": label, "Launches": arm["launches"], "Breaks": arm["graph_breaks"],
+             "Traffic": f"{arm['total_traffic_mb']:.3f} MB"} for label, arm in (("Unfused", base), ("Selected", result))]
+
+    def draw(ax):
+        _bars(ax, ["Unfused", "Selected"], [("Traffic", [base["total_traffic_mb"], result["total_traffic_mb"]], BLUE)],
+              ylabel="Graph traffic (MB)")
+
+    return View(rows, draw, (
+        f"The selected path removes {result['eliminated_traffic_mb']:.3f} MB of graph traffic and uses "
+        f"{result['launches']} launch(es). Arithmetic is preserved; each graph break restores a materialized boundary."))
+
+
+def lab07_d(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Policy": label, "Stored": f"{arm['retained_activation_mb']:.3f} MB",
+             "Repeated ops": arm["recomputed_operation_count"], "Step": f"{arm['step_time_ms']:.3f} ms"}
+            for label, arm in (("Retain all", base), (result["policy"], result))]
+    feasible = result["memory_feasible"]
+
+    def draw(ax):
+        labels = ["Retain all", result["policy"]]
+        ax.bar([-0.2, 0.8], [base["retained_activation_mb"], result["retained_activation_mb"]], width=0.4,
+               color=BLUE, label="Retained activations")
+        ax.set_ylabel("Retained activations (MB)")
+        twin = ax.twinx()
+        twin.bar([0.2, 1.2], [base["step_time_ms"], result["step_time_ms"]], width=0.4, color=ORANGE, label="Step time")
+        twin.set_ylabel("Analytical step time (ms)")
+        ax.set_xticks([0, 1], labels)
+        handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+        ax.legend(handles, ["Retained activations", "Step time"], loc="upper center",
+                  bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
+
+    return View(rows, draw, (
+        f"Stored activations fall to {result['retained_activation_mb']:.3f} MB, while "
+        f"{result['recomputed_operation_count']} operations repeat and step time becomes {result['step_time_ms']:.3f} ms "
+        f"on {result['training_host']}. Memory status: "
+        + ("PASS." if feasible else "OOM — training infeasible on this host.")),
+        kind="success" if feasible else "danger")
+
+
+_E_INTERPRETATION = {
+    "native": ("success", "Native execution runs directly on the target device without fallback materialization or extra copy penalty."),
+    "fallback": ("warn", "A fallback is an executable path, but it fails the native-target requirement and carries explicit copies and execution cost."),
+    "unsupported": ("danger", "The workload cannot execute on the target because the operator or shape behavior is unsupported and no fallback runtime exists."),
+}
+
+
+def lab07_e(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Path": label, "Operator": arm["operator"], "Shape": arm["shape_mode"], "Status": arm["status"],
+             "Copies": f"{arm['fallback_copy_mb']:.3f} MB"} for label, arm in (("Known native", base), ("Selected", result))]
+    kind, meaning = _E_INTERPRETATION.get(result["status"], ("info", ""))
+    total = "no execution" if result["total_time_us"] is None else f"{result['total_time_us']:.2f} µs"
+
+    def draw(ax):
+        values = [base["total_time_us"] or 0.0, result["total_time_us"] or 0.0]
+        ax.bar(["Known native", "Selected"], values, color=[BLUE, ORANGE if result["executable"] else RED])
+        ax.set_ylabel("Target time (µs)")
+        if not result["executable"]:
+            ax.annotate("cannot execute", (1, 0), ha="center", va="bottom", color=RED)
+
+    return View(rows, draw, (
+        f"{result['status'].upper()}. Target result: {total}; fallback materialization: "
+        f"{result['fallback_copy_mb']:.3f} MB. {meaning}"), kind=kind)
+
+
+# -- Lab 11 --------------------------------------------------------------------------
+def lab11_a(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    rows = [{"Run": label, "Intensity": f"{_q(arm['arithmetic_intensity'], 'flop/byte'):.1f} FLOP/B",
+             "Bottleneck": arm["bottleneck"], "Latency": f"{_q(arm['latency'], 'ms'):.4g} ms"}
+            for label, arm in (("Baseline", base), ("Changed", result))]
+
+    def draw(ax):
+        ax.bar(["Baseline", "Changed"], [_q(base["latency"], "ms"), _q(result["latency"], "ms")], color=[BLUE, ORANGE])
+        ax.set_ylabel("Analytical latency (ms)")
+
+    return View(rows, draw, (
+        f"The binding limit is {result['bottleneck']} after the change (it was {base['bottleneck']}); "
+        "improving a nonbinding resource cannot lower latency."))
+
+
+def lab11_b(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    rows = [{"Run": label, "Tile": str(tuple(arm["tile"])), "Fused": arm["fused"],
+             "Local need": f"{_q(arm['scratchpad_required'], 'KiB'):.1f} KiB",
+             "Capacity": f"{_q(arm['scratchpad_capacity'], 'KiB'):.1f} KiB",
+             "DRAM traffic": f"{_q(arm['dram_bytes'], 'KiB'):.1f} KiB", "Mapping": "FITS" if arm["fits"] else "SPILL"}
+            for label, arm in (("Baseline", base), ("Selected", result))]
+
+    def draw(ax):
+        ax.bar(["Baseline", "Selected"], [_q(base["dram_bytes"], "KiB"), _q(result["dram_bytes"], "KiB")], color=[BLUE, GREEN])
+        ax.set_ylabel("DRAM traffic (KiB)")
+
+    fits = result["fits"]
+    return View(rows, draw, (
+        f"The selected tile {'fits' if fits else 'does not fit'}. "
+        "A failed mapping has no fabricated runtime penalty; it must be remapped."), kind="success" if fits else "danger")
+
+
+def lab11_c(plan: PartPlan, track: str) -> View:
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    rows = [{"Run": label, "Operation": arm["operation"], "Original": str(tuple(arm["original_dimensions"])),
+             "Executed": str(tuple(arm["executed_dimensions"])), "Path": arm["path"],
+             "Extra work": f"{_q(arm['extra_operations'], 'MFLOP'):.3g} MFLOP", "Latency": f"{_q(arm['latency'], 'ms'):.4g} ms"}
+            for label, arm in (("Baseline", base), ("Selected", result))]
+
+    def draw(ax):
+        colours = {"native": BLUE, "padded": ORANGE, "fallback": RED}
+        ax.bar(["Baseline", "Selected"], [_q(base["latency"], "ms"), _q(result["latency"], "ms")],
+               color=[colours.get(base["path"], MUTED), colours.get(result["path"], MUTED)])
+        ax.set_ylabel("Kernel latency (ms)")
+
+    hardware = result["hardware_name"] if result["path"] != "fallback" else result["fallback_hardware_name"]
+    return View(rows, draw, (
+        f"The selected case uses the {result['path']} path on {hardware}. "
+        "Padding adds counted work; unsupported work names the fallback device."))
+
+
+def lab11_d(plan: PartPlan, track: str) -> View:
+    out = plan.result["outputs"]
+    stages = (("Host", "host_time", BLUE), ("Transfer", "transfer_time", ORANGE), ("Launch", "launch_time", GREEN),
+              ("Kernel", "kernel_time", RED), ("Postprocess", "postprocess_time", MUTED))
+    rows = [{"Path": label, **{name: f"{_q(path[key], 'ms'):.4g} ms" for name, key, _ in stages},
+             "Total": f"{_q(path['total_time'], 'ms'):.4g} ms"}
+            for label, path in (("Baseline", out["baseline"]), ("Accelerated", out["accelerated"]))]
+
+    def draw(ax):
+        _bars(ax, ["Baseline", "Accelerated"],
+              [(name, [_q(out["baseline"][key], "ms"), _q(out["accelerated"][key], "ms")], colour) for name, key, colour in stages],
+              ylabel="Application time (ms)", stacked=True)
+
+    return View(rows, draw, (
+        f"A {out['local_speedup']:.0f}× kernel gain becomes {out['end_to_end_speedup']:.2f}× end to end "
+        "because the other stages remain."))
+
+
+def lab11_e(plan: PartPlan, track: str) -> View:
+    ranking = plan.alternatives[0]["outputs"]
+    rows = [{"Candidate": row["candidate_id"].title(), "Hardware": row["hardware_name"], "Path": row["execution_path"],
+             "Latency": f"{_q(row['latency'], 'ms'):.3g} ms", "Energy": f"{_q(row['accelerator_energy'], 'mJ'):.3g} mJ",
+             "Cost": f"${_q(row['operating_cost'], 'dollar'):.3g}",
+             "Outcome": "FEASIBLE" if row["feasible"] else "FAIL: " + ", ".join(row["violations"])}
+            for row in ranking["rows"]]
+    recommendation = ranking["recommendation"]["candidate_id"] if ranking["recommendation"] else "no feasible design"
+    budgets = (f"Budgets: latency {_q(ranking['latency_budget'], 'ms'):.3g} ms, energy "
+               f"{_q(ranking['energy_budget'], 'mJ'):.3g} mJ, cost ${_q(ranking['cost_budget'], 'dollar'):.3g}.")
+
+    def draw(ax):
+        names = [row["candidate_id"].title() for row in ranking["rows"]]
+        values = [_q(row["latency"], "ms") for row in ranking["rows"]]
+        ax.bar(names, values, color=[GREEN if row["feasible"] else RED for row in ranking["rows"]])
+        ax.axhline(_q(ranking["latency_budget"], "ms"), color=MUTED, linestyle="--", label="Latency budget")
+        ax.set_ylabel("End-to-end latency (ms)")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+
+    return View(rows, draw, (
+        f"Constrained ranking recommends {recommendation} for {ranking['objective']} under the displayed illustrative "
+        f"budgets. {budgets}"), kind="success" if ranking["recommendation"] else "danger")
+
+
+VIEWS: dict[tuple[str, str], Callable[[PartPlan, str], View]] = {
+    ("lab07", "A"): lab07_a, ("lab07", "B"): lab07_b, ("lab07", "C"): lab07_c, ("lab07", "D"): lab07_d, ("lab07", "E"): lab07_e,
+    ("lab11", "A"): lab11_a, ("lab11", "B"): lab11_b, ("lab11", "C"): lab11_c, ("lab11", "D"): lab11_d, ("lab11", "E"): lab11_e,
+}
+
+
+def header_facts(lab_id: str, track: str) -> list[tuple[str, str]]:
+    """The seed header's meta boxes (track, workload/machine, deliverable) for ``track``."""
+    if lab_id == "lab07":
+        from mlsysim.labs.experiments import v1_07_experiments as ev
+
+        profile = ev.TRACKS[track]
+        return [("Track", profile.display), ("Workload", profile.workload), ("Target", profile.target.name),
+                ("Output", "Runtime-path recommendation")]
+    from mlsysim.labs.experiments import v1_11_experiments as ev
+
+    scenario = ev.get_track_scenario(track)
+    return [("Machine", scenario.hardware.name), ("Track", scenario.track.title()),
+            ("Deliverable", "Constrained accelerator decision"), ("Assumptions", scenario.assumption_label.capitalize())]

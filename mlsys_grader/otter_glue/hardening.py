@@ -1,0 +1,122 @@
+"""Close the channels through which a student's kernel (or uploaded files) reach Otter's runner.
+
+Otter 7's runner process trusts three pickles that student code controls:
+
+1. ``.OTTER_LOG`` in the submission, loaded with dill before execution;
+2. the results file the kernel writes at the end of execution (``pickle.load`` in
+   ``otter.execute.grade_notebook``) — student code can replace ``pickle.dump`` in its
+   kernel or overwrite the file;
+3. log records the kernel streams to the runner's logging socket (``pickle.loads``).
+
+Unpickling runs arbitrary code, in the process that writes the results.  ``install``
+(called by the plugin's ``before_grading``, before any student code runs) moves the log
+aside and routes 2 and 3 through unpicklers that build only Otter's own result classes
+(2) or plain data (3).  It also guards execution, so a kernel that dies still leaves the
+score of record.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import types
+from pathlib import Path
+from typing import Any, Callable
+
+#: The classes a genuine kernel-side ``GradingResults`` pickle is made of.
+RESULT_CLASSES = frozenset({
+    ("otter.test_files", "GradingResults"),
+    ("otter.test_files.abstract_test", "TestCase"),
+    ("otter.test_files.abstract_test", "TestCaseResult"),
+    ("otter.test_files.ok_test", "OKTestFile"),
+    ("otter.test_files.exception_test", "ExceptionTestFile"),
+    ("otter.test_files.metadata_test", "NotebookMetadataOKTestFile"),
+    ("otter.test_files.metadata_test", "NotebookMetadataExceptionTestFile"),
+})
+MAX_RESULTS_BYTES = 16 * 1024 * 1024
+QUARANTINE_SUFFIX = ".not-loaded"
+
+
+class _AllowListUnpickler(pickle.Unpickler):
+    def __init__(self, file: io.BufferedIOBase, allowed: frozenset[tuple[str, str]]):
+        super().__init__(file)
+        self._allowed = allowed
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) not in self._allowed:
+            raise pickle.UnpicklingError(
+                f"refused to load {module}.{name} from a pickle written by student code; "
+                f"expected only {', '.join(sorted('.'.join(pair) for pair in self._allowed)) or 'plain data'}"
+            )
+        return super().find_class(module, name)
+
+
+def safe_load_results(handle: io.BufferedIOBase) -> Any:
+    """Load the kernel's results pickle, allowing only Otter's result classes and plain data.
+
+    Raises ``pickle.UnpicklingError`` naming what was refused (Otter then records the
+    kernel results as missing; the score of record does not depend on them).
+    """
+    data = handle.read(MAX_RESULTS_BYTES + 1)
+    if len(data) > MAX_RESULTS_BYTES:
+        raise pickle.UnpicklingError(f"kernel results are over {MAX_RESULTS_BYTES} bytes; refused to load")
+    value = _AllowListUnpickler(io.BytesIO(data), RESULT_CLASSES).load()
+    from otter.test_files import GradingResults
+
+    if type(value) is not GradingResults:
+        raise pickle.UnpicklingError(f"kernel results must be a GradingResults; got {type(value).__name__}")
+    return value
+
+
+def safe_loads_plain(data: bytes) -> Any:
+    """Unpickle plain data only (dicts, lists, strings, numbers) — what a log record is."""
+    return _AllowListUnpickler(io.BytesIO(data), frozenset()).load()
+
+
+def quarantine_otter_log(submission_dir: str | os.PathLike) -> bool:
+    """Rename ``.OTTER_LOG`` so the runner never unpickles it; True when there was one."""
+    log = Path(submission_dir) / ".OTTER_LOG"
+    if log.exists() or log.is_symlink():
+        log.replace(log.with_name(log.name + QUARANTINE_SUFFIX))
+        return True
+    return False
+
+
+def _guard_grade_notebook(original: Callable[..., Any]) -> Callable[..., Any]:
+    """``grade_notebook`` that turns an execution failure into empty kernel results, then still
+    runs ``after_grading`` — so a killed kernel cannot leave the submission without a score."""
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 — any failure of the student's run
+            from otter.test_files import GradingResults
+
+            results = GradingResults.without_results(exc)
+            plugins = kwargs.get("plugin_collection")
+            if plugins is not None:
+                plugins.run("after_grading", results)
+            return results
+
+    guarded.__wrapped__ = original  # type: ignore[attr-defined]
+    return guarded
+
+
+def install() -> None:
+    """Route Otter's runner-side unpickling through the safe loaders and guard execution.
+
+    Idempotent.  Must run in the runner process before the submission executes.
+    """
+    import otter.execute as execute
+    import otter.execute.logging as execute_logging
+    from otter.run.run_autograder.runners import python_runner
+
+    if not getattr(execute.pickle, "_mlsys_safe", False):
+        shim = types.SimpleNamespace(load=safe_load_results, loads=lambda data: safe_load_results(io.BytesIO(data)),
+                                     dump=pickle.dump, dumps=pickle.dumps, UnpicklingError=pickle.UnpicklingError,
+                                     _mlsys_safe=True)
+        execute.pickle = shim  # grade_notebook looks ``pickle`` up in its module at call time
+    execute_logging.LogRecordStreamHandler.unpickle = lambda self, data: safe_loads_plain(data)
+    if not hasattr(python_runner.grade_notebook, "__wrapped__"):
+        python_runner.grade_notebook = _guard_grade_notebook(python_runner.grade_notebook)
