@@ -20,7 +20,6 @@ from .errors import (
 from .labs import get_lab, lab_ids
 
 __all__ = [
-    "SCHEMA_VERSION",
     "Bundle",
     "BundleFormatError",
     "BundleTooLargeError",
@@ -32,6 +31,7 @@ __all__ = [
     "PartScore",
     "Rubric",
     "RubricError",
+    "SCHEMA_VERSION",
     "SchemaVersionError",
     "Synthesis",
     "UnknownLabError",

@@ -69,21 +69,39 @@ def _arms(record) -> list[tuple[str, Any]]:
     return arms
 
 
+def _plan_arm(plan, record, name: str):
+    """The arm the plan built for ``name`` (the chosen result is whichever arm its inputs name)."""
+    if name == "baseline":
+        return plan.baseline
+    if name == "result":
+        return plan.result
+    if name.startswith("alternatives["):
+        index = int(name[len("alternatives["):-1])
+        return plan.alternatives[index] if index < len(plan.alternatives) else None
+    inputs = LabSpec.arm_inputs(record.chosen_result)
+    return next((arm for arm in (plan.baseline, plan.result, *plan.alternatives) if arm.get("inputs") == inputs), None)
+
+
 def check_replay(ctx: GradingContext) -> Iterable[Finding]:
-    """Every recorded number must be what the pinned evaluator gives for the recorded inputs."""
+    """Every recorded number must be what the pinned evaluator gives for the recorded inputs.
+
+    Inputs inside the domain were already evaluated when the part's plan was built,
+    so the plan's arms are the replayed arms; inputs outside it are never replayed.
+    """
     for part, state in _captured(ctx):
         if state.plan is None:
-            continue  # inputs outside the domain are reported by check_domain and never replayed
+            continue  # reported by check_domain
         record = state.record
         drift = record.mlsysim_version != ctx.mlsysim_version
         for name, arm in _arms(record):
-            inputs = LabSpec.arm_inputs(arm)
-            try:
-                replayed = ctx.lab.evaluate(ctx.track, record.model_key, inputs)
-            except Exception as exc:  # a hostile arm must not stop the batch
-                yield Finding(part=part, criterion="replay", rubric_item="replay", hidden=True,
-                              message=f"Part {part}'s {name} cannot be replayed ({type(exc).__name__}); recapture the part.")
-                break
+            replayed = _plan_arm(state.plan, record, name)
+            if replayed is None:
+                try:
+                    replayed = ctx.lab.evaluate(ctx.track, record.model_key, LabSpec.arm_inputs(arm))
+                except Exception as exc:  # a hostile arm must not stop the batch
+                    yield Finding(part=part, criterion="replay", rubric_item="replay", hidden=True,
+                                  message=f"Part {part}'s {name} cannot be replayed ({type(exc).__name__}); recapture the part.")
+                    break
             difference = first_difference(replayed, arm, name)
             if difference:
                 where, expected, actual = difference

@@ -261,7 +261,7 @@ class Lab07(LabSpec):
         found: list[tuple[float, str]] = []
 
         def walk(value: Any, key: str = "") -> None:
-            if isinstance(value, Mapping):
+            if isinstance(value, dict):
                 for name, item in value.items():
                     walk(item, name)
             elif isinstance(value, list):

@@ -330,9 +330,10 @@ class Lab11(LabSpec):
         found: list[tuple[float, str]] = []
 
         def walk(value: Any) -> None:
-            if isinstance(value, Mapping):
-                if set(value) == {"magnitude", "unit"} and isinstance(value["magnitude"], (int, float)) and isinstance(value["unit"], str):
-                    found.append((float(value["magnitude"]), value["unit"]))
+            if isinstance(value, dict):
+                if len(value) == 2 and "magnitude" in value and "unit" in value:
+                    if isinstance(value["magnitude"], (int, float)) and isinstance(value["unit"], str):
+                        found.append((float(value["magnitude"]), value["unit"]))
                     return
                 for item in value.values():
                     walk(item)
@@ -343,7 +344,7 @@ class Lab11(LabSpec):
                 found.append((float(value), "dimensionless"))
 
         for arm in (record.baseline, record.result, *record.alternatives):
-            if isinstance(arm, Mapping):
+            if isinstance(arm, dict):
                 walk(arm.get("outputs"))
         return found
 
