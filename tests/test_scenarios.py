@@ -113,3 +113,17 @@ def test_too_large_is_rejected_before_parsing():
 
         load_bundle(b"[" * 100 + b"]" * 100)
     assert "nests deeper than 64 levels" in str(caught.value)
+
+
+def test_record_from_another_mlsysim_version_is_version_drift_not_a_silent_pass():
+    from conftest import reseal, solved
+
+    from mlsys_grader import grade_bundle
+
+    bundle = solved("lab07", "edge", 1)
+    bundle["evidence"]["C"]["mlsysim_version"] = "0.2.9"
+    report = grade_bundle(reseal(bundle))
+    version = [f for f in report.findings if f.criterion == "version"]
+    assert [(f.part, f.expected, f.actual) for f in version] == [("C", "0.3.0", "0.2.9")]
+    assert "install mlsysim==0.3.0 and recapture" in version[0].message
+    assert "integrity" in report.flags and report.score == 96

@@ -1,0 +1,75 @@
+"""The command line: documented exit codes, clear one-line errors, and the same verdicts as the API."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from mlsys_grader import grade_file, load_bundle
+from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE, main
+
+from conftest import FIXTURES
+
+
+def test_solve_then_check_gives_full_marks(tmp_path, capsys):
+    out = tmp_path / "b.json"
+    assert main(["solve", "--lab", "lab11", "--track", "mobile", "--seed", "9", "-o", str(out)]) == EXIT_OK
+    bundle = load_bundle(out.read_bytes())
+    assert (bundle.lab, bundle.track) == ("lab11", "mobile")
+    capsys.readouterr()
+    assert main(["check", str(out), "--json", "--all"]) == EXIT_OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["score"] == report["max_score"] == 100 and report["findings"] == []
+
+
+def test_check_prints_the_public_report_in_words(capsys):
+    path = FIXTURES / "scenarios" / "stale-part-d-after-c-recapture.json"
+    assert main(["check", str(path)]) == EXIT_OK
+    text = capsys.readouterr().out
+    assert "[D] stale: Part D's evidence no longer matches your final settings" in text
+    public = grade_file(path).public()
+    assert f"score {public.score:g} / {public.max_score:g}" in text
+
+
+def test_unreadable_submission_exits_1_with_one_line(tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"schema_version": 2, "lab": "lab07", "track": "edge"}')
+    assert main(["check", str(bad)]) == EXIT_UNGRADABLE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["mlsys-grader: cannot grade: bundle schema_version 2 is not supported; this release reads schema_version 1"]
+
+
+def test_unknown_lab_and_track_are_clear(tmp_path, capsys):
+    for lab, track, fragment in (("lab99", "edge", "unknown lab 'lab99'"), ("lab07", "moon", "unknown track 'moon' for lab07")):
+        path = tmp_path / f"{lab}-{track}.json"
+        path.write_text(json.dumps({"schema_version": 1, "lab": lab, "track": track}))
+        assert main(["check", str(path)]) == EXIT_UNGRADABLE
+        assert fragment in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(capsys):
+    assert main(["bogus"]) == EXIT_USAGE
+    assert main(["solve", "--lab", "lab07", "--track", "moon", "-o", "x.json"]) == EXIT_USAGE
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_schema_is_the_bundle_json_schema(capsys):
+    assert main(["schema"]) == EXIT_OK
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["properties"]["schema_version"]["const"] == 1
+    assert {"lab", "track"} <= set(schema["required"])
+    assert "EvidenceRecord" in schema["$defs"]
+
+
+def test_grade_writes_one_row_per_input_and_never_stops(tmp_path, capsys):
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for lab in ("lab07", "lab11"):
+        assert main(["solve", "--lab", lab, "--track", "edge", "--seed", "2", "-o", str(folder / f"{lab}.json")]) == EXIT_OK
+    (folder / "broken.json").write_text("{not json")
+    out = tmp_path / "grades.csv"
+    assert main(["grade", str(folder), "-o", str(out), "--no-db", "--jobs", "1", "-q"]) == EXIT_OK
+    rows = {row["path"].rsplit("/", 1)[-1]: row for row in csv.DictReader(out.open())}
+    assert set(rows) == {"lab07.json", "lab11.json", "broken.json"}
+    assert float(rows["lab07.json"]["score"]) == float(rows["lab11.json"]["score"]) == 100
+    assert float(rows["broken.json"]["score"]) == 0 and "not valid JSON" in rows["broken.json"]["reasons"]
