@@ -15,7 +15,9 @@ from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord
 from .rubric import Rubric
 
-_EVALUATOR_ERRORS = (ValueError, TypeError, KeyError, AttributeError, ArithmeticError, IndexError)
+# A hostile record may make the evaluators or pint raise almost anything; grading
+# turns each into a finding instead of letting it escape.
+_EVALUATOR_ERRORS = (Exception,)
 
 
 @dataclass
@@ -116,7 +118,10 @@ def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -
     state = PartState(part, record)
     if record.baseline is None or record.result is None:
         return state
-    inferred = lab.infer_controls(track, part, record)
+    try:
+        inferred = lab.infer_controls(track, part, record)
+    except _EVALUATOR_ERRORS:
+        inferred = None
     if inferred is None:
         state.domain_problems.append((
             f"The recorded inputs of part {part} cannot be produced by any allowed control setting on track "
