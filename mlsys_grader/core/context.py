@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..errors import DomainError
-from .jsonio import canonical_dumps
 from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord
 from .rubric import Rubric
@@ -50,14 +49,14 @@ class GradingContext:
 def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, Any, Any] | None:
     """The first place two JSON values differ: (path, expected, actual); numbers to 1e-9 relative.
 
-    Strings and booleans compare exactly (``true`` is not ``1``).  Identical canonical
-    JSON — the common case — is settled by one C-speed serialisation.
+    Strings and booleans compare exactly (``true`` is not ``1``), integers exactly, floats
+    to 1e-9 relative.  Python's ``==`` treats ``True == 1``, so equal values are walked
+    again unless their ``repr`` (which tells the types apart) is identical too.
     """
-    try:
-        if canonical_dumps(expected) == canonical_dumps(actual):
-            return None
-    except (TypeError, ValueError):
-        pass
+    if expected != actual:
+        return _difference(expected, actual, path)
+    if repr(expected) == repr(actual):  # equal values, types and order: the honest case, at C speed
+        return None
     return _difference(expected, actual, path)
 
 
@@ -161,9 +160,11 @@ def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_versi
         else:
             try:
                 checked = lab.parts[part].check_controls(final, decisions=False)
-                missing_dep = [dep for dep in lab.parts[part].depends_on if dep not in final_results]
-                if not missing_dep:
-                    state.final_plan = lab.plan(bundle.track, part, checked, {dep: final_results[dep] for dep in lab.parts[part].depends_on})
+                deps = lab.parts[part].depends_on
+                if all(dep in final_results for dep in deps):
+                    upstream = {dep: final_results[dep] for dep in deps}
+                    same = state.plan is not None and checked == state.controls and upstream == state.upstream
+                    state.final_plan = state.plan if same else lab.plan(bundle.track, part, checked, upstream)
                     final_results[part] = state.final_plan.result
             except DomainError as exc:
                 state.final_problems.append((f"Final settings: {exc}.", None, final))

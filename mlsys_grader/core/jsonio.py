@@ -20,7 +20,7 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
 
@@ -30,7 +30,11 @@ def _check_depth(text: str, max_depth: int) -> None:
     Strings are cut out by a regex first so the Python-level loop only walks the
     brackets, which keeps this linear and cheap for ordinary bundles.
     """
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    if "\\" in text:
+        outside = _STRING.sub("", text)
+    else:  # no escapes: every other quote-delimited piece is outside a string
+        outside = "".join(text.split('"')[::2])
+    brackets = _NOT_BRACKET.sub("", outside)
     depth = 0
     for char in brackets:
         if char in "[{":

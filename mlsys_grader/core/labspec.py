@@ -218,7 +218,9 @@ class LabSpec(abc.ABC):
         key = canonical_dumps([track, part, controls, upstream])
         text = cache.get(key)
         if text is None:
-            text = canonical_dumps(dataclasses.asdict(self._plan(track, part, controls, upstream)))
+            plan = self._plan(track, part, controls, upstream)
+            # A shallow field dict: dataclasses.asdict would deep-copy every arm first.
+            text = canonical_dumps({f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)})
             if len(cache) >= self.cache_size:
                 cache.pop(next(iter(cache)))
             cache[key] = text

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Callable, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import BundleFormatError, SchemaVersionError
 from .jsonio import canonical_dumps, loads_strict, sha256_of
@@ -81,6 +81,18 @@ class Bundle(_Strict):
     grader_version: ShortText | None = Field(default=None, description="mlsys_grader version that wrote the bundle.")
     created_at: Timestamp | None = Field(default=None, description="When the bundle was written.")
     content_hash: Hex64 | None = Field(default=None, description="SHA-256 of the canonical bundle without this field.")
+    _parsed_hash: str | None = PrivateAttr(default=None)
+
+    def hash_matches(self) -> bool:
+        """True when ``content_hash`` is the hash of this bundle's content.
+
+        A bundle read from JSON first compares the hash of the JSON it was read from
+        (cheap: no re-serialisation of the model); only when that differs — a writer
+        that left defaults out, say — is the model itself hashed.
+        """
+        if self.content_hash is None:
+            return False
+        return self._parsed_hash == self.content_hash or self.compute_hash() == self.content_hash
 
     def compute_hash(self) -> str:
         """SHA-256 of the canonical JSON of this bundle, ``content_hash`` left out."""
@@ -127,9 +139,14 @@ def bundle_from_mapping(data: Any) -> Bundle:
     while data["schema_version"] < SCHEMA_VERSION:
         data = UPGRADERS[data["schema_version"]](data)
     try:
-        return Bundle.model_validate(data)
+        bundle = Bundle.model_validate(data)
     except ValidationError as exc:
         raise BundleFormatError(f"bundle does not match the schema: {_describe_errors(exc)}") from exc
+    try:
+        bundle._parsed_hash = sha256_of({key: value for key, value in data.items() if key != "content_hash"})
+    except (TypeError, ValueError):
+        bundle._parsed_hash = None
+    return bundle
 
 
 def load_bundle(data: bytes | str, *, max_bytes: int | None = None) -> Bundle:
