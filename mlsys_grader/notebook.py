@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from ._version import __version__
 from .core.capture import record_from_plan
@@ -205,6 +205,7 @@ class LabSession:
         self._final: dict[str, dict[str, Any]] = {}
         self._synthesis = Synthesis()
         self._saved: Bundle | None = None
+        self._embedded: str | None = None
         self._report: tuple[str, GradeReport] | None = None
         self.notices: list[Notice] = []
         if self.path.exists():
@@ -251,17 +252,29 @@ class LabSession:
                       mlsysim_version=self._mlsysim, grader_version=__version__, created_at=self._clock()).sealed()
 
     def save(self) -> Path:
-        """Write the bundle next to the notebook (atomically) and return its path."""
+        """Write the bundle next to the notebook (atomically) and return its path.
+
+        When the content changed, the bundle is also displayed as a notebook output
+        (``otter_glue.embed``), so a bare ``.ipynb`` upload still carries it.
+        """
         bundle = self.bundle()
+        text = bundle.to_json()
         temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_text(bundle.to_json(), encoding="utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, self.path)
         self._saved = bundle
+        content = canonical_dumps(bundle.model_dump(mode="json", exclude={"created_at", "content_hash"}))
+        if content != self._embedded:
+            self._embedded = content
+            _embed(text)
         return self.path
 
     # -- grading (the grader itself, on the saved bundle) ------------------------------
-    def report(self) -> GradeReport:
-        """The full report of the saved bundle (hidden items included); memoised on its hash."""
+    def _full_report(self) -> GradeReport:
+        """The full report of the saved bundle (hidden items included; students see :meth:`check`).
+
+        Memoised on the bundle's content hash."""
         from .api import grade_bundle
 
         bundle = self._saved if self._saved is not None else Bundle(lab=self.lab_id, track=self.track).sealed()
@@ -272,7 +285,7 @@ class LabSession:
 
     def _problems(self, criteria: tuple[str, ...] = ("stale", "contrast")) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
-        for finding in self.report().public().findings:
+        for finding in self._full_report().public().findings:
             if finding.criterion in criteria:
                 found.setdefault(finding.part, []).append(finding.message)
         return found
@@ -422,7 +435,7 @@ class LabSession:
         self._synthesis = Synthesis(**values)
         self.save()
         missing = [name for name in fields if _unanswered(values[name])]
-        messages = [f.message for f in self.report().public().findings_for("synthesis")]
+        messages = [f.message for f in self._full_report().public().findings_for("synthesis")]
         if missing:
             return Notice("warn", "Synthesis saved; still to answer: " + ", ".join(missing) + ".", messages)
         return Notice("success" if not messages else "warn", "Synthesis saved.", messages)
@@ -442,7 +455,7 @@ class LabSession:
         """Which parts are captured, fresh and contrasting (the grader's own public verdicts)."""
         import pandas as pd
 
-        report = self.report().public()
+        report = self._full_report().public()
         rows = []
         for part in PARTS:
             findings = report.findings_for(part)
@@ -464,7 +477,7 @@ class LabSession:
 
     def check(self, part: str | None = None) -> GradeReport | PartCheck:
         """The public self-check of the saved bundle: the whole report, or one part (``"synthesis"`` too)."""
-        report = self.report().public()
+        report = self._full_report().public()
         if part is None:
             return report
         if part not in report.parts:
@@ -489,6 +502,15 @@ class LabSession:
                 f"{html.escape(self.lab.title.split(' — ')[-1])}</h2><div style='display:grid;"
                 f"grid-template-columns:repeat(auto-fit,minmax(160px,1fr));gap:8px'>{facts}</div></section>"
                 f"{notices}<p style='color:#475569'>Evidence is saved to <code>{html.escape(str(self.path))}</code>.</p>")
+
+
+def _embed(bundle_json: str) -> None:
+    """Display the bundle under the grader's MIME type (a no-op outside a kernel or without the glue)."""
+    try:
+        from .otter_glue.embed import display_bundle
+    except ImportError:  # the Otter glue is optional for the notebook API
+        return
+    display_bundle(bundle_json)
 
 
 def _same_record(old: EvidenceRecord, new: EvidenceRecord) -> bool:

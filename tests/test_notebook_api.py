@@ -1,0 +1,378 @@
+"""The student API (mlsys_grader.notebook): predict before run, capture, staleness, reload, self-check."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from mlsys_grader import cli
+from mlsys_grader.api import grade_file
+from mlsys_grader.core.models import load_bundle
+from mlsys_grader.errors import DomainError, UnknownLabError
+from mlsys_grader.notebook import LabSession, Notice, PartResult, assert_item, open_lab, submission_path
+
+
+class Clock:
+    """A fake clock that advances one second per reading, so every timestamp is distinct."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+def lab07(tmp_path, clock, track="cloud") -> LabSession:
+    return open_lab("lab07", track, directory=tmp_path, clock=clock)
+
+
+def lab11(tmp_path, clock, track="tinyml") -> LabSession:
+    return open_lab("lab11", track, directory=tmp_path, clock=clock)
+
+
+def saved(tmp_path, lab_id="lab07"):
+    return load_bundle(submission_path(lab_id, tmp_path).read_bytes())
+
+
+# -- predict before run -----------------------------------------------------------------
+def test_run_refuses_before_a_prediction_and_records_no_result_time(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    shown = lab.run("A", dispatches=1)
+    assert isinstance(shown, Notice) and not shown.ok
+    assert "stays hidden until you lock a prediction" in shown.title
+    assert "lab.predict('A', choice)" in shown.lines[0] and "'above_75' (Above 75%)" in shown.lines[0]
+    assert lab._parts["A"].shown_at is None
+    assert not submission_path("lab07", tmp_path).exists()
+
+
+def test_unanswered_prediction_is_a_notice_not_an_error(tmp_path, clock):
+    notice = lab07(tmp_path, clock).predict("A", ...)
+    assert notice.kind == "warn" and "no prediction yet" in notice.title
+
+
+def test_prediction_outside_the_choices_names_them(tmp_path, clock):
+    with pytest.raises(DomainError, match=r"part 'B': prediction must be one of 'eager' \(Eager remains faster\).*\(got 'faster'\)"):
+        lab07(tmp_path, clock).predict("B", "faster")
+
+
+def test_control_outside_the_domain_names_the_domain(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("B", "compiled")
+    with pytest.raises(DomainError, match=r"part 'B': executions must be 10\.\.200 in steps of 10 \(got 205\)"):
+        lab.run("B", executions=205, recompilations=0)
+    with pytest.raises(DomainError, match=r"missing \['recompilations'\], unexpected \['recompiles'\]"):
+        lab.run("B", executions=50, recompiles=0)
+
+
+def test_unknown_track_and_unanswered_track_are_named(tmp_path, clock):
+    with pytest.raises(UnknownLabError, match="unknown track 'server'"):
+        open_lab("lab07", "server", directory=tmp_path)
+    with pytest.raises(DomainError, match="choose a track for lab11"):
+        open_lab("lab11", ..., directory=tmp_path)
+
+
+def test_times_are_recorded_in_order_and_rerunning_predict_keeps_the_lock_time(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "above_75")
+    locked = lab._parts["A"].locked_at
+    again = lab.predict("A", "above_75")
+    assert again.ok and "keeps that time" in again.lines[0]
+    assert lab._parts["A"].locked_at == locked
+    lab.run("A", dispatches=1)
+    lab.capture("A")
+    record = saved(tmp_path).evidence["A"]
+    assert record.prediction == "above_75"
+    assert record.prediction_locked_at < record.result_shown_at < record.captured_at
+
+
+def test_changing_a_prediction_after_the_result_warns_and_is_graded_late(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "below_25")
+    lab.run("A", dispatches=1)
+    notice = lab.predict("A", "above_75")
+    assert notice.kind == "warn" and "after its result was shown" in notice.title
+    assert "graded as locked late" in notice.lines[0]
+    lab.capture("A")
+    check = lab.check("A")
+    assert ("prediction_locked", 0.0, 2.0) in check.items
+    assert any("locked after the result was shown" in message for message in check.messages)
+
+
+# -- results ------------------------------------------------------------------------------
+def test_run_shows_a_pandas_table_and_a_matplotlib_chart(tmp_path, clock):
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "above_75")
+    result = lab.run("A", dispatches=2)
+    assert isinstance(result, PartResult)
+    assert isinstance(result.table, pd.DataFrame) and list(result.table["Path"]) == ["Fine", "Coarse"]
+    assert list(result.table["Dispatches"]) == [6, 2]
+    assert isinstance(result.figure, Figure)
+    page = result._repr_html_()
+    assert "<table" in page and "data:image/png;base64," in page and "Observed analytically" in page
+    assert result.png().startswith(b"\x89PNG")
+
+
+@pytest.mark.parametrize("lab_id, part, controls, prediction", [
+    ("lab07", "B", {"executions": 50, "recompilations": 2}, "compiled"),
+    ("lab07", "C", {"graph_breaks": 1}, "both"),
+    ("lab07", "D", {"policy": "input_only", "batch_size": 64}, "memory_for_time"),
+    ("lab07", "E", {"operator": "dynamic_slice", "shape_mode": "dynamic"}, "fallback"),
+    ("lab11", "A", {"change": "bandwidth", "factor": 8}, "small"),
+    ("lab11", "B", {"tile": "oversized", "fused": False}, "spill"),
+    ("lab11", "C", {"shape": "aligned", "operation": "scatter"}, "fallback"),
+    ("lab11", "E", {"objective": "cost", "budget_scale": 0.05}, "none"),
+])
+def test_every_part_renders_for_every_track(tmp_path, clock, lab_id, part, controls, prediction):
+    for track in ("tinyml", "mobile", "edge", "cloud"):
+        lab = open_lab(lab_id, track, directory=tmp_path / track, clock=clock)
+        lab.predict(part, prediction)
+        result = lab.run(part, **controls)
+        assert isinstance(result, PartResult), result
+        assert len(result.table) >= 1 and result.png().startswith(b"\x89PNG")
+
+
+def test_lab11_d_needs_part_c_run_first(tmp_path, clock):
+    lab = lab11(tmp_path, clock)
+    lab.predict("D", "under_half")
+    shown = lab.run("D", speedup=10)
+    assert isinstance(shown, Notice) and shown.title == "Run part C first."
+
+
+# -- capture --------------------------------------------------------------------------------
+def test_capture_saves_the_bundle_next_to_the_notebook_and_keeps_it_across_reruns(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    assert lab.capture("A").title == "Nothing to capture for part A yet."
+    lab.predict("A", "above_75")
+    lab.run("A", dispatches=1)
+    first = lab.capture("A")
+    assert first.title == "Part A evidence captured." and "lab07-submission.json" in first.lines[0]
+    captured_at = saved(tmp_path).evidence["A"].captured_at
+    lab.run("A", dispatches=1)
+    again = lab.capture("A")
+    assert again.title.startswith("Part A evidence unchanged")
+    assert saved(tmp_path).evidence["A"].captured_at == captured_at
+    assert saved(tmp_path).controls["A"] == {"dispatches": 1}
+
+
+def test_capture_refuses_an_intervention_identical_to_the_baseline(tmp_path, clock):
+    lab = lab11(tmp_path, clock)
+    lab.predict("C", "native")
+    lab.run("C", shape="aligned", operation="gemm")
+    refused = lab.capture("C")
+    assert refused.kind == "warn" and "identical to its baseline" in refused.title
+    assert "C" not in saved(tmp_path, "lab11").evidence
+
+
+def test_capture_refuses_a_decision_the_lab_rule_forbids(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("E", "native")
+    lab.run("E", operator="layer_norm", shape_mode="static")  # cloud: executable
+    assert "choose the decision" in lab.capture("E").title
+    refused = lab.capture("E", decision="none")
+    assert refused.kind == "warn" and "valid only when the selected path cannot execute" in refused.lines[0]
+    with pytest.raises(DomainError, match=r"part 'E': decision must be one of 'selected', 'hold', 'none' \(got 'maybe'\)"):
+        lab.capture("E", decision="maybe")
+    assert lab.capture("E", decision="hold").title == "Part E evidence captured."
+    record = saved(tmp_path).evidence["E"]
+    assert record.decision == "hold" and record.chosen_result["inputs"] == record.baseline["inputs"]
+
+
+def test_changing_a_control_after_capture_warns_that_the_record_is_stale(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("C", "both")
+    lab.run("C", graph_breaks=0)
+    lab.capture("C")
+    result = lab.run("C", graph_breaks=3)
+    assert len(result.warnings) == 1
+    assert "no longer matches your final settings" in result.warnings[0] and "recapture part C" in result.warnings[0]
+    row = lab.progress().table.set_index("Part").loc["C"]
+    assert (row["Captured"], row["Fresh"], row["Contrasting"]) == ("yes", "STALE", "yes")
+    lab.capture("C")
+    assert lab.progress().table.set_index("Part").loc["C", "Fresh"] == "yes"
+
+
+def test_recapturing_lab11_c_after_d_warns_that_d_is_stale(tmp_path, clock):
+    lab = lab11(tmp_path, clock)
+    lab.predict("C", "padded")
+    lab.run("C", shape="misaligned", operation="gemm")
+    lab.capture("C")
+    lab.predict("D", "under_half")
+    lab.run("D", speedup=10)
+    assert lab.capture("D").kind == "success"
+    shown = lab.run("C", shape="aligned", operation="scatter")
+    assert any(w.startswith("Part D is stale") for w in shown.warnings)
+    notice = lab.capture("C")
+    assert notice.kind == "warn"
+    assert any(line.startswith("Part D is now stale") and "recapture part D" in line for line in notice.lines)
+    assert lab.progress().table.set_index("Part").loc["D", "Fresh"] == "STALE"
+
+
+# -- reload ------------------------------------------------------------------------------
+def test_a_new_kernel_continues_from_the_saved_file(tmp_path, clock):
+    first = lab07(tmp_path, clock)
+    first.predict("A", "above_75")
+    first.run("A", dispatches=1)
+    first.capture("A")
+    before = saved(tmp_path).evidence["A"]
+
+    second = lab07(tmp_path, clock)
+    assert second.notices[0].title.startswith("Continuing from lab07-submission.json: captured parts A")
+    assert second.check("A").passed
+    second.predict("A", "above_75")
+    second.run("A", dispatches=1)
+    assert second.capture("A").title.startswith("Part A evidence unchanged")
+    assert saved(tmp_path).evidence["A"] == before
+
+
+def test_opening_another_track_sets_the_old_file_aside(tmp_path, clock):
+    first = lab07(tmp_path, clock, track="cloud")
+    first.predict("A", "above_75")
+    first.run("A", dispatches=1)
+    first.capture("A")
+    second = lab07(tmp_path, clock, track="edge")
+    assert "holds lab07 evidence for track 'cloud'" in second.notices[0].title
+    aside = [p.name for p in tmp_path.iterdir() if p.name.startswith("lab07-submission.lab07-cloud.")]
+    assert len(aside) == 1
+    assert not second.check("A").passed
+
+
+def test_an_unreadable_file_is_set_aside_not_fatal(tmp_path, clock):
+    submission_path("lab11", tmp_path).write_text("{not json", encoding="utf-8")
+    lab = lab11(tmp_path, clock)
+    assert lab.notices[0].title.endswith("could not be read, so this session starts empty.")
+    assert any(p.name.startswith("lab11-submission.unreadable.") for p in tmp_path.iterdir())
+
+
+def test_sessions_in_different_folders_share_nothing(tmp_path, clock):
+    one, two = lab07(tmp_path / "one", clock), lab07(tmp_path / "two", clock)
+    (tmp_path / "one").mkdir()
+    one.predict("A", "above_75")
+    assert two._parts["A"].prediction is None
+
+
+# -- synthesis -------------------------------------------------------------------------------
+def test_synthesis_validates_choices_and_leaves_ellipsis_unanswered(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    with pytest.raises(DomainError, match=r"synthesis: recommendation must be one of 'eager' \(Eager execution\).*\(got 'fast'\)"):
+        lab.synthesis(recommendation="fast")
+    with pytest.raises(DomainError, match=r"lab07 synthesis takes .* \(unexpected \['decision'\]\)"):
+        lab.synthesis(decision="eager")
+    notice = lab.synthesis(recommendation="eager", rejected_alternative=..., reevaluation_trigger="execution_count",
+                           residual_risk=..., rationale=...)
+    assert notice.kind == "warn" and notice.title.endswith("rejected_alternative, residual_risk, rationale.")
+    synthesis = saved(tmp_path).synthesis
+    assert synthesis.recommendation == "eager" and synthesis.rejected_alternative is None and synthesis.rationale == ""
+
+
+def test_lab11_synthesis_takes_only_trigger_limitation_and_rationale(tmp_path, clock):
+    lab = lab11(tmp_path, clock)
+    with pytest.raises(DomainError, match=r"unexpected \['recommendation'\]"):
+        lab.synthesis(recommendation="primary")
+    assert set(lab.synthesis_options()) == {"reevaluation_trigger", "residual_risk"}
+
+
+# -- self-check -------------------------------------------------------------------------------
+def complete(lab: LabSession) -> None:
+    """Work through every part as the reference answers do."""
+    from mlsys_grader import api
+
+    reference = api.solve(lab.lab_id, lab.track)
+    for part in "ABCDE":
+        spec = lab.lab.parts[part]
+        controls = reference.controls[part]
+        lab.predict(part, reference.evidence[part].prediction)
+        lab.run(part, **{c.name: controls[c.name] for c in spec.controls if not c.decision})
+        lab.capture(part, **{c.name: controls[c.name] for c in spec.controls if c.decision})
+    synthesis = reference.synthesis.model_dump()
+    lab.synthesis(**{k: synthesis[k] for k in ("recommendation", "rejected_alternative", "reevaluation_trigger",
+                                                  "residual_risk", "rationale") if k in lab_fields(lab)})
+
+
+def lab_fields(lab):
+    from mlsys_grader.notebook import SYNTHESIS_FIELDS
+
+    return SYNTHESIS_FIELDS[lab.lab_id]
+
+
+@pytest.mark.parametrize("lab_id", ["lab07", "lab11"])
+@pytest.mark.parametrize("track", ["tinyml", "mobile", "edge", "cloud"])
+def test_a_complete_session_earns_full_marks(tmp_path, clock, lab_id, track):
+    lab = open_lab(lab_id, track, directory=tmp_path, clock=clock)
+    complete(lab)
+    report = grade_file(submission_path(lab_id, tmp_path))
+    assert (report.score, report.findings, report.flags) == (report.max_score, [], [])
+    progress = lab.progress()
+    assert progress.ready and set(progress.table["Fresh"]) == {"yes"}
+
+
+def test_check_of_one_part_is_fast_once_loaded(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    complete(lab)
+    lab.check("A")
+    began = time.perf_counter()
+    for part in ("A", "B", "C", "D", "E", "synthesis"):
+        assert lab.check(part).passed
+    assert (time.perf_counter() - began) / 6 < 1.0
+    lab.predict("B", "eager")  # a new prediction after the result invalidates nothing until recaptured
+    lab.run("B", executions=10, recompilations=8)
+    began = time.perf_counter()
+    lab.check("B")
+    assert time.perf_counter() - began < 1.0
+
+
+def test_self_check_agrees_with_the_cli_on_the_saved_bundle(tmp_path, clock, capsys):
+    lab = lab11(tmp_path, clock)
+    complete(lab)
+    lab.predict("B", "fit_more")
+    lab.run("B", tile="oversized", fused=True)  # B now stale
+    lab.synthesis(reevaluation_trigger="support", residual_risk=..., rationale="too short")
+    ours = lab.check()
+    assert cli.main(["check", str(submission_path("lab11", tmp_path)), "--json"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    assert theirs["score"] == ours.score and theirs["max_score"] == ours.max_score
+    assert [(f["part"], f["criterion"], f["message"]) for f in theirs["findings"]] == \
+        [(f.part, f.criterion, f.message) for f in ours.findings]
+    assert {name: part["score"] for name, part in theirs["parts"].items()} == {n: p.score for n, p in ours.parts.items()}
+    assert ours.parts["B"].score < ours.parts["B"].max_score
+
+
+def test_public_check_never_shows_hidden_items(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "below_25")  # wrong on cloud (50–75%)
+    lab.run("A", dispatches=1)
+    lab.capture("A")
+    check = lab.check("A")
+    assert check.passed
+    assert {item for item, _, _ in check.items} == {"captured", "fresh", "contrast", "prediction_locked"}
+    assert not any("support" in message for message in check.messages)
+    assert "<table>" in check._repr_html_()
+
+
+# -- Otter test helper --------------------------------------------------------------------------
+def test_assert_item_explains_a_lost_item_and_passes_a_kept_one(tmp_path, clock):
+    with pytest.raises(AssertionError, match="No lab07-submission.json next to the notebook"):
+        assert_item("lab07", "A", "captured", directory=tmp_path)
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "below_25")
+    lab.run("A", dispatches=1)
+    lab.capture("A")
+    assert_item("lab07", "A", "captured", directory=tmp_path)
+    assert_item("lab07", "A", "replay", directory=tmp_path)
+    with pytest.raises(AssertionError, match=r"Part A: the replayed numbers support '50–75%', not 'Below 25%'; read the calculation notes"):
+        assert_item("lab07", "A", "prediction_correct", directory=tmp_path)
+    with pytest.raises(AssertionError, match="Part B has no captured evidence"):
+        assert_item("lab07", "B", "captured", directory=tmp_path)
+    with pytest.raises(AssertionError, match="rubric has no item 'speed'"):
+        assert_item("lab07", "A", "speed", directory=tmp_path)

@@ -1,0 +1,208 @@
+"""The notebooks themselves: masters → student notebooks without drift, real execution, HTML export.
+
+Execution tests run the real student notebooks in a python3 kernel (nbclient) and are
+marked ``slow``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from mlsys_grader import cli
+from mlsys_grader.api import default_rubric, grade_file
+from mlsys_grader.core.report import HIDDEN_ITEMS
+from mlsys_grader.otter_assign import drift, master_path, run_otter_assign, student_path
+
+ROOT = Path(__file__).resolve().parents[1]
+LABS = ("lab07", "lab11")
+TRACKS = ("tinyml", "mobile", "edge", "cloud")
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"solutions_{name}", ROOT / "solutions" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+references = _script("make_references")
+
+
+def _html(notebook) -> str:
+    from nbconvert import HTMLExporter
+
+    body, _ = HTMLExporter().from_notebook_node(notebook)
+    return body
+
+
+def _errors(notebook) -> list[str]:
+    return [f"cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, cell in enumerate(notebook.cells)
+            if cell.cell_type == "code" for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+# -- masters and generated student notebooks ------------------------------------------------
+def test_committed_student_notebooks_match_their_masters():
+    assert drift(ROOT) == {}
+
+
+def test_an_edited_student_notebook_is_reported_as_drift(tmp_path):
+    for lab_id in LABS:
+        master = master_path(tmp_path, lab_id)
+        master.parent.mkdir(parents=True)
+        shutil.copyfile(master_path(ROOT, lab_id), master)
+    (tmp_path / "assignments").mkdir()
+    shutil.copyfile(student_path(ROOT, "lab11"), student_path(tmp_path, "lab11"))
+    notebook = nbformat.read(student_path(ROOT, "lab07"), as_version=4)
+    notebook.cells[3].source = notebook.cells[3].source.replace("Part A", "Part Z")
+    nbformat.write(notebook, student_path(tmp_path, "lab07"))
+    found = drift(tmp_path)
+    assert list(found) == ["lab07"]
+    assert found["lab07"].startswith("cell 3 differs: expected '## Part A")
+    assert cli.main(["assign", "--root", str(tmp_path), "--check"]) == 1
+    assert cli.main(["assign", "--root", str(tmp_path), "--lab", "lab07"]) == 0
+    assert drift(tmp_path) == {}
+
+
+@pytest.fixture(scope="module")
+def assigned(tmp_path_factory):
+    out = tmp_path_factory.mktemp("assign")
+    return {lab_id: run_otter_assign(master_path(ROOT, lab_id), lab_id, out / lab_id) for lab_id in LABS}
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_student_notebook_has_no_solutions_and_no_hidden_tests(assigned, lab_id):
+    student = nbformat.read(student_path(ROOT, lab_id), as_version=4)
+    text = "\n".join(cell.source for cell in student.cells)
+    assert "SOLUTION" not in text and "BEGIN TESTS" not in text and "assert_item" not in text
+    assert re.findall(r"^prediction_([A-E]) = \.\.\.$", text, flags=re.M) == list("ABCDE")
+    assert f'otter.Notebook("{lab_id}.ipynb")' in text
+    for tests in student.metadata["otter"]["tests"].values():
+        assert "hidden=True" not in tests
+        for item in HIDDEN_ITEMS:
+            assert f"'{item}')" not in tests
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_autograder_tests_carry_the_rubric_points_and_hide_the_hidden_items(assigned, lab_id):
+    autograder = nbformat.read(assigned[lab_id] / "autograder" / f"{lab_id}.ipynb", as_version=4)
+    tests = autograder.metadata["otter"]["tests"]
+    rubric = default_rubric(lab_id)
+    assert set(tests) == {"A", "B", "C", "D", "E", "synthesis"}
+    total = 0.0
+    for name, source in tests.items():
+        items = rubric.parts[name] if name in rubric.parts else rubric.synthesis
+        cases = re.findall(r"@test_case\(points=([\d.]+), hidden=(True|False)\)\ndef test_\w+\(\):\n.*\n    assert_item\('"
+                           + lab_id + r"', '" + name + r"', '(\w+)'\)", source)
+        assert {item: (float(points), hidden == "True") for points, hidden, item in cases} == \
+            {item: (points, item in HIDDEN_ITEMS) for item, points in items.items()}
+        total += sum(float(points) for points, _, _ in cases)
+    assert total == rubric.max_score == 100
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_student_notebook_is_faithful_to_the_seed(lab_id):
+    text = "\n".join(cell.source for cell in nbformat.read(student_path(ROOT, lab_id), as_version=4).cells)
+    expected = {
+        "lab07": ["The Framework Tax", "Maya, the performance engineer", "Ishan, the compiler engineer",
+                  "Sofia, the runtime engineer", "Noah, the training engineer", "Priya, the deployment engineer",
+                  "executions = 50  # repeated executions: 10..200 in steps of 10", "Calculation notes.",
+                  "Defend one execution plan", "Execution count changes"],
+        "lab11": ["Acceleration That Survives the Whole Path", "When does faster arithmetic help?",
+                  "How much reuse fits locally?", "speedup = 10  # kernel-only speedup: 2..50 in steps of 2",
+                  "budget_scale = 1.0  # budget scale: 0.05..1.5 in steps of 0.05", "q = (r − 1) / (f − 1)",
+                  "S < 1.10", "0.45 ≤ S / L ≤ 0.55", "Defend the accelerator decision", "Power draw differs from the TDP proxy"],
+    }[lab_id]
+    for phrase in expected + ['TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"', "lab.progress()", "grader.export("]:
+        assert phrase in text, phrase
+
+
+# -- reference submissions -------------------------------------------------------------------
+@pytest.mark.parametrize("lab_id", LABS)
+@pytest.mark.parametrize("track", TRACKS)
+def test_reference_notebook_is_executed_and_its_bundle_earns_full_marks(lab_id, track):
+    notebook = nbformat.read(ROOT / "solutions" / lab_id / f"reference-{track}.ipynb", as_version=4)
+    assert _errors(notebook) == []
+    assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
+    assert f'TRACK = "{track}"' in notebook.cells[2].source
+    report = grade_file(ROOT / "solutions" / lab_id / f"reference-{track}-submission.json")
+    assert (report.score, report.max_score, report.findings) == (100, 100, [])
+    page = _html(notebook)
+    assert page.count("data:image/png;base64,") >= 5 and page.count("mlsys-table") >= 6
+
+
+# -- real execution (slow) --------------------------------------------------------------------
+TIMING_CELL = """\
+import json as _json, time as _time
+_timings = {}
+for _name, _call in (("grader", lambda: grader.check("A")), ("lab", lambda: lab.check("A"))):
+    _began = _time.perf_counter(); _call(); _timings[_name] = _time.perf_counter() - _began
+print("TIMINGS " + _json.dumps(_timings))
+print("REPORT " + lab.check().model_dump_json())"""
+
+
+def _run(notebook, lab_id: str, workdir: Path):
+    notebook.cells.append(nbformat.v4.new_code_cell(TIMING_CELL))
+    references.execute(notebook, lab_id, workdir)
+    printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o.output_type == "stream")
+    timings = json.loads(re.search(r"^TIMINGS (.*)$", printed, re.M).group(1))
+    report = json.loads(re.search(r"^REPORT (.*)$", printed, re.M).group(1))
+    return timings, report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", LABS)
+@pytest.mark.parametrize("track", TRACKS)
+def test_completed_student_notebook_runs_top_to_bottom(tmp_path, capsys, lab_id, track):
+    """Filled in for ``track``, the notebook runs without errors, saves a full-marks bundle, checks fast,
+    agrees with ``mlsys-grader check``, and exports to HTML with its tables and charts as images."""
+    notebook = references.fill(nbformat.read(student_path(ROOT, lab_id), as_version=4), references.answers(lab_id, track))
+    timings, report = _run(notebook, lab_id, tmp_path)
+    assert _errors(notebook) == []
+    assert timings["grader"] < 1.0 and timings["lab"] < 1.0, timings
+    bundle = tmp_path / f"{lab_id}-submission.json"
+    full = grade_file(bundle)
+    assert (full.score, full.findings) == (100, [])
+    assert cli.main(["check", str(bundle), "--json"]) == 0
+    cli_report = json.loads(capsys.readouterr().out)
+    assert (cli_report["score"], cli_report["findings"], cli_report["parts"]) == (report["score"], report["findings"], report["parts"])
+    page = _html(notebook)
+    assert page.count("data:image/png;base64,") >= 5
+    assert page.count("mlsys-table") >= 6  # five part tables and the progress table
+    assert page.count("passed!") >= 6  # grader.check of every part and the synthesis
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", LABS)
+@pytest.mark.parametrize("track", TRACKS)
+def test_unanswered_student_notebook_runs_top_to_bottom(tmp_path, lab_id, track):
+    """As handed out (only the track chosen), "Run all" finishes: every part refuses politely."""
+    notebook = references.fill(nbformat.read(student_path(ROOT, lab_id), as_version=4), {"TRACK": track})
+    timings, report = _run(notebook, lab_id, tmp_path)
+    assert _errors(notebook) == []
+    assert report["score"] == 0 and report["track"] == track
+    page = _html(notebook)
+    assert "stays hidden until you lock a prediction" in page
+    assert "no prediction yet" in page
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab_id", LABS)
+def test_master_solutions_pass_every_test_under_otter_assign(tmp_path, lab_id):
+    """``otter assign`` executes the master and raises if any public or hidden test fails on its solutions."""
+    dist = run_otter_assign(master_path(ROOT, lab_id), lab_id, tmp_path / "dist", run_tests=True)
+    assert (dist / "autograder" / f"{lab_id}.ipynb").is_file()
+
+
+def test_a_missing_master_is_named(tmp_path):
+    from mlsys_grader.otter_assign import AssignError
+
+    with pytest.raises(AssignError, match=r"master notebook for lab07 not found: expected .*solutions/lab07/lab07-master\.ipynb"):
+        run_otter_assign(master_path(tmp_path, "lab07"), "lab07", tmp_path / "dist")
+    assert cli.main(["assign", "--root", str(tmp_path), "--lab", "lab07"]) == 1
