@@ -3,7 +3,11 @@
 The public API is re-exported here; see ``api`` for loading, grading and solving.
 """
 
-from ._version import __version__
+from ._mlsysim import import_mlsysim as _import_mlsysim
+
+_import_mlsysim()  # before anything below pulls mlsysim in the slow way
+
+from ._version import __version__  # noqa: E402
 from .api import default_rubric, grade_bundle, grade_file, load_rubric, mlsysim_version, solve
 from .core.models import SCHEMA_VERSION, Bundle, EvidenceRecord, Synthesis, bundle_json_schema, load_bundle
 from .core.report import Finding, GradeReport, PartScore
@@ -17,9 +21,12 @@ from .errors import (
     SchemaVersionError,
     UnknownLabError,
 )
+from .gradebook import BatchOptions, grade_paths, gradebook_dataframe
 from .labs import get_lab, lab_ids
+from .notebook import LabSession, open_lab
 
 __all__ = [
+    "BatchOptions",
     "Bundle",
     "BundleFormatError",
     "BundleTooLargeError",
@@ -28,6 +35,7 @@ __all__ = [
     "Finding",
     "GradeReport",
     "GraderError",
+    "LabSession",
     "PartScore",
     "Rubric",
     "RubricError",
@@ -41,9 +49,12 @@ __all__ = [
     "get_lab",
     "grade_bundle",
     "grade_file",
+    "grade_paths",
+    "gradebook_dataframe",
     "lab_ids",
     "load_bundle",
     "load_rubric",
     "mlsysim_version",
+    "open_lab",
     "solve",
 ]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import threading
 import time
 from collections import deque
 from multiprocessing.connection import wait
@@ -57,6 +58,10 @@ def _limit_memory(memory_mb: int | None) -> None:
         pass  # no /proc or no resource module: the parent's watchdog still bounds time
 
 
+def _terminate(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def failure(status: str, reason: str) -> dict[str, Any]:
     """The result of a task that did not finish."""
     return {"status": status, "reason": reason}
@@ -83,8 +88,15 @@ def _worker(conn: Any, work: Callable[[Any], dict], timeout_s: float, memory_mb:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     signal.signal(signal.SIGALRM, _alarm)
     _limit_memory(memory_mb)
+    parent = os.getppid()
     while True:
         try:
+            # NOTE: poll with a timeout rather than block, because siblings forked later hold
+            # copies of this pipe's parent end, so a dead parent does not always mean EOF here.
+            if not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
+                continue
             message = conn.recv()
         except (EOFError, OSError):
             return
@@ -145,6 +157,9 @@ def run_tasks(
         return
     ctx = multiprocessing.get_context("fork")
     pending = deque(range(len(tasks)))
+    previous_term = None
+    if threading.current_thread() is threading.main_thread():
+        previous_term = signal.signal(signal.SIGTERM, _terminate)  # so `finally` below stops the workers
     workers = [_Worker(ctx, work, timeout_s, memory_mb) for _ in range(jobs)]
     try:
         while pending or any(w.task is not None for w in workers):
@@ -184,6 +199,8 @@ def run_tasks(
                     worker.kill()
                     workers[slot] = _Worker(ctx, work, timeout_s, memory_mb)
     finally:
+        if previous_term is not None:
+            signal.signal(signal.SIGTERM, previous_term)
         for worker in workers:
             try:
                 worker.conn.send(None)

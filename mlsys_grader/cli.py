@@ -65,11 +65,12 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     show = sys.stderr.isatty() and not args.quiet
     if show:
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
         columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-        with Progress(*columns, transient=True) as bar:
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
             task = bar.add_task("grading", total=None, rate="")
             began = time.perf_counter()
 
@@ -80,7 +81,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             result = grade_paths(args.paths, options, progress=progress)
     else:
         result = grade_paths(args.paths, options)
-    count = result.write_csv(args.output)
+    result.write_csv(args.output)
     if args.html:
         from .summary_html import write_summary
 

@@ -189,8 +189,8 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     """
     from .api import grade_bundle
 
-    loaded = load_candidate(candidate)
-    if loaded.input_hash in reuse:
+    loaded = load_candidate(candidate, reuse)
+    if loaded.origin == "known" or loaded.input_hash in reuse:
         return {"status": "reuse", "input_hash": loaded.input_hash}
     result: dict[str, Any] = {"input_hash": loaded.input_hash, "origin": loaded.origin}
     if loaded.error is not None:
@@ -226,6 +226,7 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str)
         "flags": list(result.get("flags", [])), "collusion_group": "", "reasons": _reasons(result),
         "origin": result.get("origin", ""), "grader_version": __version__, "rubric": result.get("rubric", rubric_label),
         "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
+        "_rationale": result.get("rationale", ""),  # shown beside collusion pairs in the summary; not a CSV column
     }
     for name, score in result.get("parts", {}).items():
         row[f"part_{name}"] = score

@@ -42,7 +42,6 @@ RATIO_MIN_BYTES = 1024 * 1024
 MAX_METADATA_BYTES = 16 * 1024 * 1024
 HASH_CAP_BYTES = 64 * 1024 * 1024
 """Files larger than this are identified by the hash of their first 64 MiB plus their size."""
-MAX_WALK_ENTRIES = 200_000
 
 SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"})
 GRADESCOPE_METADATA = "submission_metadata.yml"
@@ -106,17 +105,14 @@ def _listdir(path: Path) -> list[os.DirEntry]:
         return []
 
 
-def _walk_files(root: Path, budget: list[int]) -> Iterable[Path]:
+def _walk_files(root: Path) -> Iterable[Path]:
     """Regular files under ``root`` (sorted, depth first), skipping symlinks and hidden entries."""
     for entry in _listdir(root):
-        budget[0] -= 1
-        if budget[0] < 0:
-            return
         if entry.name.startswith(".") or entry.is_symlink():
             continue
         if entry.is_dir(follow_symlinks=False):
             if entry.name not in SKIP_DIRS:
-                yield from _walk_files(Path(entry.path), budget)
+                yield from _walk_files(Path(entry.path))
         elif entry.is_file(follow_symlinks=False):
             yield Path(entry.path)
 
@@ -163,7 +159,7 @@ def read_gradescope_metadata(path: Path) -> dict[str, Student]:
     return students
 
 
-def _gradescope_candidates(root: Path, budget: list[int]) -> list[Candidate]:
+def _gradescope_candidates(root: Path) -> list[Candidate]:
     try:
         students = read_gradescope_metadata(root / GRADESCOPE_METADATA)
         problem = ""
@@ -173,15 +169,15 @@ def _gradescope_candidates(root: Path, budget: list[int]) -> list[Candidate]:
                and e.name not in SKIP_DIRS]
     found = []
     for entry in folders:
-        primary = _pick_primary(list(_walk_files(Path(entry.path), budget)))
+        primary = _pick_primary(list(_walk_files(Path(entry.path))))
         found.append(Candidate(source=entry.path, kind="gradescope", primary=str(primary) if primary else None,
                                student=students.get(entry.name, Student()), note=problem))
     return found
 
 
-def _folder_candidates(root: Path, budget: list[int]) -> list[Candidate]:
+def _folder_candidates(root: Path) -> list[Candidate]:
     if (root / GRADESCOPE_METADATA).is_file():
-        return _gradescope_candidates(root, budget)
+        return _gradescope_candidates(root)
     entries = _listdir(root)
     files = [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and not e.is_symlink()
              and not e.name.startswith(".")]
@@ -204,13 +200,19 @@ def _folder_candidates(root: Path, budget: list[int]) -> list[Candidate]:
             continue
         found.append(Candidate(source=str(path), kind="zip" if suffix == ".zip" else "json", primary=str(path)))
     for entry in entries:
-        budget[0] -= 1
-        if budget[0] < 0:
-            break
         if entry.is_dir(follow_symlinks=False) and not entry.is_symlink() and not entry.name.startswith(".") \
                 and entry.name not in SKIP_DIRS:
-            found.extend(_folder_candidates(Path(entry.path), budget))
+            found.extend(_folder_candidates(Path(entry.path)))
     return found
+
+
+def _notebook_candidate(notebook: Path) -> Candidate:
+    """A notebook named on the command line, with the ``<lab>-submission.json`` beside it if there is one."""
+    hint = _lab_hint(notebook.name)
+    names = [submission_filename(hint)] if hint else [submission_filename(lab) for lab in lab_ids()]
+    beside = next((notebook.parent / n for n in names
+                   if (notebook.parent / n).is_file() and not (notebook.parent / n).is_symlink()), None)
+    return Candidate(source=str(notebook), kind="notebook", primary=str(beside) if beside else None)
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Candidate]:
@@ -221,18 +223,14 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Candidate]:
     submission folder is one input.  Symlinks are never followed.
     """
     found: list[Candidate] = []
-    budget = [MAX_WALK_ENTRIES]
     for raw in paths:
         path = Path(raw)
         if path.is_symlink():
             found.append(Candidate(source=str(path), kind="json", primary=None, note="symlink refused"))
         elif path.is_dir():
-            found.extend(_folder_candidates(path, budget))
+            found.extend(_folder_candidates(path))
         elif path.suffix.lower() == ".ipynb":
-            found.extend(c for c in _folder_candidates(path.parent, [MAX_WALK_ENTRIES])
-                         if c.kind == "notebook" and Path(c.source) == path)
-            if not any(c.source == str(path) for c in found):
-                found.append(Candidate(source=str(path), kind="notebook", primary=None))
+            found.append(_notebook_candidate(path))
         else:
             found.append(Candidate(source=str(path), kind="zip" if path.suffix.lower() == ".zip" else "json",
                                    primary=str(path)))
@@ -264,15 +262,17 @@ def file_digest(path: str | os.PathLike[str], cap: int = HASH_CAP_BYTES) -> str:
     return digest.hexdigest()
 
 
-def _read_bounded(path: str, limit: int, what: str) -> bytes:
-    size = os.stat(path, follow_symlinks=False).st_size
-    if size > limit:
-        raise BundleFormatError(f"{what} is {size:,} bytes; it must be at most {limit:,} bytes")
-    with open(path, "rb") as handle:
+def _read_bounded(path: str, limit: int, what: str) -> tuple[bytes | None, str, str | None]:
+    """(bytes or None, SHA-256 of the file, error) reading at most ``limit`` + 1 bytes; symlinks refused."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            return None, file_digest(path), f"{what} is {size:,} bytes; it must be at most {limit:,} bytes"
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise BundleFormatError(f"{what} grew past {limit:,} bytes while being read")
-    return data
+        return None, file_digest(path), f"{what} grew past {limit:,} bytes while being read"
+    return data, hashlib.sha256(data).hexdigest(), None
 
 
 def _unsafe_member(info: zipfile.ZipInfo) -> str | None:
@@ -343,8 +343,11 @@ def _bundle_or_report(data: bytes) -> tuple[Bundle, str]:
         f"(result_snapshot.captures); got {keys}")
 
 
-def load_candidate(candidate: Candidate) -> Loaded:
-    """Read and parse one candidate; never raises for a bad input (the reason is in ``error``)."""
+def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset()) -> Loaded:
+    """Read and parse one candidate; never raises for a bad input (the reason is in ``error``).
+
+    When the input's hash is in ``known`` it is not parsed: ``origin`` is ``"known"``.
+    """
     primary = candidate.primary
     if primary is None:
         digest = hashlib.sha256(f"missing:{candidate.source}".encode()).hexdigest()
@@ -354,22 +357,24 @@ def load_candidate(candidate: Candidate) -> Loaded:
         if candidate.kind == "gradescope":
             return Loaded(digest, error="Gradescope submission folder holds no bundle JSON or Otter export zip")
         return Loaded(digest, error=f"input refused: {candidate.note or 'nothing to read'}")
+    is_zip = primary.lower().endswith(".zip")
     try:
-        raw_hash = file_digest(primary)
+        data, digest, problem = _read_bounded(primary, MAX_ZIP_BYTES if is_zip else MAX_BYTES, "zip" if is_zip else "submission")
     except OSError as exc:
-        return Loaded(hashlib.sha256(f"unreadable:{primary}".encode()).hexdigest(), error=f"cannot read {primary}: {exc.strerror or exc}")
+        digest = hashlib.sha256(f"unreadable:{primary}".encode()).hexdigest()
+        return Loaded(digest, error=f"cannot read {primary}: {exc.strerror or exc}")
+    if problem is not None:
+        return Loaded(digest, error=f"BundleTooLargeError: {problem}")
     try:
-        if primary.lower().endswith(".zip"):
-            content, member = _zip_member_bytes(_read_bounded(primary, MAX_ZIP_BYTES, "zip"), primary)
-            bundle, origin = _bundle_or_report(content)
-            return Loaded(hashlib.sha256(content).hexdigest(), bundle, f"zip:{origin}")
-        content = _read_bounded(primary, MAX_BYTES, "submission")
-        bundle, origin = _bundle_or_report(content)
-        return Loaded(raw_hash, bundle, origin)
+        if is_zip:
+            data, _member = _zip_member_bytes(data, primary)
+            digest = hashlib.sha256(data).hexdigest()  # the bundle inside identifies the input, not the zip's timestamps
+        if digest in known:
+            return Loaded(digest, origin="known")
+        bundle, origin = _bundle_or_report(data)
+        return Loaded(digest, bundle, f"zip:{origin}" if is_zip else origin)
     except GraderError as exc:
-        return Loaded(raw_hash, error=f"{type(exc).__name__}: {exc}")
-    except OSError as exc:
-        return Loaded(raw_hash, error=f"cannot read {primary}: {exc.strerror or exc}")
+        return Loaded(digest, error=f"{type(exc).__name__}: {exc}")
 
 
 # -- the book's marimo report ------------------------------------------------------

@@ -28,9 +28,9 @@ h1{font-size:1.6em;margin-bottom:4px} h2{margin-top:32px;border-bottom:2px solid
 .card{border:1px solid #d9e2ec;border-radius:8px;padding:10px 16px;min-width:110px}
 .card b{display:block;font-size:1.6em} .card.warn b{color:#c0392b}
 table{border-collapse:collapse;margin:8px 0;font-size:.9em;width:100%}
-th,td{border:1px solid #d9e2ec;padding:4px 8px;text-align:left;vertical-align:top}
+th,td{border:1px solid #d9e2ec;padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
 th{background:#f0f4f8} td.num{text-align:right;font-variant-numeric:tabular-nums}
-.flag{display:inline-block;background:#fdecea;color:#a61b1b;border-radius:4px;padding:0 5px;margin:1px;font-size:.85em}
+.flag{display:inline-block;white-space:nowrap;background:#fdecea;color:#a61b1b;border-radius:4px;padding:0 5px;margin:1px;font-size:.85em}
 .charts{display:flex;gap:24px;flex-wrap:wrap} figure{margin:0} figcaption{font-weight:600;margin-bottom:4px}
 svg text{font-size:11px;fill:#334e68}
 """
@@ -55,15 +55,16 @@ def _histogram(scores: Sequence[float], max_score: float, label: str) -> str:
         if count:
             bars.append(f'<text x="{x + bar_w / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle">{count}</text>')
         bars.append(f'<text x="{x + bar_w / 2:.1f}" y="{height - pad + 14}" text-anchor="middle">{lo:g}</text>')
+    bars.append(f'<text x="{width - pad}" y="{height - pad + 14}" text-anchor="middle">{max_score:g}</text>')
     axis = f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#334e68"/>'
     return (f'<figure><figcaption>{_esc(label)}</figcaption><svg class="chart histogram" role="img" '
             f'aria-label="{_esc(label)}" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
-            f'{axis}{"".join(bars)}<text x="{width - pad}" y="{height - 4}" text-anchor="end">score</text></svg></figure>')
+            f'{axis}{"".join(bars)}<text x="{width / 2}" y="{height - 4}" text-anchor="middle">score</text></svg></figure>')
 
 
 def _pass_rates(rates: Sequence[tuple[str, float, int]], label: str) -> str:
     """Horizontal SVG bars: the share of graded submissions earning each rubric item in full."""
-    row_h, left, width = 16, 230, 560
+    row_h, left, width = 16, 270, 600
     height = row_h * len(rates) + 24
     parts = []
     for i, (item, rate, n) in enumerate(rates):
@@ -106,7 +107,17 @@ def _flags(text: str) -> _Raw:
 
 
 def _who(row: Mapping[str, Any]) -> str:
+    """The student's name or email when the input says; otherwise the input's path."""
     return row.get("student_name") or row.get("student_email") or row["path"]
+
+
+def _path(text: str) -> _Raw:
+    """A path that may wrap after each separator."""
+    return _Raw(_esc(text).replace("/", "/<wbr>"))
+
+
+def _student(row: Mapping[str, Any]) -> str:
+    return row.get("student_name") or row.get("student_email") or "—"
 
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -125,6 +136,17 @@ def common_findings(rows: Sequence[Mapping[str, Any]], top: int = TOP_FINDINGS) 
                 counts[key] += 1
                 example.setdefault(key, message)
     return [(n, k[0], k[1], k[2], example[k]) for k, n in counts.most_common(top)]
+
+
+def _collusion_evidence(group: Any, rows: Sequence[Mapping[str, Any]]) -> str:
+    """What the paired submissions share: identical evidence, and the rationale's opening words."""
+    shown = []
+    if "evidence" in group.bases:
+        shown.append("identical evidence records (inputs, results, predictions, decisions) in every captured part")
+    if "rationale" in group.bases:
+        text = rows[group.members[0]].get("_rationale", "")
+        shown.append(f"rationale: “{text[:200]}{'…' if len(text) > 200 else ''}”")
+    return "; ".join(shown)
 
 
 def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -> str:
@@ -164,24 +186,25 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
     out.append(_table(["submissions", "part", "criterion", "rubric item", "example message"], findings, "findings")
                if findings else "<p>No findings: every graded submission passed every check.</p>")
     out.append("<h2>Flagged submissions</h2>")
-    out.append(_table(["who", "path", "lab", "track", "score", "flags", "group", "first reason"],
-                      [(_who(r), r["path"], r["lab"], r["track"], r["score"], _flags(r["flags"]), r["collusion_group"],
+    out.append(_table(["student", "path", "lab", "track", "score", "flags", "group", "first reason"],
+                      [(_student(r), _path(r["path"]), r["lab"], r["track"], r["score"], _flags(r["flags"]), r["collusion_group"],
                         r["reasons"].split(" | ")[0][:240]) for r in flagged], "flagged")
                if flagged else "<p>No submission is flagged.</p>")
     out.append("<h2>Possible collusion</h2>")
-    out.append(_table(["group", "lab", "basis", "members", "pairs"],
-                      [(g.group_id, g.lab, ", ".join(g.bases), "; ".join(_who(rows[m]) for m in g.members),
-                        "; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({p.basis} {p.similarity:.2f})" for p in g.pairs[:10]))
+    out.append(_table(["group", "lab", "basis", "members", "pairs", "evidence"],
+                      [(g.group_id, g.lab, ", ".join(g.bases), _path("; ".join(_who(rows[m]) for m in g.members)),
+                        _path("; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({p.basis} {p.similarity:.2f})"
+                                        for p in g.pairs[:10])), _collusion_evidence(g, rows))
                        for g in result.groups], "collusion")
                if result.groups else "<p>No identical evidence or near-identical rationales found.</p>")
     if result.changes:
         out.append("<h2>Scores moved since the last run</h2>")
         out.append(_table(["who", "lab", "before", "after", "change", "cause"],
-                          [(c.who, c.lab, c.old_score, c.new_score, c.delta, c.cause) for c in result.changes], "changes"))
+                          [(_path(c.who), c.lab, c.old_score, c.new_score, c.delta, c.cause) for c in result.changes], "changes"))
     bad = [row for row in rows if row["status"] != "graded"]
     if bad:
         out.append("<h2>Inputs that could not be graded</h2>")
-        out.append(_table(["path", "status", "reason"], [(r["path"], r["status"], r["reasons"][:300]) for r in bad], "ungradable"))
+        out.append(_table(["path", "status", "reason"], [(_path(r["path"]), r["status"], r["reasons"][:300]) for r in bad], "ungradable"))
     out.append("</body></html>")
     return "".join(out)
 

@@ -1,0 +1,353 @@
+"""A generated course for bulk grading, and the benchmark figures of ``mlsys-grader grade``.
+
+    python benchmarks/course.py build DIR --clean 40        # write a course with every kind of input
+    python benchmarks/course.py bench [--workdir DIR]       # print the figures (1,000 and 10,000 submissions)
+
+``BENCH_SKIP_10K=1`` / ``BENCH_SKIP_OTTER=1`` skip the 10,000 run / the ``otter run`` comparison.
+
+``build_course`` is also what ``tests/test_gradebook.py`` grades.  The course holds clean
+submissions from ``solve`` (as bundles, Otter export zips, notebook + bundle folders, a
+Gradescope export and a marimo report), tampered ones (edited number, out-of-domain
+input, stale part), garbage (non-JSON, truncated zip, zip bomb, 50 MB file,
+path-traversal zip, notebook without bundle) and colluding pairs. ``course.manifest``
+(JSON) says what each input is and what the gradebook must say about it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+LABS = ("lab07", "lab11")
+TRACKS = ("tinyml", "mobile", "edge", "cloud")
+NOTEBOOK = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+# Seeds whose reference rationales are far enough apart not to look copied (see collusion.py).
+CLEAN_SEED_BASE = 1000
+LAST_CPU_S = 0.0
+
+
+def _reseal(data: dict) -> dict:
+    from mlsys_grader.core.jsonio import sha256_of
+
+    data = copy.deepcopy(data)
+    data.pop("content_hash", None)
+    data["content_hash"] = sha256_of(data)
+    return data
+
+
+def _solved(lab: str, track: str, seed: int) -> dict:
+    from mlsys_grader import solve
+
+    return json.loads(solve(lab, track, seed).to_json())
+
+
+def _write(path: Path, data: dict | bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, dict):
+        path.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    elif isinstance(data, bytes):
+        path.write_bytes(data)
+    else:
+        path.write_text(data, encoding="utf-8")
+    return path
+
+
+def otter_zip(bundle: dict, lab: str) -> bytes:
+    """An Otter export zip: the notebook and ``<lab>-submission.json`` at the root."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{lab}.ipynb", NOTEBOOK)
+        archive.writestr(f"{lab}-submission.json", json.dumps(bundle))
+    return buffer.getvalue()
+
+
+def marimo_report(bundle: dict) -> dict:
+    """What the book's marimo lab exports for the same evidence (``result_snapshot.captures``)."""
+    keep = ("track", "part", "prediction", "inputs", "baseline", "result", "alternatives", "decision", "model_key",
+            "chosen_result", "result_role")
+    captures = {part: {**{k: record.get(k) for k in keep}, "upstream_inputs": record["inputs"],
+                       "upstream_fingerprint": "marimo-scheme"} for part, record in bundle["evidence"].items()}
+    s = bundle["synthesis"]
+    if bundle["lab"] == "lab07":
+        snapshot = {"track": bundle["track"], "captures": captures, "recommendation": s["recommendation"],
+                    "rejected_alternative": s["rejected_alternative"], "reevaluation_trigger": s["reevaluation_trigger"],
+                    "residual_risk": s["residual_risk"]}
+    else:
+        decision = bundle["evidence"]["E"]["decision"]
+        snapshot = {"track": bundle["track"], "captures": captures, "recommendation": decision.get("recommendation"),
+                    "rejected": decision.get("rejected"), "trigger": s["reevaluation_trigger"], "residual_risk": s["residual_risk"]}
+    return {"title": "Lab report", "track": bundle["track"], "final_decision": {"rationale": s["rationale"]},
+            "reflections": {"rationale": s["rationale"]}, "result_snapshot": snapshot}
+
+
+def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool = True, big_file: bool = True) -> dict[str, dict]:
+    """Write a course under ``root``; returns (and writes) the manifest: input path → expectations.
+
+    Each manifest entry has ``category`` (clean, tampered, garbage, colluding) and, where
+    it applies, ``flag`` (a flag the row must carry) or ``reason`` (words the reason holds).
+    """
+    root = Path(root)
+    subs = root / "submissions"
+    manifest: dict[str, dict] = {}
+    clean_bundles: list[tuple[str, dict]] = []
+    gradescope: dict[str, Any] = {}
+    for i in range(clean):
+        lab, track = LABS[i % 2], TRACKS[(i // 2) % 4]
+        bundle = _solved(lab, track, CLEAN_SEED_BASE + i)
+        clean_bundles.append((lab, bundle))
+        style = i % 5
+        if style == 0:
+            path = _write(subs / f"student{i:04d}" / f"{lab}-submission.json", bundle)
+        elif style == 1:
+            path = _write(subs / f"student{i:04d}.zip", otter_zip(bundle, lab))
+        elif style == 2:
+            folder = subs / f"student{i:04d}"
+            _write(folder / f"{lab}-submission.json", bundle)
+            path = _write(folder / f"{lab}.ipynb", NOTEBOOK)
+        elif style == 3:
+            folder = root / "gradescope_export" / f"submission_{9000 + i}"
+            _write(folder / f"{lab}-submission.json", bundle)
+            _write(folder / f"{lab}.ipynb", NOTEBOOK)
+            gradescope[f"submission_{9000 + i}"] = {":submitters": [{":name": f"Student {i}", ":sid": f"{i:05d}",
+                                                                     ":email": f"student{i}@example.edu"}],
+                                                   ":created_at": "2026-03-01 12:00:00 -0800", ":score": 0.0}
+            path = folder
+        else:
+            path = _write(subs / f"student{i:04d}-report.json", marimo_report(bundle))
+        manifest[str(path)] = {"category": "clean", "lab": lab, "track": track}
+    if gradescope:
+        import yaml
+
+        _write(root / "gradescope_export" / "submission_metadata.yml", yaml.safe_dump(gradescope))
+
+    # -- tampered ------------------------------------------------------------------
+    edited = _solved("lab07", "cloud", 7)
+    edited["evidence"]["A"]["result"]["dispatch_fraction"] = round(edited["evidence"]["A"]["result"]["dispatch_fraction"] * 0.8, 6)
+    manifest[str(_write(subs / "tampered_edited_number.json", _reseal(edited)))] = {"category": "tampered", "flag": "integrity"}
+    domain = _solved("lab07", "edge", 8)
+    domain["controls"]["B"]["executions"] = 205
+    domain["evidence"]["B"]["result"]["inputs"]["executions"] = 205
+    manifest[str(_write(subs / "tampered_out_of_domain.json", _reseal(domain)))] = {"category": "tampered", "flag": "integrity"}
+    stale = _solved("lab11", "mobile", 9)
+    stale["controls"]["C"] = {"operation": "gemm" if stale["controls"]["C"]["operation"] == "scatter" else "scatter",
+                              "shape": stale["controls"]["C"]["shape"]}
+    manifest[str(_write(subs / "tampered_stale_part.json", _reseal(stale)))] = {"category": "tampered", "flag": "stale"}
+    unsealed = _solved("lab11", "edge", 10)
+    unsealed["evidence"]["D"]["result"]["inputs"]["local_speedup"] = 4
+    manifest[str(_write(subs / "tampered_not_resealed.json", unsealed))] = {"category": "tampered", "flag": "integrity"}
+
+    # -- colluding -------------------------------------------------------------------
+    lab, original = clean_bundles[0]
+    copied = copy.deepcopy(original)
+    copied["created_at"] = "2026-01-02T09:00:00Z"
+    a = _write(subs / "copy_a" / f"{lab}-submission.json", _reseal(copied))
+    donor = _solved("lab11", "cloud", 11)
+    taker = _solved("lab11", "cloud", 12)
+    words = donor["synthesis"]["rationale"].split()
+    words[len(words) // 2] = "clearly"
+    taker["synthesis"]["rationale"] = " ".join(words)
+    b = _write(subs / "pair_donor" / "lab11-submission.json", donor)
+    c = _write(subs / "pair_taker" / "lab11-submission.json", _reseal(taker))
+    manifest[str(a)] = {"category": "colluding", "with": str(next(p for p, m in manifest.items() if m["category"] == "clean"))}
+    manifest[str(b)] = {"category": "colluding", "with": str(c)}
+    manifest[str(c)] = {"category": "colluding", "with": str(b)}
+
+    # -- garbage ---------------------------------------------------------------------
+    if garbage:
+        g = subs / "garbage"
+        manifest[str(_write(g / "not_json.json", "this is not JSON {"))] = {"category": "garbage", "reason": "not valid JSON"}
+        good_zip = otter_zip(clean_bundles[1][1], clean_bundles[1][0])
+        manifest[str(_write(g / "truncated.zip", good_zip[: len(good_zip) // 2]))] = {"category": "garbage", "reason": "zip"}
+        bomb = io.BytesIO()
+        with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("lab07-submission.json", b" " * (64 * 1024 * 1024))
+        manifest[str(_write(g / "bomb.zip", bomb.getvalue()))] = {"category": "garbage", "reason": "zip bomb"}
+        traversal = io.BytesIO()
+        with zipfile.ZipFile(traversal, "w") as archive:
+            archive.writestr("../../outside.json", "{}")
+            archive.writestr("lab07-submission.json", json.dumps(clean_bundles[0][1]))
+        manifest[str(_write(g / "traversal.zip", traversal.getvalue()))] = {"category": "garbage", "reason": "path traversal"}
+        manifest[str(_write(g / "lonely" / "lab07.ipynb", NOTEBOOK))] = {"category": "garbage", "reason": "no lab07-submission.json"}
+        manifest[str(_write(g / "deep.json", "[" * 100_000 + "]" * 100_000))] = {"category": "garbage", "reason": "deeper"}
+        if big_file:
+            big = g / "huge.json"
+            big.parent.mkdir(parents=True, exist_ok=True)
+            with open(big, "wb") as handle:
+                handle.truncate(50 * 1024 * 1024)
+            manifest[str(big)] = {"category": "garbage", "reason": "bytes"}
+    _write(root / "course.manifest", json.dumps(manifest, indent=1))  # not *.json: never an input
+    return manifest
+
+
+# -- benchmark -----------------------------------------------------------------------
+
+def _tree_rss_mb(pid: int) -> float:
+    """Resident memory of a process and all its descendants, in MiB (Linux /proc)."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry))
+        rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    total, stack = 0, [pid]
+    while stack:
+        node = stack.pop()
+        total += rss.get(node, 0)
+        stack.extend(children.get(node, []))
+    return total / 2**20
+
+
+def timed_grade(args: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak resident MiB of the whole process tree, first output line) of one CLI run.
+
+    The CPU seconds of the run (parent and workers) are kept in ``LAST_CPU_S``: on a shared
+    machine wall time says more about the neighbours than about the grader.
+    """
+    global LAST_CPU_S
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "mlsys_grader", "grade", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_mb(proc.pid))
+        time.sleep(0.2)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU_S = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    out = proc.stdout.read().strip().splitlines()
+    if proc.returncode != 0:
+        raise SystemExit(f"mlsys-grader grade failed ({proc.returncode}): {out[-3:]}")
+    return wall, peak, out[0] if out else ""
+
+
+def build_scaled(root: Path, distinct: int, total: int) -> None:
+    """``total`` bundle files from ``distinct`` solved bundles (copies re-stamped so every file differs)."""
+    made = []
+    for i in range(distinct):
+        made.append((LABS[i % 2], _solved(LABS[i % 2], TRACKS[(i // 2) % 4], i)))
+    for n in range(total):
+        lab, bundle = made[n % distinct]
+        if n >= distinct:
+            bundle = dict(bundle, created_at=f"2026-02-{1 + n % 28:02d}T{(n // 28) % 24:02d}:{n % 60:02d}:00Z")
+            bundle = _reseal(bundle)
+        _write(root / f"s{n:05d}" / f"{lab}-submission.json", bundle)
+
+
+def bench(workdir: Path, jobs: int) -> None:
+    workdir.mkdir(parents=True, exist_ok=True)
+    one_k, ten_k = workdir / "course1000", workdir / "course10000"
+    if not one_k.exists():
+        t = time.perf_counter()
+        build_scaled(one_k, 1000, 1000)
+        print(f"built 1,000 distinct solved submissions in {time.perf_counter() - t:.0f} s")
+    if not ten_k.exists():
+        t = time.perf_counter()
+        build_scaled(ten_k, 1000, 10_000)
+        print(f"built 10,000 submissions (1,000 distinct evidence sets, re-stamped copies) in {time.perf_counter() - t:.0f} s")
+    common = ["--jobs", str(jobs), "--quiet"]
+    db = workdir / "bench.sqlite"
+    db.unlink(missing_ok=True)
+    print(f"load average before the runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    wall, peak, _ = timed_grade([str(one_k), "-o", str(workdir / "g1000.csv"), "--db", str(db), *common])
+    cpu = LAST_CPU_S
+    print(f"1,000 submissions, {jobs} jobs, cold database, import included: {wall:.2f} s wall, {cpu:.1f} CPU s "
+          f"(parent + workers), peak RSS {peak:.0f} MiB")
+    wall2, _, _ = timed_grade([str(one_k), "-o", str(workdir / "g1000.csv"), "--db", str(db), *common])
+    print(f"1,000 submissions again (all reused from the database): {wall2:.2f} s wall ({wall2 / wall:.0%} of the first run), "
+          f"{LAST_CPU_S:.1f} CPU s ({LAST_CPU_S / cpu:.0%})")
+    if not os.environ.get("BENCH_SKIP_10K"):
+        wall, peak, _ = timed_grade([str(ten_k), "-o", str(workdir / "g10000.csv"), "--no-db", *common])
+        print(f"10,000 submissions, {jobs} jobs, no database: {wall:.2f} s wall, {LAST_CPU_S:.1f} CPU s, "
+              f"peak RSS of the process tree {peak:.0f} MiB")
+    if not os.environ.get("BENCH_SKIP_OTTER"):
+        otter_comparison(workdir, jobs)
+
+
+def otter_comparison(workdir: Path, jobs: int, count: int = 20) -> None:
+    """The same ``count`` Otter export zips graded by ``otter run`` one at a time and by ``mlsys-grader grade``."""
+    root = Path(__file__).resolve().parents[1]
+    references = [(lab, track, root / "solutions" / lab / f"reference-{track}.ipynb") for lab in LABS for track in TRACKS]
+    references = [(lab, track, nb) for lab, track, nb in references
+                  if nb.is_file() and nb.with_name(f"reference-{track}-submission.json").is_file()]
+    autograders = workdir / "autograders"
+    if references and not (autograders / "lab07-autograder.zip").is_file():
+        built = subprocess.run([sys.executable, "-m", "mlsys_grader", "autograder", "-o", str(autograders), "--no-run-tests"],
+                               capture_output=True, text=True, cwd=root)
+        if built.returncode != 0:
+            print(f"otter run comparison: skipped — building the autograders failed: {built.stderr.strip()[-300:]}")
+            return
+    if not references:
+        print("otter run comparison: skipped — no reference notebooks under solutions/ (autograder issue not landed)")
+        return
+    zips = workdir / "otter_zips"
+    shutil.rmtree(zips, ignore_errors=True)
+    zips.mkdir()
+    for i in range(count):
+        lab, track, notebook = references[i % len(references)]
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.write(notebook, arcname=f"{lab}.ipynb")
+            archive.write(notebook.with_name(f"reference-{track}-submission.json"), arcname=f"{lab}-submission.json")
+        _write(zips / f"s{i:02d}-{lab}-{track}.zip", buffer.getvalue())
+    start = time.perf_counter()
+    scores = []
+    for path in sorted(zips.glob("*.zip")):
+        lab = "lab07" if "-lab07-" in path.name else "lab11"
+        out = workdir / "otter_out" / path.stem
+        out.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograders / f"{lab}-autograder.zip"), "-o", str(out), str(path)],
+                       capture_output=True, text=True, cwd=out)
+        results = out / "results.json"
+        scores.append(json.loads(results.read_text())["score"] if results.is_file() else None)
+    otter_s = time.perf_counter() - start
+    ours, _, _ = timed_grade([str(zips), "-o", str(workdir / "g_otter.csv"), "--no-db", "--jobs", str(jobs), "--quiet"])
+    import csv
+
+    with open(workdir / "g_otter.csv", newline="", encoding="utf-8") as handle:
+        our_scores = [float(row["score"]) for row in csv.DictReader(handle)]
+    print(f"{count} Otter export zips: otter run one at a time {otter_s:.1f} s ({otter_s / count:.1f} s each, scores "
+          f"{sorted(set(scores), key=str)}), mlsys-grader grade {ours:.2f} s with import (scores {sorted(set(our_scores))}); "
+          f"ratio {otter_s / ours:.0f}x")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    build = sub.add_parser("build", help="write a generated course with every kind of input")
+    build.add_argument("root")
+    build.add_argument("--clean", type=int, default=40)
+    run = sub.add_parser("bench", help="print the benchmark figures")
+    run.add_argument("--workdir", default=None, help="where to keep the generated courses (default: a temp dir)")
+    run.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args(argv)
+    if args.command == "build":
+        manifest = build_course(args.root, args.clean)
+        print(f"wrote {len(manifest)} inputs under {args.root}")
+    else:
+        workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="mlsys-bench-"))
+        bench(workdir, args.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""Bulk grading end to end: a generated course through the real pool, grader and SQLite gradebook."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from mlsys_grader.batch import run_tasks
+from mlsys_grader.cli import main
+from mlsys_grader.gradebook import BatchOptions, grade_paths, write_csv
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _course_module():
+    spec = importlib.util.spec_from_file_location("course", ROOT / "benchmarks" / "course.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    root = tmp_path_factory.mktemp("course")
+    manifest = _course_module().build_course(root, clean=10)
+    return root, manifest
+
+
+@pytest.fixture(scope="module")
+def graded(course, tmp_path_factory):
+    root, manifest = course
+    db = tmp_path_factory.mktemp("db") / "gradebook.sqlite"
+    result = grade_paths([root], BatchOptions(jobs=2, db=str(db)))
+    return result, db
+
+
+def test_generated_course_gives_one_correct_row_per_input(course, graded):
+    root, manifest = course
+    result, _ = graded
+    rows = {row["path"]: row for row in result.rows}
+    assert len(result.rows) == len(rows) == len(manifest), "exactly one row per input"
+    assert set(rows) == set(manifest)
+    for path, expect in manifest.items():
+        row = rows[path]
+        if expect["category"] == "clean":
+            assert (row["status"], row["score"], row["max_score"]) == ("graded", 100.0, 100.0), (path, row["reasons"])
+            assert (row["lab"], row["track"]) == (expect["lab"], expect["track"])
+            assert not set(row["flags"].split(";")) & {"integrity", "stale", "missing", "ungradable"}, path
+        elif expect["category"] == "tampered":
+            assert expect["flag"] in row["flags"].split(";"), (path, row["flags"])
+            assert row["score"] < row["max_score"]
+        elif expect["category"] == "garbage":
+            assert (row["status"], row["score"]) == ("error", 0), path
+            assert expect["reason"] in row["reasons"], (path, row["reasons"])
+            assert "ungradable" in row["flags"]
+
+
+def test_generated_course_reports_every_colluding_pair_and_no_clean_one(course, graded):
+    _, manifest = course
+    result, _ = graded
+    index = {row["path"]: i for i, row in enumerate(result.rows)}
+    groups = {frozenset(result.rows[m]["path"] for m in g.members) for g in result.groups}
+    expected = {frozenset({path, expect["with"]}) for path, expect in manifest.items() if expect["category"] == "colluding"}
+    assert groups == expected
+    copied = next(g for g in result.groups if len(g.bases) == 2)
+    assert copied.bases == ["evidence", "rationale"]
+    assert all(result.rows[index[p]]["collusion_group"] for pair in expected for p in pair)
+
+
+def test_gradescope_metadata_names_reach_the_gradebook(graded):
+    result, _ = graded
+    gradescope = [row for row in result.rows if row["kind"] == "gradescope"]
+    assert gradescope and all(row["student_email"].endswith("@example.edu") for row in gradescope)
+    assert {row["student_name"] for row in gradescope} == {"Student 3", "Student 8"}
+
+
+def test_rerun_regrades_nothing_and_reports_no_change(course, graded):
+    root, manifest = course
+    first, db = graded
+    again = grade_paths([root], BatchOptions(jobs=2, db=str(db)))
+    assert (again.graded, again.reused) == (0, len(manifest))
+    assert [r["score"] for r in again.rows] == [r["score"] for r in first.rows]
+    assert again.changes == []
+
+
+def test_rubric_change_reports_exactly_the_students_whose_score_moved(course, graded, tmp_path):
+    root, _ = course
+    first, db = graded
+    from mlsys_grader.api import default_rubric
+
+    shipped = (ROOT / "mlsys_grader" / "labs" / "lab07.toml").read_text(encoding="utf-8")
+    changed = shipped.replace("rationale_names_trigger = 1", "rationale_names_trigger = 3")
+    assert changed != shipped
+    rubric = tmp_path / "lab07.toml"
+    rubric.write_text(changed, encoding="utf-8")
+    copy_db = tmp_path / "copy.sqlite"
+    copy_db.write_bytes(Path(db).read_bytes())
+    result = grade_paths([root], BatchOptions(jobs=2, db=str(copy_db), rubrics={"lab07": str(rubric)}))
+    before = {r["path"]: r for r in first.rows}
+    moved = {r["path"] for r in result.rows if r["status"] == "graded" and r["score"] != before[r["path"]]["score"]}
+    assert moved, "the full-marks lab07 submissions gain 2 points"
+    assert {c.path for c in result.changes} == moved
+    assert all(c.cause == "rubric" and c.delta == 2 and c.lab == "lab07" for c in result.changes)
+    assert default_rubric("lab07").synthesis["rationale_names_trigger"] == 1
+
+
+def test_roster_assigns_tracks_and_flags_other_track(course, tmp_path):
+    root, manifest = course
+    roster = tmp_path / "roster.csv"
+    roster.write_text("name,email,track\nStudent 3,student3@example.edu,cloud\nStudent 8,student8@example.edu,tinyml\n", encoding="utf-8")
+    folder = root / "gradescope_export"
+    result = grade_paths([folder], BatchOptions(jobs=1, db=None, roster=str(roster)))
+    by_name = {row["student_name"]: row for row in result.rows}
+    assert by_name["Student 3"]["track"] == "mobile" and "wrong_track" in by_name["Student 3"]["flags"]
+    assert "roster assigns 'cloud'" in by_name["Student 3"]["reasons"]
+    assert by_name["Student 8"]["track"] == "tinyml" and "wrong_track" not in by_name["Student 8"]["flags"]
+    assert by_name["Student 8"]["roster_track"] == "tinyml"
+
+
+def test_csv_and_dataframe_hold_the_same_rows(graded, tmp_path):
+    result, _ = graded
+    out = tmp_path / "grades.csv"
+    assert result.write_csv(out) == len(result.rows)
+    with open(out, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    frame = result.to_dataframe()
+    assert list(frame.columns) == list(rows[0]) == result.columns
+    assert len(frame) == len(rows)
+    for column in ("path", "student_email", "lab", "track", "score", "max_score", "part_A", "A.replay",
+                   "synthesis.rationale_length", "flags", "reasons"):
+        assert column in result.columns
+    assert [float(r["score"]) for r in rows] == [float(s) for s in frame["score"]]
+
+
+def test_csv_cells_never_start_a_spreadsheet_formula(tmp_path):
+    out = tmp_path / "x.csv"
+    write_csv([{"path": "=HYPERLINK(\"http://evil\")", "score": -3}], out, ["path", "score"])
+    text = out.read_text(encoding="utf-8")
+    assert "'=HYPERLINK" in text and ",-3" in text
+
+
+def test_cli_grade_writes_csv_db_and_html(course, tmp_path, capsys):
+    root, manifest = course
+    code = main(["grade", str(root / "submissions" / "garbage"), str(root / "submissions" / "student0000"),
+                 "-o", str(tmp_path / "g.csv"), "--db", str(tmp_path / "g.sqlite"), "--html", str(tmp_path / "r.html"), "--jobs", "2"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "graded 8 input(s)" in out and "7 ungradable" in out
+    assert (tmp_path / "r.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert main(["grade", str(root), "--jobs", "0", "--no-db", "-o", str(tmp_path / "h.csv")]) == 2
+    assert "jobs" in capsys.readouterr().err
+
+
+# -- the bounded pool -----------------------------------------------------------------
+
+def _hostile(task):
+    if task == "sleep":
+        time.sleep(60)
+    if task == "spin":
+        while True:
+            pass
+    if task == "eat":
+        hog = []
+        while True:
+            hog.append(bytearray(50 * 1024 * 1024))
+    if task == "die":
+        os._exit(9)
+    if task == "raise":
+        raise KeyError("boom")
+    return {"status": "graded", "task": task}
+
+
+def test_pool_bounds_time_memory_and_crashes_and_keeps_going():
+    tasks = ["ok1", "sleep", "spin", "eat", "die", "raise", "ok2"]
+    results = {}
+    start = time.perf_counter()
+    run_tasks(tasks, _hostile, jobs=2, timeout_s=1.0, memory_mb=256, on_result=lambda i, r: results.setdefault(i, r))
+    assert time.perf_counter() - start < 30, "a hung task must not hold the batch"
+    status = {tasks[i]: r["status"] for i, r in results.items()}
+    assert status == {"ok1": "graded", "sleep": "timeout", "spin": "timeout", "eat": "memory", "die": "crash",
+                      "raise": "error", "ok2": "graded"}
+    assert "1 s limit" in results[1]["reason"] and "exit code 9" in results[4]["reason"]
+    assert "KeyError" in results[5]["reason"]

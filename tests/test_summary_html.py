@@ -1,0 +1,79 @@
+"""The HTML summary: self-contained, and rendered by a real headless Chromium."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mlsys_grader.gradebook import BatchOptions, grade_paths
+from mlsys_grader.summary_html import common_findings, render_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+# Appended only in the test: measures what the browser actually laid out and writes it into the DOM.
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const charts = [...document.querySelectorAll('svg.chart')].map(svg => {
+    const box = svg.getBoundingClientRect();
+    const bars = [...svg.querySelectorAll('rect.bar')].filter(r => r.getBBox().width > 0 && r.getBBox().height > 0);
+    return {cls: svg.getAttribute('class'), w: Math.round(box.width), h: Math.round(box.height), bars: bars.length};
+  });
+  const tables = [...document.querySelectorAll('table')].map(t => ({cls: t.className, rows: t.tBodies[0].rows.length}));
+  const out = document.createElement('pre');
+  out.id = 'probe';
+  out.textContent = JSON.stringify({charts, tables});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    spec = importlib.util.spec_from_file_location("course", ROOT / "benchmarks" / "course.py")
+    course = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(course)
+    root = tmp_path_factory.mktemp("course")
+    course.build_course(root, clean=6, big_file=False)
+    return grade_paths([root], BatchOptions(jobs=2, db=None))
+
+
+def test_page_is_self_contained_and_escapes_student_text(result):
+    result.rows[0]["reasons"] = "<script>alert(1)</script>"
+    result.rows[0]["flags"] = result.rows[0]["flags"] or "integrity"
+    page = render_summary(result)
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page), "no network references"
+    assert "&lt;script&gt;alert(1)" in page
+    for heading in ("Most common findings", "Flagged submissions", "Possible collusion", "Inputs that could not be graded"):
+        assert heading in page
+
+
+def test_common_findings_group_messages_that_differ_only_in_numbers():
+    rows = [{"_findings": [["A", "replay", "replay", f"Part A's value {n} does not match"]]} for n in (1.5, 2, 3)]
+    assert common_findings(rows) == [(3, "A", "replay", "replay", "Part A's value 1.5 does not match")]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (apt-get install chromium)")
+def test_chromium_renders_charts_and_tables(result, tmp_path):
+    page = tmp_path / "report.html"
+    page.write_text(render_summary(result).replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,2000"]
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    probe = json.loads(re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
+    histograms = [c for c in probe["charts"] if "histogram" in c["cls"]]
+    passrates = [c for c in probe["charts"] if "passrate" in c["cls"]]
+    assert len(histograms) == 2 and len(passrates) == 2, probe["charts"]
+    assert all(c["w"] >= 400 and c["h"] >= 200 and c["bars"] >= 1 for c in histograms)
+    assert all(c["bars"] >= 30 for c in passrates), "one visible bar per rubric item"
+    tables = {t["cls"]: t["rows"] for t in probe["tables"]}
+    assert tables["flagged"] >= 4 and tables["collusion"] == 2 and tables["ungradable"] >= 5 and tables["findings"] >= 3
+    shot = tmp_path / "shot.png"
+    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    assert shot.stat().st_size > 20_000, "a blank page compresses to a few kB"
