@@ -1,13 +1,11 @@
 """mlsys_grader: replay-based autograding for MLSysBook Lab 07 and Lab 11.
 
 The public API is re-exported here; see ``api`` for loading, grading and solving.
+Importing the package does not import mlsysim (seconds of start-up): the evaluators
+load on first use, so reading, validating or re-listing stored grades stays instant.
 """
 
-from ._mlsysim import import_mlsysim as _import_mlsysim
-
-_import_mlsysim()  # before anything below pulls mlsysim in the slow way
-
-from ._version import __version__  # noqa: E402
+from ._version import __version__
 from .api import default_rubric, grade_bundle, grade_file, load_rubric, mlsysim_version, solve
 from .core.models import SCHEMA_VERSION, Bundle, EvidenceRecord, Synthesis, bundle_json_schema, load_bundle
 from .core.report import Finding, GradeReport, PartScore

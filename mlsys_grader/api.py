@@ -18,7 +18,7 @@ from .core.models import Bundle, bundle_from_mapping, load_bundle
 from .core.report import GradeReport
 from .core.rubric import Rubric, rubric_from_toml
 from .errors import UnknownLabError
-from .labs import get_lab
+from .labs import get_lab, lab_ids
 
 
 @lru_cache(maxsize=1)
@@ -29,8 +29,9 @@ def mlsysim_version() -> str:
 
 @lru_cache(maxsize=8)
 def default_rubric(lab_id: str) -> Rubric:
-    """The rubric shipped with the package for ``lab_id``."""
-    get_lab(lab_id)
+    """The rubric shipped with the package for ``lab_id`` (does not import the evaluators)."""
+    if lab_id not in lab_ids():
+        raise UnknownLabError(f"unknown lab {lab_id!r}; expected one of {', '.join(lab_ids())}")
     text = resources.files("mlsys_grader.labs").joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")
     return rubric_from_toml(text, expected_lab=lab_id, source=f"{lab_id}.toml")
 

@@ -7,9 +7,9 @@ clock; a worker that overruns is killed and replaced, and its task gets a result
 so.  Inside the worker a ``SIGALRM`` timer ends ordinary overruns cleanly, and
 ``RLIMIT_AS`` turns runaway allocation into :class:`MemoryError`.
 
-Workers are forked after the parent imported the evaluators (mlsysim takes seconds
-to import), so each starts warm.  Where ``fork`` is unavailable tasks run in-process,
-with the time limit only.
+Workers are forked and import the evaluators on their first grade (mlsysim takes
+seconds to import; the workers do it in parallel).  Where ``fork`` is unavailable
+tasks run in-process, with the time limit only.
 """
 
 from __future__ import annotations

@@ -369,15 +369,14 @@ def grade_paths(
     progress: Callable[[int, int], None] | None = None,
 ) -> GradebookResult:
     """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input)."""
-    from .labs import get_lab, lab_ids
-
     options = options or BatchOptions()
     started = time.perf_counter()
     rubrics = resolve_rubrics(options.rubrics)
     key = rubric_key(rubrics)
     roster = read_roster(options.roster) if options.roster else None
-    for lab in lab_ids():
-        get_lab(lab)  # import the evaluators once, before forking, so every worker starts warm
+    # The evaluators are not imported here: a worker imports them on its first grade
+    # (in parallel with the others), and a rerun that only reuses stored grades never
+    # pays mlsysim's start-up at all.
     candidates = discover(paths)
     db = GradebookDB(options.db) if options.db else None
     try:

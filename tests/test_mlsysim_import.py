@@ -19,9 +19,11 @@ def test_libyaml_safe_loader_gives_identical_notation_data():
         assert yaml.load(text, Loader=yaml.CSafeLoader) == yaml.safe_load(text), path.name
 
 
-def test_import_restores_yaml_safe_load_and_loads_the_evaluators():
+def test_evaluators_load_on_first_use_and_yaml_is_restored():
     code = (
-        "import yaml; before = yaml.safe_load; import mlsys_grader, sys; "
+        "import yaml, sys; before = yaml.safe_load; import mlsys_grader; "
+        "assert 'mlsysim' not in sys.modules, 'importing the package must not import mlsysim'; "
+        "mlsys_grader.get_lab('lab07'); "
         "assert yaml.safe_load is before; assert 'mlsysim' in sys.modules; "
         "from mlsysim.notation.registry import Notation; print(len(list(Notation)))"
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable
 
-from mlsysim.core.units import ureg
+from .._mlsysim import import_mlsysim
 
 _QUANTITY = re.compile(
     r"(?P<dollar>\$\s?)?(?P<number>(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -40,6 +40,9 @@ def _unit_scale(unit: str) -> tuple[float, str] | None:
     """(factor to base units, dimensionality) for a pint unit string, or None if pint cannot parse it."""
     if unit in ("dimensionless", ""):
         return 1.0, "dimensionless|dimensionless"
+    import_mlsysim()
+    from mlsysim.core.units import ureg  # the evaluators' own registry (defines flop, dollar…)
+
     try:
         quantity = ureg.Quantity(1.0, unit).to_base_units()
     except Exception:  # pint raises many types for unknown or malformed units

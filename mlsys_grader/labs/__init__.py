@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 
+from .._mlsysim import import_mlsysim
 from ..core.labspec import LabSpec
 from ..errors import UnknownLabError
 
@@ -21,5 +22,6 @@ def get_lab(lab_id: str) -> LabSpec:
     if lab_id not in LAB_MODULES:
         raise UnknownLabError(f"unknown lab {lab_id!r}; expected one of {', '.join(lab_ids())}")
     if lab_id not in _LOADED:
+        import_mlsysim()
         _LOADED[lab_id] = importlib.import_module(LAB_MODULES[lab_id]).LAB
     return _LOADED[lab_id]
