@@ -54,7 +54,7 @@ def _histogram(scores: Sequence[float], max_score: float, label: str) -> str:
                     f'<title>{lo:g}–{hi:g}: {count}</title></rect>')
         if count:
             bars.append(f'<text x="{x + bar_w / 2:.1f}" y="{y - 3:.1f}" text-anchor="middle">{count}</text>')
-        bars.append(f'<text x="{x + bar_w / 2:.1f}" y="{height - pad + 14}" text-anchor="middle">{lo:g}</text>')
+        bars.append(f'<text x="{x:.1f}" y="{height - pad + 14}" text-anchor="middle">{lo:g}</text>')  # at the bin's left edge
     bars.append(f'<text x="{width - pad}" y="{height - pad + 14}" text-anchor="middle">{max_score:g}</text>')
     axis = f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" stroke="#334e68"/>'
     return (f'<figure><figcaption>{_esc(label)}</figcaption><svg class="chart histogram" role="img" '
