@@ -12,6 +12,11 @@ Outer layer: it imports the core and Otter, never the reverse.
 See ``autograder/README.md`` for the mechanism in words.
 """
 
-from .embed import BUNDLE_MIME, bundle_display_data, display_bundle, find_embedded_bundles
+from .embed import (
+    BUNDLE_MIME,
+    bundle_display_data,
+    display_bundle,
+    find_embedded_bundles,
+)
 
 __all__ = ["BUNDLE_MIME", "bundle_display_data", "display_bundle", "find_embedded_bundles"]

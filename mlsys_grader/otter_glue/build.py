@@ -90,14 +90,27 @@ def build_wheel(dest: Path, root: Path | None = None) -> Path:
 
 
 def _environment_yml(original: str, requirements: list[str], wheel_name: str) -> str:
-    """The conda environment Gradescope builds: pinned Python, Otter's own pip list plus ours and the wheel."""
-    pip = [line.strip()[2:].strip() for line in original.splitlines() if line.strip().startswith("- ") and line.startswith("      ")]
-    pinned = {req.split("==")[0].split("[")[0].lower() for req in requirements}
-    pip = [req for req in pip if req.split("==")[0].split("[")[0].lower() not in pinned]
-    pip += requirements + [f"{GRADESCOPE_SOURCE}/{wheel_name}"]
-    lines = ["name: otter-env", "channels:", "  - conda-forge", "dependencies:", f"  - python={PYTHON_VERSION}",
-             "  - pip", "  - jupyter_server", "  - pip:"] + [f"      - {req}" for req in pip]
-    return "\n".join(lines) + "\n"
+    """The conda environment Gradescope builds: Otter's (and the master's) packages, Python
+    pinned to the tested version, our pins replacing Otter's, and the shipped wheel."""
+    import yaml
+
+    environment = yaml.safe_load(original) or {}
+    if not isinstance(environment, dict) or not isinstance(environment.get("dependencies", []), list):
+        raise AutograderBuildError(f"environment.yml from otter assign is not a conda environment: {original[:200]!r}")
+    conda, pip = [], []
+    for dependency in environment.get("dependencies", []):
+        if isinstance(dependency, dict) and "pip" in dependency:
+            pip.extend(dependency["pip"])
+        elif isinstance(dependency, str) and not dependency.startswith("python"):
+            conda.append(dependency)
+
+    def name(requirement: str) -> str:
+        return requirement.split("==")[0].split("[")[0].strip().lower()
+
+    pinned = {name(requirement) for requirement in requirements}
+    pip = [r for r in pip if name(r) not in pinned] + requirements + [f"{GRADESCOPE_SOURCE}/{wheel_name}"]
+    environment["dependencies"] = [f"python={PYTHON_VERSION}", *conda, {"pip": pip}]
+    return yaml.safe_dump(environment, sort_keys=False)
 
 
 def _otter_config(original: dict, lab: str) -> dict:
@@ -133,7 +146,7 @@ def assign(master: Path, lab: str, scratch: Path, *, run_tests: bool) -> Path:
     if not master.is_file():
         raise AutograderBuildError(f"{lab}: expected an Otter master notebook at {master}, found none")
     work = scratch / lab
-    shutil.copytree(master.parent, work, ignore=shutil.ignore_patterns("__pycache__", "dist", "*.zip", "reference-*.ipynb"))
+    shutil.copytree(master.parent, work, ignore=shutil.ignore_patterns("__pycache__", "dist", "*.zip", "reference-*"))
     # the generated notebooks name themselves after the master file: call it <lab>.ipynb
     named = work / f"{lab}.ipynb"
     if master.name != named.name:

@@ -42,10 +42,17 @@ def bundle_display_data(bundle_json: str) -> dict[str, Any]:
 
 
 def display_bundle(bundle_json: str) -> None:
-    """Display the bundle as a notebook output (a no-op outside IPython)."""
+    """Display the bundle as a notebook output (a no-op outside an IPython kernel).
+
+    Outside a kernel IPython's ``display`` would print the whole dict to stdout, so a
+    script or a test that saves a bundle checks for a running shell first.
+    """
     try:
+        from IPython import get_ipython
         from IPython.display import display
     except ImportError:  # plain Python: nothing to embed into
+        return
+    if get_ipython() is None:
         return
     display(bundle_display_data(bundle_json), raw=True)
 

@@ -81,23 +81,23 @@ def compare_kernel(record: GradeReport, kernel_scores: Mapping[str, tuple[float,
 
 
 def _lost_points(report: GradeReport, part: str, *, public_only: bool) -> list[str]:
-    """One line per lost rubric item: the points and the finding's sentence."""
+    """One line per lost rubric item: the points and the finding's sentence.
+
+    A part with no evidence loses every item for one reason, so that reason is said once.
+    """
     findings = report.findings_for(part)
+    items = [item for item in report.parts[part].items
+             if item.points < item.max_points and not (public_only and item.item in HIDDEN_ITEMS)]
+    if not items:
+        return []
     missing = next((f for f in findings if f.criterion == "missing"), None)
+    if missing is not None:
+        return [f"-{sum(i.max_points - i.points for i in items):g} (all items): {missing.message}"]
     lines = []
-    for item in report.parts[part].items:
-        if public_only and item.item in HIDDEN_ITEMS:
-            continue
-        lost = item.max_points - item.points
-        if lost <= 0:
-            continue
-        owner = next((f for f in findings if f.rubric_item == item.item and (not public_only or not f.hidden)), None) or missing
+    for item in items:
+        owner = next((f for f in findings if f.rubric_item == item.item and not (public_only and f.hidden)), None)
         sentence = owner.message if owner else f"The {item.item.replace('_', ' ')} check did not pass; see the public feedback."
-        lines.append(f"-{lost:g} {item.item}: {sentence}")
-    if missing and lines:
-        # a missing part costs every item for one reason: say it once
-        lines = [f"-{sum(i.max_points - i.points for i in report.parts[part].items if not (public_only and i.item in HIDDEN_ITEMS)):g} "
-                 f"(all items): {missing.message}"]
+        lines.append(f"-{item.max_points - item.points:g} {item.item}: {sentence}")
     return lines
 
 

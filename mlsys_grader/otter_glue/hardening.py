@@ -11,8 +11,8 @@ Otter 7's runner process trusts three pickles that student code controls:
 Unpickling runs arbitrary code, in the process that writes the results.  ``install``
 (called by the plugin's ``before_grading``, before any student code runs) moves the log
 aside and routes 2 and 3 through unpicklers that build only Otter's own result classes
-(2) or plain data (3).  It also guards execution, so a kernel that dies still leaves the
-score of record.
+(2) or plain data (3).  It also guards execution and bounds each cell's run time, so a
+kernel that dies or never finishes still leaves the score of record.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import sys
 import types
 from pathlib import Path
 from typing import Any, Callable
@@ -31,6 +32,7 @@ RESULT_CLASSES = frozenset({
     ("otter.test_files.abstract_test", "TestCaseResult"),
     ("otter.test_files.ok_test", "OKTestFile"),
     ("otter.test_files.exception_test", "ExceptionTestFile"),
+    ("otter.test_files.exception_test", "test_case"),
     ("otter.test_files.metadata_test", "NotebookMetadataOKTestFile"),
     ("otter.test_files.metadata_test", "NotebookMetadataExceptionTestFile"),
 })
@@ -103,11 +105,57 @@ def _guard_grade_notebook(original: Callable[..., Any]) -> Callable[..., Any]:
     return guarded
 
 
-def install() -> None:
-    """Route Otter's runner-side unpickling through the safe loaders and guard execution.
+def drop_writable_import_paths(autograder_dir: str | os.PathLike | None) -> list[str]:
+    """Remove ``sys.path`` entries student code could plant modules in; the removed entries.
+
+    On Gradescope the runner starts as ``python /autograder/source/run_otter.py``, so
+    ``/autograder/source`` heads ``sys.path``: a module the kernel wrote there would shadow
+    anything the runner imports after the notebook ran.  The runner needs nothing from
+    the autograder folder or the working directory, so those entries go.
+    """
+    root = os.path.realpath(autograder_dir) if autograder_dir else None
+    removed, kept = [], []
+    for entry in sys.path:
+        real = os.path.realpath(entry or ".")
+        if entry in ("", ".") or (root and (real == root or real.startswith(root + os.sep))):
+            removed.append(entry)
+        else:
+            kept.append(entry)
+    sys.path[:] = kept
+    return removed
+
+
+DEFAULT_CELL_TIMEOUT_S = 300.0
+
+
+def limit_cell_time(cell_timeout_s: float) -> None:
+    """Give every notebook cell at most ``cell_timeout_s`` seconds (Otter sets no limit).
+
+    A cell that runs longer raises ``CellTimeoutError``; the guarded execution turns that
+    into missing kernel results, so a submission that never finishes still gets its score
+    of record instead of using up the whole Gradescope time budget.
+    """
+    from nbconvert.preprocessors import ExecutePreprocessor
+
+    original = getattr(ExecutePreprocessor.__init__, "__wrapped__", ExecutePreprocessor.__init__)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        if self.timeout is None or self.timeout > cell_timeout_s:
+            self.timeout = cell_timeout_s
+
+    __init__.__wrapped__ = original  # type: ignore[attr-defined]
+    ExecutePreprocessor.__init__ = __init__
+
+
+def install(autograder_dir: str | os.PathLike | None = None, *, cell_timeout_s: float = DEFAULT_CELL_TIMEOUT_S) -> None:
+    """Route Otter's runner-side unpickling through the safe loaders, guard execution, bound
+    each cell's run time and drop import paths inside ``autograder_dir``.
 
     Idempotent.  Must run in the runner process before the submission executes.
     """
+    drop_writable_import_paths(autograder_dir)
+    limit_cell_time(cell_timeout_s)
     import otter.execute as execute
     import otter.execute.logging as execute_logging
     from otter.run.run_autograder.runners import python_runner

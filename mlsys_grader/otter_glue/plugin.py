@@ -24,8 +24,13 @@ from otter.plugins import AbstractOtterPlugin
 from otter.test_files import GradingResults
 
 from . import hardening
-from .gradescope import FLAG_BUNDLE_REWRITTEN, KernelComparison, compare_kernel, gradescope_results
-from .record import ScoreOfRecord, file_sha256, score_of_record
+from .gradescope import (
+    FLAG_BUNDLE_REWRITTEN,
+    KernelComparison,
+    compare_kernel,
+    gradescope_results,
+)
+from .record import ScoreOfRecord, file_fingerprint, score_of_record
 
 PLUGIN_NAME = "mlsys_grader.otter_glue.plugin.ScoreOfRecordPlugin"
 
@@ -66,6 +71,19 @@ def kernel_scores(results: GradingResults) -> tuple[dict[str, tuple[float, float
         return None, f"unreadable kernel results ({type(exc).__name__}: {exc})"
 
 
+def fallback_results(record: ScoreOfRecord, error: str) -> dict[str, Any]:
+    """The bare score of record, for when the full rendering failed (flagged ``grader-error``)."""
+    report = record.report
+    return {
+        "score": round(report.score, 5),
+        "output": f"{report.lab}: {report.score:g} / {report.max_score:g} (score of record; detailed feedback failed to render).",
+        "tests": [{"name": "Staff review", "visibility": "hidden", "status": "failed",
+                   "output": f"flags: grader-error; rendering the results failed: {error}"}],
+        "extra_data": {"mlsys_grader": {"flags": sorted(set(record.all_flags) | {"grader-error"}),
+                                        "max_score": report.max_score, "source": record.source}},
+    }
+
+
 class ScoreOfRecordPlugin(AbstractOtterPlugin):
     """Grade the submitted bundle before the notebook runs and report that score."""
 
@@ -85,12 +103,14 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
         if self.record is None:
             submission_dir = os.path.dirname(os.path.abspath(self.submission_path))
             self.record = score_of_record(self.lab, submission_dir, self.submission_path)
-            self.bundle_digest_before = file_sha256(self.record.bundle_path)
+            self.bundle_digest_before = file_fingerprint(self.record.bundle_path)
         return self.record
 
     def before_grading(self, config: Any) -> None:
-        hardening.install()
-        if hardening.quarantine_otter_log(os.path.dirname(os.path.abspath(self.submission_path))):
+        submission_dir = os.path.dirname(os.path.abspath(self.submission_path))
+        hardening.install(os.path.dirname(submission_dir),  # the autograder folder holds the submission
+                          cell_timeout_s=float(self.plugin_config.get("cell_timeout_s", hardening.DEFAULT_CELL_TIMEOUT_S)))
+        if hardening.quarantine_otter_log(submission_dir):
             self.notes.append(".OTTER_LOG was set aside unread (the runner never unpickles submitted files)")
         config.grade_from_log = False
         self._fix_record()
@@ -108,11 +128,14 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
             kernel: KernelComparison | None = compare_kernel(record.report, scores, error, self.question_parts)
         except Exception as exc:  # noqa: BLE001
             kernel = KernelComparison(error=repr(exc), flags=["kernel-results-rejected"], disagreements=[repr(exc)])
-        if record.bundle_path and file_sha256(record.bundle_path) != self.bundle_digest_before:
+        if record.bundle_path and file_fingerprint(record.bundle_path) != self.bundle_digest_before:
             extra_flags.append(FLAG_BUNDLE_REWRITTEN)
             self.notes.append(f"{os.path.basename(record.bundle_path)} was rewritten while the notebook ran; "
                               "the bundle read before execution was graded")
-        document = gradescope_results(record, kernel, extra_flags=extra_flags, extra_notes=self.notes)
+        try:
+            document = gradescope_results(record, kernel, extra_flags=extra_flags, extra_notes=self.notes)
+        except Exception as exc:  # noqa: BLE001 — a rendering bug must not cost the student the score
+            document = fallback_results(record, f"{type(exc).__name__}: {exc}")
         results.__class__ = RecordGradingResults
         results._mlsys_results = document
         results._catastrophic_error = None

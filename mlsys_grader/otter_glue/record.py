@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..api import default_rubric, grade_bundle, read_bundle_bytes
-from ..core.jsonio import MAX_BYTES
+from ..core.jsonio import MAX_BYTES, sha256_of
 from ..core.models import load_bundle
-from ..core.report import Finding, GradeReport, PartScore, ItemScore
+from ..core.report import Finding, GradeReport, ItemScore, PartScore
 from ..errors import GraderError
 from .embed import find_embedded_bundles
 
@@ -49,17 +49,21 @@ class ScoreOfRecord:
         return sorted(set(self.report.flags) | set(self.flags))
 
 
-def ungradable_report(lab_id: str, reason: str) -> GradeReport:
+SAVE_AGAIN = "save it again from the notebook (never edit it by hand), then run the export cell and upload the zip it makes"
+
+
+def ungradable_report(lab_id: str, reason: str, action: str | None = None) -> GradeReport:
     """A zero report for ``lab_id`` whose every part says, in one sentence, why and what to do."""
     rubric = default_rubric(lab_id)
     parts = {}
     for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]:
         scored = [ItemScore(item=item, points=0.0, max_points=points) for item, points in items.items()]
         parts[name] = PartScore(part=name, score=0.0, max_score=sum(items.values()), items=scored)
-    hint = (
-        f"{reason}; run the notebook's capture cells so it saves {bundle_filename(lab_id)}, "
-        "then run the export cell and upload the zip it makes."
-    )
+    if len(reason) > 240:
+        reason = reason[:237] + "..."
+    action = action or (f"run the notebook's predict, run and capture cells so it saves {bundle_filename(lab_id)}, "
+                        "then run the export cell and upload the zip it makes")
+    hint = f"No points could be given because {reason}; {action}."
     findings = [Finding(part=name, criterion="missing", message=hint) for name in parts]
     return GradeReport(lab=lab_id, track="unknown", score=0.0, max_score=rubric.max_score, parts=parts,
                        findings=findings, flags=["missing"])
@@ -71,25 +75,33 @@ def _grade_text(lab_id: str, text: bytes | str, source: str) -> ScoreOfRecord:
     try:
         bundle = load_bundle(raw)
     except GraderError as exc:
-        report = ungradable_report(lab_id, f"the submitted bundle ({source}) cannot be read: {exc}")
+        report = ungradable_report(lab_id, f"the submitted bundle ({source}) cannot be read: {exc}", SAVE_AGAIN)
         return ScoreOfRecord(lab_id, report, source, digest, flags=["integrity"], notes=[str(exc)])
     if bundle.lab != lab_id:
-        report = ungradable_report(lab_id, f"the submitted bundle is for {bundle.lab!r} but this assignment is {lab_id!r}")
+        report = ungradable_report(lab_id, f"the submitted bundle is for {bundle.lab} but this assignment is {lab_id}",
+                                   f"upload the {lab_id} notebook's export zip to this assignment")
         return ScoreOfRecord(lab_id, report, source, digest, flags=[FLAG_WRONG_LAB])
     try:
         report = grade_bundle(bundle)
     except GraderError as exc:
-        report = ungradable_report(lab_id, f"the submitted bundle ({source}) cannot be graded: {exc}")
+        report = ungradable_report(lab_id, f"the submitted bundle ({source}) cannot be graded: {exc}", SAVE_AGAIN)
         return ScoreOfRecord(lab_id, report, source, digest, flags=["integrity"], notes=[str(exc)])
     return ScoreOfRecord(lab_id, report, source, digest)
 
 
-def _bundle_identity(text: bytes | str) -> str | None:
-    """The content hash a bundle's content implies (None when unreadable), to compare two saves."""
+def bundle_fingerprint(text: bytes | str) -> str:
+    """What a bundle says, without when it was saved: two saves of the same work match.
+
+    The student API re-saves on every re-run (a new ``created_at`` and so a new content
+    hash), so comparing raw bytes would call every honest re-execution a rewrite.
+    Unreadable text is fingerprinted by its bytes.
+    """
+    raw = text.encode("utf-8") if isinstance(text, str) else text
     try:
-        return load_bundle(text).compute_hash()
+        data = load_bundle(raw).model_dump(mode="json", exclude={"created_at", "content_hash"})
     except GraderError:
-        return None
+        return "raw:" + hashlib.sha256(raw).hexdigest()
+    return "bundle:" + sha256_of(data)
 
 
 def find_bundle_file(submission_dir: Path, lab_id: str) -> Path | None:
@@ -127,7 +139,7 @@ def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_pat
             text = read_bundle_bytes(bundle_file)
             record = _grade_text(lab_id, text, f"file {bundle_file.name}")
             record.bundle_path = str(bundle_file)
-            if embedded and _bundle_identity(embedded[-1].text) != _bundle_identity(text):
+            if embedded and bundle_fingerprint(embedded[-1].text) != bundle_fingerprint(text):
                 record.flags.append(FLAG_BUNDLE_MISMATCH)
                 record.notes.append(
                     f"{bundle_file.name} differs from the latest bundle shown in the notebook (cell {embedded[-1].cell_index}); "
@@ -140,15 +152,33 @@ def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_pat
         report = ungradable_report(lab_id, f"no saved bundle was found (no {bundle_filename(lab_id)} and none in the notebook's outputs)")
         return ScoreOfRecord(lab_id, report, "none", flags=[FLAG_NO_BUNDLE])
     except Exception as exc:  # noqa: BLE001 — a grader bug must still yield a score and a reason
-        report = ungradable_report(lab_id, f"the grader failed on this submission ({type(exc).__name__}: {exc}); staff will regrade it")
+        report = ungradable_report(lab_id, f"the grader failed on this submission ({type(exc).__name__})",
+                                   "tell your course staff, who will regrade it from your upload")
         return ScoreOfRecord(lab_id, report, "error", flags=[FLAG_GRADER_ERROR], notes=[repr(exc)])
 
 
-def file_sha256(path: str | None) -> str | None:
-    """SHA-256 of a file's current bytes (None when it is gone), to notice a rewrite during execution."""
+def file_fingerprint(path: str | None) -> str | None:
+    """:func:`bundle_fingerprint` of a file's current bytes (None when it is gone), to notice a
+    rewrite with different content while the notebook runs."""
     if not path:
         return None
     try:
-        return hashlib.sha256(read_bundle_bytes(path)).hexdigest()
+        return bundle_fingerprint(_read_regular_file(path, MAX_BYTES + 1))
     except OSError:
         return None
+
+
+def _read_regular_file(path: str, limit: int) -> bytes:
+    """At most ``limit`` bytes of a regular file; ``OSError`` for anything else.
+
+    Used after student code ran: it may have replaced the file with a FIFO (a plain
+    ``open`` would then block forever) or a device, so the file is opened without
+    blocking and checked on the open descriptor.
+    """
+    import stat
+
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{path} is no longer a regular file")
+        return handle.read(limit)

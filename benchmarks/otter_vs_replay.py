@@ -1,0 +1,93 @@
+"""Wall time of ``otter run`` on one reference submission per lab, next to the replay-only grade.
+
+    python benchmarks/otter_vs_replay.py [--autograders DIR] [--track cloud] [--repeat 20]
+
+Without ``--autograders`` the zips are built first with ``mlsys-grader autograder``
+(not timed).  ``otter run`` is timed as staff run it (a subprocess: interpreter start,
+notebook execution in a fresh kernel, the plugin's score of record); the replay-only
+time is :func:`mlsys_grader.grade_bundle` on the same bundle bytes, in this process: the
+first call (which loads the lab's mlsysim evaluators) and the median of ``--repeat`` calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LABS = ("lab07", "lab11")
+
+
+def build(out: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mlsys_grader", "autograder", "-o", str(out), "--no-run-tests"],
+                          capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"building the autograders failed:\n{done.stderr}")
+
+
+def time_otter(autograder: Path, notebook: Path, bundle: bytes, lab: str, scratch: Path) -> tuple[float, float]:
+    submission = scratch / f"{lab}-submission.zip"
+    with zipfile.ZipFile(submission, "w") as archive:
+        archive.write(notebook, arcname=f"{lab}.ipynb")
+        archive.writestr(f"{lab}-submission.json", bundle)
+    out = scratch / f"{lab}-out"
+    out.mkdir()
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder), "-o", str(out), str(submission)],
+                          capture_output=True, text=True, cwd=scratch)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"otter run failed for {lab}:\n{done.stderr[-2000:]}")
+    return seconds, json.loads((out / "results.json").read_text())["score"]
+
+
+def time_replay(bundle: bytes, repeat: int) -> tuple[float, float, float]:
+    from mlsys_grader import grade_bundle
+
+    started = time.perf_counter()
+    score = grade_bundle(bundle).score
+    first = time.perf_counter() - started
+    runs = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        grade_bundle(bundle)
+        runs.append(time.perf_counter() - started)
+    return first, statistics.median(runs), score
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--autograders", type=Path, help="folder holding lab07-autograder.zip and lab11-autograder.zip")
+    parser.add_argument("--track", default="cloud", choices=("tinyml", "mobile", "edge", "cloud"))
+    parser.add_argument("--repeat", type=int, default=20, help="replay-only repetitions for the median (default 20)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="otter-vs-replay-") as scratch_name:
+        scratch = Path(scratch_name)
+        zips = args.autograders
+        if zips is None:
+            zips = scratch / "autograders"
+            build(zips)
+        print(f"{'lab':<6} {'track':<7} {'otter run (s)':>14} {'score':>6}   {'replay first (ms)':>17} {'replay median (ms)':>18} {'score':>6} {'ratio':>8}")
+        for lab in LABS:
+            notebook = ROOT / "solutions" / lab / f"reference-{args.track}.ipynb"
+            bundle_path = notebook.with_name(f"reference-{args.track}-submission.json")
+            if not notebook.is_file() or not bundle_path.is_file():
+                print(f"{lab:<6} {args.track:<7} skipped: {notebook.relative_to(ROOT)} or its bundle is missing")
+                continue
+            bundle = bundle_path.read_bytes()
+            otter_s, otter_score = time_otter(zips / f"{lab}-autograder.zip", notebook, bundle, lab, scratch)
+            first, median, replay_score = time_replay(bundle, args.repeat)
+            print(f"{lab:<6} {args.track:<7} {otter_s:>14.2f} {otter_score:>6g}   {first * 1e3:>17.1f} {median * 1e3:>18.2f} "
+                  f"{replay_score:>6g} {otter_s / median:>7.0f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
