@@ -137,7 +137,8 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
         if final is None:
             continue
         expected_fp = lab.fingerprint(track, part, final.upstream)
-        if record.upstream_fingerprint != expected_fp or lab.fingerprint(track, part, record.inputs) != expected_fp:
+        own_inputs_match = record.inputs == final.upstream and repr(record.inputs) == repr(final.upstream)
+        if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
             where = first_difference(final.upstream, record.inputs, "settings")
             detail = f" ({where[0]} is now {where[1]!r}, captured with {where[2]!r})" if where else ""
             upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
@@ -239,11 +240,11 @@ def check_rationale(ctx: GradingContext) -> Iterable[Finding]:
                       message=f"Your rationale has {words} words; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
                       expected=rubric.min_rationale_words, actual=words)
     cited = cited_quantities(text)[:MAX_CITED]
-    matched = False
-    if cited:
-        index = EvidenceIndex(q for state in ctx.parts.values() if state.record is not None
-                              for q in lab.evidence_quantities(state.record))
-        matched = any(index.match(quantity, rubric.quantity_tolerance) is not None for quantity in cited)
+    matched = bool(cited) and EvidenceIndex.first_match(
+        cited,
+        (q for state in ctx.parts.values() if state.record is not None for q in lab.evidence_quantities(state.record)),
+        rubric.quantity_tolerance,
+    ) is not None
     if not matched:
         yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence", hidden=True,
                       message=("Cite at least one number with its unit exactly as your saved evidence shows it (e.g. '0.42 ms', '3.7x'); "

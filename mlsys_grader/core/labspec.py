@@ -186,18 +186,19 @@ class LabSpec(abc.ABC):
         """:meth:`_evaluate`, memoised on the canonical JSON of its arguments.
 
         The evaluators are deterministic, so a batch that replays the same inputs
-        many times (every student's baseline arm) computes each once.  The cache
-        keeps JSON text and hands back a fresh object, so callers may mutate it.
+        many times (every student's baseline arm) computes each once.  The returned
+        arm is shared with later callers: treat it as read-only (copy before editing).
         """
         cache = self.__dict__.setdefault("_cache", {})
         key = canonical_dumps([track, model_key, inputs])
-        text = cache.get(key)
-        if text is None:
-            text = canonical_dumps(self._evaluate(track, model_key, inputs))
+        arm = cache.get(key)
+        if arm is None:
+            # One JSON round trip normalises the arm to exactly what a bundle holds.
+            arm = json.loads(canonical_dumps(self._evaluate(track, model_key, inputs)))
             if len(cache) >= self.cache_size:
                 cache.pop(next(iter(cache)))
-            cache[key] = text
-        return json.loads(text)
+            cache[key] = arm
+        return arm
 
     @staticmethod
     def arm_inputs(arm: Mapping[str, Any]) -> Any:
@@ -212,19 +213,18 @@ class LabSpec(abc.ABC):
     def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
         """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
 
-        Memoised like :meth:`evaluate`: a grader sees the same few settings again and again.
+        Memoised like :meth:`evaluate` (a grader sees the same few settings again and
+        again): each call gets its own :class:`PartPlan`, whose arms are shared and read-only.
         """
         cache = self.__dict__.setdefault("_plans", {})
-        key = canonical_dumps([track, part, controls, upstream])
-        text = cache.get(key)
-        if text is None:
+        key = (track, part, tuple(sorted(controls.items())), canonical_dumps(upstream) if upstream else "")
+        plan = cache.get(key)
+        if plan is None:
             plan = self._plan(track, part, controls, upstream)
-            # A shallow field dict: dataclasses.asdict would deep-copy every arm first.
-            text = canonical_dumps({f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)})
             if len(cache) >= self.cache_size:
                 cache.pop(next(iter(cache)))
-            cache[key] = text
-        return PartPlan(**json.loads(text))
+            cache[key] = plan
+        return dataclasses.replace(plan, upstream=dict(plan.upstream), alternatives=list(plan.alternatives))
 
     def upstream_results(self, part: str, results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         """Pick the dependency arms ``plan`` needs for ``part`` out of ``results``."""

@@ -107,6 +107,26 @@ class EvidenceIndex:
     def __len__(self) -> int:
         return sum(len(values) for values in self._by_dims.values())
 
+    @staticmethod
+    def first_match(cited: list[CitedQuantity], quantities: Iterable[tuple[float, str]], rel_tol: float) -> tuple[CitedQuantity, float] | None:
+        """The first (cited, recorded) pair that matches, reading ``quantities`` lazily.
+
+        Stops at the first hit, so a rationale that quotes an early number never pays
+        for walking the rest of the evidence.
+        """
+        wanted: dict[str, list[CitedQuantity]] = {}
+        for quantity in cited:
+            wanted.setdefault(quantity.dimensionality, []).append(quantity)
+        for magnitude, unit in quantities:
+            scale = _unit_scale(unit)
+            if scale is None or scale[1] not in wanted or not math.isfinite(magnitude) or magnitude == 0:
+                continue
+            recorded = magnitude * scale[0]
+            for quantity in wanted[scale[1]]:
+                if abs(quantity.value - recorded) <= max(rel_tol * abs(recorded), quantity.tolerance * 1.000001):
+                    return quantity, recorded
+        return None
+
     def match(self, cited: CitedQuantity, rel_tol: float) -> float | None:
         """The recorded value (base units) that ``cited`` matches, or None."""
         for recorded in self._by_dims.get(cited.dimensionality, ()):
