@@ -131,30 +131,26 @@ def columns_for(rubrics: Iterable[Rubric]) -> list[str]:
 
 # -- one submission (runs in a worker) ---------------------------------------------
 
-def staff_flags(report: GradeReport) -> list[str]:
-    """Flags for staff: ``integrity`` (replay/domain or an edited bundle), ``version_drift``, ``stale``, ``missing``.
-
-    Unlike the report's own flags, a version mismatch is ``version_drift``, not
-    ``integrity``: evidence from another mlsysim is not evidence of tampering.
-    """
-    flags = set()
-    for finding in report.findings:
-        if finding.criterion in ("replay", "domain") or (finding.part == "bundle" and finding.criterion == "format"):
-            flags.add("integrity")
-        elif finding.criterion == "version":
-            flags.add("version_drift")
-        elif finding.criterion in ("stale", "missing"):
-            flags.add(finding.criterion)
+def staff_flags(report: GradeReport, origin: str = "") -> list[str]:
+    """The report's staff flags, except that evidence imported from the book's marimo labs
+    (which records no mlsysim version) that fails only on version is ``version_drift``,
+    not ``integrity``: an older evaluator is not evidence of tampering."""
+    flags = set(report.flags)
+    if origin.endswith("marimo") and "integrity" in flags:
+        tampering = [f for f in report.findings
+                     if f.criterion in ("replay", "domain") or (f.part == "bundle" and f.criterion == "format")]
+        if not tampering:
+            flags.discard("integrity")
     return sorted(flags)
 
 
-def summarize(report: GradeReport) -> dict[str, Any]:
-    """The JSON-safe part of a row that depends only on the graded bundle."""
+def summarize(report: GradeReport, origin: str = "") -> dict[str, Any]:
+    """The JSON-safe part of a row that depends only on the graded bundle (and where it came from)."""
     items = {f"{name}.{item.item}": item.points for name, part in report.parts.items() for item in part.items}
     return {
         "lab": report.lab, "track": report.track, "score": report.score, "max_score": report.max_score,
         "parts": {name: part.score for name, part in report.parts.items()}, "items": items,
-        "flags": staff_flags(report),
+        "flags": staff_flags(report, origin),
         "findings": [[f.part, f.criterion, f.rubric_item or "", f.message] for f in report.findings],
         "rubric": report.versions.get("rubric", ""),
     }
@@ -202,7 +198,7 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         return {**result, "status": "error", "reason": f"{type(exc).__name__}: {exc}"}
     if loaded.origin.endswith("marimo"):
         report = excuse_lock_times(report, rubrics.get(bundle.lab))
-    return {**result, "status": "graded", **summarize(report), "evidence_digest": evidence_digest(bundle),
+    return {**result, "status": "graded", **summarize(report, loaded.origin), "evidence_digest": evidence_digest(bundle),
             "rationale": bundle.synthesis.rationale or ""}
 
 

@@ -9,7 +9,7 @@ from .models import PARTS, Bundle
 from .report import INTEGRITY_CRITERIA, Finding, GradeReport, ItemScore, PartScore
 from .rubric import Rubric
 
-FLAG_CRITERIA = {"stale": "stale", "missing": "missing"}
+FLAG_CRITERIA = {"stale": "stale", "missing": "missing", "version": "version_drift"}
 
 
 def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
@@ -27,7 +27,8 @@ def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
 
 
 def staff_flags(findings: list[Finding]) -> list[str]:
-    """Flags for staff: ``integrity`` for replay/domain/version failures or an edited bundle, then stale/missing."""
+    """Flags for staff: ``integrity`` for replay/domain/version failures or an edited bundle;
+    ``version_drift`` too when evidence came from another mlsysim; then ``stale``, ``missing``."""
     flags = set()
     for finding in findings:
         if finding.criterion in INTEGRITY_CRITERIA or (finding.part == "bundle" and finding.criterion == "format"):
