@@ -36,7 +36,6 @@ from mlsys_grader.otter_glue.record import ScoreOfRecord, score_of_record
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "hostile"
-FIXTURE_MASTERS = ROOT / "tests" / "fixtures" / "otter"
 sys.path.insert(0, str(HOSTILE))
 import make_hostile  # noqa: E402
 
@@ -179,10 +178,11 @@ def test_autograder_command_names_a_bad_master_spec_and_a_missing_master(tmp_pat
 
 # -- slow: the real autograder -------------------------------------------------------------
 def _masters() -> dict[str, Path]:
-    real = {lab: ROOT / "solutions" / lab / f"{lab}-master.ipynb" for lab in LABS}
-    if all(path.is_file() for path in real.values()):
-        return real
-    return {lab: FIXTURE_MASTERS / lab / f"{lab}-master.ipynb" for lab in LABS}
+    masters = {lab: ROOT / "solutions" / lab / f"{lab}-master.ipynb" for lab in LABS}
+    missing = [str(path.relative_to(ROOT)) for path in masters.values() if not path.is_file()]
+    if missing:
+        pytest.fail(f"Otter masters missing: {missing}; run solutions/build_masters.py")
+    return masters
 
 
 @pytest.fixture(scope="session")
