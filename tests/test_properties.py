@@ -106,7 +106,6 @@ def test_any_final_control_outside_its_domain_is_a_domain_finding(case, data):
 @given(labs_tracks, st.data())
 def test_any_recorded_input_outside_its_domain_is_a_domain_finding(case, data):
     lab_id, track, seed = case
-    lab = get_lab(lab_id)
     bundle = solved(lab_id, track, seed)
     part = data.draw(st.sampled_from(PARTS))
     arm = bundle["evidence"][part]["result"]["inputs"]

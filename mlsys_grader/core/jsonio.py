@@ -119,12 +119,3 @@ def canonical_dumps(value: Any) -> str:
 def sha256_of(value: Any) -> str:
     """Hex SHA-256 of the canonical JSON of ``value``."""
     return hashlib.sha256(canonical_dumps(value).encode("utf-8")).hexdigest()
-
-
-def json_depth(value: Any) -> int:
-    """Nesting depth of a JSON value (a scalar is 0)."""
-    if isinstance(value, dict):
-        return 1 + max((json_depth(item) for item in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((json_depth(item) for item in value), default=0)
-    return 0

@@ -226,10 +226,6 @@ class LabSpec(abc.ABC):
             cache[key] = plan
         return dataclasses.replace(plan, upstream=dict(plan.upstream), alternatives=list(plan.alternatives))
 
-    def upstream_results(self, part: str, results: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-        """Pick the dependency arms ``plan`` needs for ``part`` out of ``results``."""
-        return {dep: results[dep] for dep in self.parts[part].depends_on if dep in results}
-
     @abc.abstractmethod
     def infer_controls(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """Recover (controls, upstream results) that would produce ``record``, or None."""
