@@ -11,11 +11,11 @@ from typing import Any, Callable, Iterable
 
 from .context import GradingContext, first_difference
 from .labspec import LabSpec
-from .rationale import EvidenceIndex, cited_quantities, names_any, word_count
+from .generated import check_generated
+from .rationale import check_rationale
 from .report import Finding
 
 Check = Callable[[GradingContext], Iterable[Finding]]
-MAX_CITED = 200  # quantities considered per rationale, so a wall of numbers costs bounded time
 
 
 def _captured(ctx: GradingContext):
@@ -227,44 +227,6 @@ def check_synthesis_choices(ctx: GradingContext) -> Iterable[Finding]:
         yield Finding(part="synthesis", criterion="decision", rubric_item="choices_valid", message=message, expected=expected, actual=actual)
 
 
-def check_rationale(ctx: GradingContext) -> Iterable[Finding]:
-    text = ctx.bundle.synthesis.rationale or ""
-    lab, rubric = ctx.lab, ctx.rubric
-    words = word_count(text)
-    if words == 0:
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
-                      message="Write a rationale that compares your recommendation with the rejected alternative using saved numbers.",
-                      expected=f"at least {rubric.min_rationale_words} words", actual=0)
-    elif words < rubric.min_rationale_words:
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
-                      message=f"Your rationale has {words} words; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
-                      expected=rubric.min_rationale_words, actual=words)
-    cited = cited_quantities(text)[:MAX_CITED]
-    matched = bool(cited) and EvidenceIndex.first_match(
-        cited,
-        (q for state in ctx.parts.values() if state.record is not None for q in lab.evidence_quantities(state.record)),
-        rubric.quantity_tolerance,
-    ) is not None
-    if not matched:
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence", hidden=True,
-                      message=("Cite at least one number with its unit exactly as your saved evidence shows it (e.g. '0.42 ms', '3.7x'); "
-                               + ("none of " + ", ".join(repr(q.text) for q in cited[:4]) + " appears in your evidence."
-                                  if cited else "the rationale cites no quantity with a unit.")),
-                      expected="a quantity from the saved evidence", actual=[q.text for q in cited[:8]])
-    rec_terms, rej_terms = lab.final_choice_terms(ctx.bundle)
-    s = ctx.bundle.synthesis
-    for item, terms, what in (
-        ("rationale_names_recommendation", rec_terms, "your recommendation"),
-        ("rationale_names_rejected", rej_terms, "the rejected alternative"),
-        ("rationale_names_limitation", next((c.keywords for c in lab.limitations if c.value == s.residual_risk), ()), "the remaining limitation"),
-        ("rationale_names_trigger", next((c.keywords for c in lab.triggers if c.value == s.reevaluation_trigger), ()), "the re-evaluation trigger"),
-    ):
-        if not terms or not names_any(text, terms):
-            yield Finding(part="synthesis", criterion="rationale", rubric_item=item, hidden=True,
-                          message=f"Name {what} in the rationale" + (f" (for example '{terms[0]}')." if terms else "; choose it first."),
-                          expected=list(terms[:3]), actual=None)
-
-
 CHECKS: tuple[Check, ...] = (
     check_bundle_hash,
     check_missing,
@@ -279,4 +241,5 @@ CHECKS: tuple[Check, ...] = (
     check_decision,
     check_synthesis_choices,
     check_rationale,
+    check_generated,
 )

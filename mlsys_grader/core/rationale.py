@@ -13,9 +13,13 @@ import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from .._mlsysim import import_mlsysim
+from .report import Finding
+
+if TYPE_CHECKING:
+    from .context import GradingContext
 
 _QUANTITY = re.compile(
     r"(?P<dollar>\$\s?)?(?P<number>(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
@@ -149,3 +153,44 @@ def names_any(text: str, keywords: Iterable[str]) -> bool:
     """True when the normalised ``text`` contains any of ``keywords``."""
     haystack = normalise(text)
     return any(normalise(keyword) in haystack for keyword in keywords if keyword)
+
+
+MAX_CITED = 200  # quantities considered per rationale, so a wall of numbers costs bounded time
+
+
+def check_rationale(ctx: "GradingContext") -> Iterable[Finding]:
+    text = ctx.bundle.synthesis.rationale or ""
+    lab, rubric = ctx.lab, ctx.rubric
+    words = word_count(text)
+    if words == 0:
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
+                      message="Write a rationale that compares your recommendation with the rejected alternative using saved numbers.",
+                      expected=f"at least {rubric.min_rationale_words} words", actual=0)
+    elif words < rubric.min_rationale_words:
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
+                      message=f"Your rationale has {words} words; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
+                      expected=rubric.min_rationale_words, actual=words)
+    cited = cited_quantities(text)[:MAX_CITED]
+    matched = bool(cited) and EvidenceIndex.first_match(
+        cited,
+        (q for state in ctx.parts.values() if state.record is not None for q in lab.evidence_quantities(state.record)),
+        rubric.quantity_tolerance,
+    ) is not None
+    if not matched:
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence", hidden=True,
+                      message=("Cite at least one number with its unit exactly as your saved evidence shows it (e.g. '0.42 ms', '3.7x'); "
+                               + ("none of " + ", ".join(repr(q.text) for q in cited[:4]) + " appears in your evidence."
+                                  if cited else "the rationale cites no quantity with a unit.")),
+                      expected="a quantity from the saved evidence", actual=[q.text for q in cited[:8]])
+    rec_terms, rej_terms = lab.final_choice_terms(ctx.bundle)
+    s = ctx.bundle.synthesis
+    for item, terms, what in (
+        ("rationale_names_recommendation", rec_terms, "your recommendation"),
+        ("rationale_names_rejected", rej_terms, "the rejected alternative"),
+        ("rationale_names_limitation", next((c.keywords for c in lab.limitations if c.value == s.residual_risk), ()), "the remaining limitation"),
+        ("rationale_names_trigger", next((c.keywords for c in lab.triggers if c.value == s.reevaluation_trigger), ()), "the re-evaluation trigger"),
+    ):
+        if not terms or not names_any(text, terms):
+            yield Finding(part="synthesis", criterion="rationale", rubric_item=item, hidden=True,
+                          message=f"Name {what} in the rationale" + (f" (for example '{terms[0]}')." if terms else "; choose it first."),
+                          expected=list(terms[:3]), actual=None)

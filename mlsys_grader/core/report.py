@@ -8,14 +8,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
-Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale", "format"]
+Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale",
+                    "generated", "format", "grader"]
 INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version"})
 # Rubric items graded by hidden tests: their points and findings appear only in the
 # staff view, so a self-check never gives a prediction's answer away.
-HIDDEN_ITEMS = frozenset({
-    "replay", "prediction_correct", "rationale_cites_evidence", "rationale_names_recommendation",
-    "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger",
-})
+HIDDEN_ITEMS = frozenset({"replay", "prediction_correct"})
 
 
 class Finding(BaseModel):
@@ -30,6 +28,8 @@ class Finding(BaseModel):
     actual: Any = Field(default=None, description="What the submission holds, where that applies.")
     rubric_item: str | None = Field(default=None, description="Rubric item this finding costs (None: no points).")
     hidden: bool = Field(default=False, description="Shown to students only after grades are published.")
+    also_costs: tuple[str, ...] = Field(default=(), description="Further rubric items of the same part this finding costs.")
+    voids_part: bool = Field(default=False, description="The part's evidence is unverified: every item of the part earns 0.")
 
 
 class ItemScore(BaseModel):
