@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from ..errors import BundleFormatError, SchemaVersionError
 from .jsonio import canonical_dumps, loads_strict, sha256_of
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PARTS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 
 PartId = Literal["A", "B", "C", "D", "E"]
@@ -25,10 +25,15 @@ Timestamp = Annotated[datetime, Field(strict=False)]
 Scalar = str | int | float | bool | None
 ShortText = Annotated[str, Field(max_length=200)]
 
+
+
+def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 1 had no per-part run log: an old bundle reads as one with an empty log."""
+    return {**data, "schema_version": 2, "runs": {}}
+
+
 # schema_version -> function upgrading a raw mapping of that version to the next.
-# Version 1 is the first published schema, so there is nothing to upgrade yet; a
-# future version 2 adds ``UPGRADERS[1]`` and readers keep accepting old bundles.
-UPGRADERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+UPGRADERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_v1}
 
 
 class _Strict(BaseModel):
@@ -58,6 +63,21 @@ class EvidenceRecord(_Strict):
     result_shown_at: Timestamp | None = Field(default=None, description="When the result was first shown.")
 
 
+class PartRun(_Strict):
+    """What the notebook saw of one part, kept whether or not the part was captured.
+
+    It survives reopening the notebook, so a result shown in an earlier session still
+    counts as shown, and it keeps the settings the prediction is judged against.
+    """
+
+    prediction: ShortText | None = Field(default=None, description="The prediction locked most recently.")
+    prediction_locked_at: Timestamp | None = Field(default=None, description="When that prediction was locked.")
+    first_shown_at: Timestamp | None = Field(default=None, description="When any result of this part was first shown, in any session.")
+    first_run_controls: dict[str, Scalar] | None = Field(
+        default=None, description="The part's controls at the first run after the prediction was locked (what it is judged against).")
+    first_run_at: Timestamp | None = Field(default=None, description="When that first run after the lock happened.")
+
+
 class Synthesis(_Strict):
     """The final answers: decision, rejected alternative, trigger, limitation, rationale."""
 
@@ -71,12 +91,13 @@ class Synthesis(_Strict):
 class Bundle(_Strict):
     """One student's submission for one lab on one track."""
 
-    schema_version: Literal[1] = Field(default=SCHEMA_VERSION, description="Bundle schema version.")
+    schema_version: Literal[2] = Field(default=SCHEMA_VERSION, description="Bundle schema version.")
     lab: ShortText = Field(description="Lab id (`lab07` or `lab11`).")
     track: ShortText = Field(description="Deployment track (`tinyml`, `mobile`, `edge`, `cloud`).")
     controls: dict[PartId, dict[str, Scalar]] = Field(default_factory=dict, description="Final control values per part.")
     evidence: dict[PartId, EvidenceRecord] = Field(default_factory=dict, description="Captured evidence per part.")
     synthesis: Synthesis = Field(default_factory=Synthesis, description="Final answers.")
+    runs: dict[PartId, PartRun] = Field(default_factory=dict, description="Per part: prediction lock, first result shown, first run after the lock.")
     mlsysim_version: ShortText | None = Field(default=None, description="mlsysim version of the student's session.")
     grader_version: ShortText | None = Field(default=None, description="mlsys_grader version that wrote the bundle.")
     created_at: Timestamp | None = Field(default=None, description="When the bundle was written.")
@@ -135,6 +156,7 @@ def bundle_from_mapping(data: Any) -> Bundle:
             f"bundle schema_version {version} is not supported; this release reads schema_version "
             f"{SCHEMA_VERSION}{' and upgrades ' + ', '.join(map(str, sorted(UPGRADERS))) if UPGRADERS else ''}"
         )
+    original = data
     data = dict(data)
     while data["schema_version"] < SCHEMA_VERSION:
         data = UPGRADERS[data["schema_version"]](data)
@@ -143,7 +165,8 @@ def bundle_from_mapping(data: Any) -> Bundle:
     except ValidationError as exc:
         raise BundleFormatError(f"bundle does not match the schema: {_describe_errors(exc)}") from exc
     try:
-        bundle._parsed_hash = sha256_of({key: value for key, value in data.items() if key != "content_hash"})
+        # The hash of what was read, before any upgrade: an old bundle keeps its own seal.
+        bundle._parsed_hash = sha256_of({key: value for key, value in original.items() if key != "content_hash"})
     except (TypeError, ValueError):
         bundle._parsed_hash = None
     return bundle
