@@ -1,14 +1,28 @@
-"""Collusion flags: identical evidence, or near-identical rationales, across submissions.
+"""Collusion flags: copied capture times, or near-identical rationales, across submissions.
 
-Two submissions are paired when either
+Two submissions of the same lab are paired when either
 
-* **identical evidence** — their evidence records are the same in every part (inputs,
-  arms, predictions and decisions; capture times and version stamps ignored), and at
-  least :data:`MIN_PARTS` parts are captured (two empty submissions are not evidence of
-  anything); or
-* **near-identical rationales** — the Jaccard similarity of their sets of word
+* **timestamps** — they share at least :data:`MIN_SHARED_TIMES` identical instants in
+  the same parts.  An instant is any time a part's evidence record keeps (captured,
+  prediction locked, result shown) or its run-log entry keeps (prediction locked, first
+  shown, first run), compared to the microsecond; the pair lists the parts that share
+  them.  The notebook stamps these times with the student's own clock, so two people
+  working independently never produce the same one — while a copied bundle keeps them,
+  even after the copier redoes a part, rewrites the rationale, or reopens the file in the
+  notebook and recaptures (a part's first-shown time survives recapture).  Only times
+  with a sub-second component count: a writer that keeps whole seconds (or a generator
+  that uses round times) makes coincidences likely across a large course, and a
+  deliberate edit can remove the microseconds as easily as it can shift a time, so
+  such times prove nothing either way.  Two instants, not one, because some clocks tick
+  coarsely (about 16 ms on older Windows Python), which makes a single match across
+  thousands of students possible; copying even one part's record shares two or three.
+* **rationale** — the Jaccard similarity of their sets of word
   :data:`SHINGLE_WORDS`-grams is at least :data:`RATIONALE_THRESHOLD`, both having at
   least :data:`MIN_RATIONALE_WORDS` words.
+
+Identical evidence on its own (same inputs, results and predictions, different times) is
+*not* a pair: students who keep the notebook's default settings produce exactly the same
+records, and the evaluators are deterministic, so equal numbers show only equal choices.
 
 Why 5-word shingles and 0.8: independently written rationales about the same lab share
 few 5-word sequences (even the package's own templated reference rationales of Lab 07
@@ -18,37 +32,67 @@ are one template with a few numbers changed and can reach 0.84; real students do
 write from one template.
 
 Pairs are joined into groups (connected components).  Candidates for the rationale test
-come from MinHash banding (64 hashes, 16 bands of 4), so a course of 10,000 is not
-compared pair by pair; every reported pair is verified with the exact Jaccard.
+come from MinHash banding over 64 hashes (bands of 4 rows at the default threshold; fewer
+rows for a lower one, so a pair at the threshold is a candidate with probability above
+0.999), so a course of 10,000 is not compared pair by pair; every reported pair is
+verified with the exact Jaccard.  Every hash is derived from :mod:`hashlib`, so groups are
+the same in every run and under every ``PYTHONHASHSEED``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Sequence
 
-from .core.jsonio import sha256_of
+import numpy as np
+
+from .core.models import PARTS
 
 SHINGLE_WORDS = 5
 RATIONALE_THRESHOLD = 0.8
 MIN_RATIONALE_WORDS = 20
-MIN_PARTS = 3
-_IGNORED_RECORD_FIELDS = frozenset({"captured_at", "prediction_locked_at", "result_shown_at", "mlsysim_version",
-                                    "grader_version", "upstream_fingerprint", "origin"})
+MIN_SHARED_TIMES = 2
+_RECORD_TIMES = ("captured_at", "prediction_locked_at", "result_shown_at")
+_RUN_TIMES = ("prediction_locked_at", "first_shown_at", "first_run_at")
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
-_BANDS, _ROWS = 16, 4
+_HASHES = 64
+_MIN_RECALL = 0.999
 _BIG_BUCKET = 64
 
 
-def evidence_digest(bundle: Any) -> str | None:
-    """SHA-256 of a bundle's evidence records without times and stamps; None under :data:`MIN_PARTS` parts."""
-    evidence = getattr(bundle, "evidence", {}) or {}
-    if len(evidence) < MIN_PARTS:
+# -- what a submission contributes ----------------------------------------------------
+
+def part_times(bundle: Any) -> dict[str, list[str]]:
+    """Per part, every time its evidence record and run-log entry keep (ISO 8601, sorted, no duplicates)."""
+    times: dict[str, set[str]] = {}
+    for source, names in ((getattr(bundle, "evidence", {}) or {}, _RECORD_TIMES), (getattr(bundle, "runs", {}) or {}, _RUN_TIMES)):
+        for part, entry in source.items():
+            for name in names:
+                value = getattr(entry, name, None)
+                if isinstance(value, datetime):
+                    times.setdefault(part, set()).add(value.isoformat())
+    return {part: sorted(values) for part, values in sorted(times.items())}
+
+
+def instant(value: Any) -> str | None:
+    """The canonical UTC form of a time that can show a copy, or None.
+
+    None for anything that is not a time, and for times without a sub-second component
+    (see the module docstring).  A time without a zone is taken as written.
+    """
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, datetime) or value.microsecond == 0:
         return None
-    kept = {part: {k: v for k, v in record.model_dump(mode="json").items() if k not in _IGNORED_RECORD_FIELDS}
-            for part, record in evidence.items()}
-    return sha256_of({"lab": bundle.lab, "track": bundle.track, "evidence": kept})
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc)
+    return value.isoformat()
 
 
 def words(text: str) -> list[str]:
@@ -68,13 +112,19 @@ def jaccard(left: frozenset, right: frozenset) -> float:
     return len(left & right) / union if union else 0.0
 
 
+def stable_hash64(text: str) -> int:
+    """A 64-bit hash of ``text`` that is the same in every process (BLAKE2b)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "big")
+
+
 @dataclass(frozen=True)
 class Submission:
     """What collusion needs of one graded submission; ``key`` is the caller's row index."""
 
     key: int
     lab: str
-    evidence: str | None
+    times: Mapping[str, Sequence[Any]]
+    """Part → the times :func:`part_times` lists (ISO strings or datetimes)."""
     rationale: str
     who: str = ""
     """Identity; two inputs of the same person are never paired with each other."""
@@ -85,8 +135,13 @@ class Pair:
     left: int
     right: int
     basis: str
-    """``evidence`` or ``rationale``."""
+    """``timestamps`` or ``rationale``."""
     similarity: float
+    """Rationale: the shingle Jaccard.  Timestamps: 1.0 (the times are identical)."""
+    parts: tuple[str, ...] = ()
+    """Timestamps: the parts whose times are shared."""
+    shared: int = 0
+    """Timestamps: how many distinct instants are shared."""
 
 
 @dataclass
@@ -102,20 +157,56 @@ class Group:
     def bases(self) -> list[str]:
         return sorted({pair.basis for pair in self.pairs})
 
+    @property
+    def parts(self) -> list[str]:
+        """Every part whose times some pair of the group shares."""
+        return sorted({part for pair in self.pairs for part in pair.parts})
 
-def _minhash_bands(sets: Sequence[frozenset]) -> list[list[int]]:
-    import numpy as np
 
+# -- pairs ----------------------------------------------------------------------------
+
+def _same_person(a: Submission, b: Submission) -> bool:
+    return bool(a.who) and a.who == b.who
+
+
+def _timestamp_pairs(subs: Sequence[Submission]) -> list[Pair]:
+    by_instant: dict[tuple[str, str, str], list[Submission]] = {}
+    for sub in subs:
+        for part, values in sub.times.items():
+            for moment in {instant(value) for value in values} - {None}:
+                by_instant.setdefault((sub.lab, part, moment), []).append(sub)
+    shared: dict[tuple[int, int], list[str]] = {}
+    for (_lab, part, _moment), members in by_instant.items():
+        members = sorted({s.key: s for s in members}.values(), key=lambda s: s.key)
+        # Many submissions with one time: all copies of one bundle; linking each to the first still joins them.
+        links = ([(members[0], other) for other in members[1:]] if len(members) > _BIG_BUCKET else
+                 [(a, b) for x, a in enumerate(members) for b in members[x + 1:]])
+        for a, b in links:
+            if not _same_person(a, b):
+                shared.setdefault((a.key, b.key), []).append(part)
+    return [Pair(left, right, "timestamps", 1.0, tuple(sorted(set(parts), key=PARTS.index)), len(parts))
+            for (left, right), parts in sorted(shared.items()) if len(parts) >= MIN_SHARED_TIMES]
+
+
+def _rows_per_band(threshold: float) -> int:
+    """The most rows per band (of 8, 4, 2, 1) that still make a pair at ``threshold`` a candidate almost surely."""
+    for rows in (8, 4, 2, 1):
+        if 1 - (1 - threshold ** rows) ** (_HASHES // rows) >= _MIN_RECALL:
+            return rows
+    return 1
+
+
+def _minhash(sets: Sequence[frozenset]) -> list[np.ndarray]:
+    """64 MinHash values per set, from BLAKE2b shingle hashes and fixed-seed permutations."""
     rng = np.random.default_rng(20260101)
-    masks = rng.integers(0, 2**63, size=_BANDS * _ROWS, dtype=np.uint64)
-    odd = rng.integers(0, 2**63, size=_BANDS * _ROWS, dtype=np.uint64) | np.uint64(1)
-    bands: list[list[int]] = []
+    masks = rng.integers(0, 2**63, size=_HASHES, dtype=np.uint64)
+    odd = rng.integers(0, 2**63, size=_HASHES, dtype=np.uint64) | np.uint64(1)
+    signatures = []
     with np.errstate(over="ignore"):
         for items in sets:
-            values = np.fromiter((hash(item) & 0x7FFFFFFFFFFFFFFF for item in items), dtype=np.uint64, count=len(items))
-            mins = ((values[:, None] ^ masks[None, :]) * odd[None, :]).min(axis=0)
-            bands.append([hash(mins[b * _ROWS:(b + 1) * _ROWS].tobytes()) for b in range(_BANDS)])
-    return bands
+            values = np.fromiter((stable_hash64(" ".join(item)) for item in items), dtype=np.uint64, count=len(items))
+            signatures.append(((values[:, None] ^ masks[None, :]) * odd[None, :]).min(axis=0))
+    return signatures
 
 
 def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]:
@@ -129,17 +220,18 @@ def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]
     def verify(i: int, j: int) -> None:
         a, b = eligible[i], eligible[j]
         key = (min(a.key, b.key), max(a.key, b.key))
-        if key in seen or a.lab != b.lab or (a.who and a.who == b.who):
+        if key in seen or a.lab != b.lab or _same_person(a, b):
             return
         seen.add(key)
         similarity = jaccard(sets[i], sets[j])
         if similarity >= threshold:
             pairs.append(Pair(key[0], key[1], "rationale", round(similarity, 4)))
 
-    buckets: dict[tuple[str, int, int], list[int]] = {}
-    for index, bands in enumerate(_minhash_bands(sets)):
-        for band, value in enumerate(bands):
-            buckets.setdefault((eligible[index].lab, band, value), []).append(index)
+    rows = _rows_per_band(threshold)
+    buckets: dict[tuple[str, int, bytes], list[int]] = {}
+    for index, signature in enumerate(_minhash(sets)):
+        for band in range(_HASHES // rows):
+            buckets.setdefault((eligible[index].lab, band, signature[band * rows:(band + 1) * rows].tobytes()), []).append(index)
     for members in buckets.values():
         if len(members) > _BIG_BUCKET:  # many near-copies: compare to the first, the groups still join
             for other in members[1:]:
@@ -151,23 +243,10 @@ def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]
     return pairs
 
 
-def _evidence_pairs(subs: Sequence[Submission]) -> list[Pair]:
-    by_digest: dict[tuple[str, str], list[Submission]] = {}
-    for sub in subs:
-        if sub.evidence:
-            by_digest.setdefault((sub.lab, sub.evidence), []).append(sub)
-    pairs = []
-    for members in by_digest.values():
-        first = members[0]
-        pairs.extend(Pair(first.key, other.key, "evidence", 1.0) for other in members[1:]
-                     if not (first.who and first.who == other.who))
-    return pairs
-
-
 def find_groups(subs: Iterable[Submission], *, threshold: float = RATIONALE_THRESHOLD) -> list[Group]:
-    """Groups of submissions paired by identical evidence or near-identical rationales."""
+    """Groups of submissions paired by shared capture times or near-identical rationales."""
     subs = list(subs)
-    pairs = _evidence_pairs(subs) + _rationale_pairs(subs, threshold)
+    pairs = _timestamp_pairs(subs) + _rationale_pairs(subs, threshold)
     parent: dict[int, int] = {}
 
     def root(node: int) -> int:

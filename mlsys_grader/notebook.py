@@ -25,11 +25,13 @@ allowed values.
 from __future__ import annotations
 
 import base64
+import glob
 import html
 import io
 import os
+import re
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
@@ -38,7 +40,7 @@ from ._version import __version__
 from .core.capture import record_from_plan
 from .core.jsonio import canonical_dumps
 from .core.labspec import LabSpec, PartPlan
-from .core.models import PARTS, Bundle, EvidenceRecord, Synthesis, load_bundle
+from .core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle
 from .core.report import GradeReport
 from .errors import BundleFormatError, DomainError, UnknownLabError
 
@@ -58,6 +60,11 @@ def submission_path(lab_id: str, directory: str | os.PathLike | None = None) -> 
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _settings(controls: dict[str, Any]) -> str:
+    """Controls as the notebook call writes them: ``executions=10, recompilations=0``."""
+    return ", ".join(f"{name}={value!r}" for name, value in controls.items())
 
 
 def _unanswered(value: Any) -> bool:
@@ -105,6 +112,7 @@ class PartResult:
     table: Any
     figure: Any
     warnings: list[str] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
 
     def png(self) -> bytes:
         """The chart as PNG bytes."""
@@ -116,10 +124,12 @@ class PartResult:
         lines = [f"Part {self.part} · {self.title}", f"Your prediction: {self.prediction}",
                  f"Observed analytically: {self.observation}", self.table.to_string(index=False)]
         lines += [f"WARNING: {warning}" for warning in self.warnings]
+        lines += [repr(notice) for notice in self.notices]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
         warnings = "".join(_box("danger", html.escape(w)) for w in self.warnings)
+        warnings += "".join(notice._repr_html_() for notice in self.notices)
         picture = base64.b64encode(self.png()).decode("ascii")
         return (
             f"<div class='mlsys-part'><h4>Part {html.escape(self.part)} · {html.escape(self.title)}</h4>{warnings}"
@@ -178,27 +188,68 @@ class PartCheck:
 # -- the session --------------------------------------------------------------------------
 @dataclass
 class _PartState:
+    """One part in this session: the run log that is saved (lock, first shown, first run after
+    the lock) and this session's last run (``controls``, ``plan``), which is not."""
+
     prediction: str | None = None
     locked_at: datetime | None = None
     shown_at: datetime | None = None
+    first_run_controls: dict[str, Any] | None = None
+    first_run_upstream: dict[str, dict[str, Any]] | None = None
+    first_run_at: datetime | None = None
     controls: dict[str, Any] | None = None
     plan: PartPlan | None = None
+
+    def lock(self, choice: str, at: datetime) -> None:
+        """A new prediction: what it is judged against is the next run, so the first run is forgotten."""
+        self.prediction, self.locked_at = choice, at
+        self.first_run_controls = self.first_run_upstream = self.first_run_at = None
+
+    def log(self) -> PartRun | None:
+        if self.prediction is None and self.shown_at is None:
+            return None
+        return PartRun(prediction=self.prediction, prediction_locked_at=self.locked_at, first_shown_at=self.shown_at,
+                       first_run_controls=self.first_run_controls, first_run_at=self.first_run_at,
+                       first_run_upstream=self.first_run_upstream)
+
+    def restore(self, run: PartRun) -> None:
+        self.prediction, self.locked_at = run.prediction, run.prediction_locked_at
+        self.shown_at = _earliest(self.shown_at, run.first_shown_at)
+        self.first_run_controls = dict(run.first_run_controls) if run.first_run_controls is not None else None
+        self.first_run_upstream = ({dep: dict(values) for dep, values in run.first_run_upstream.items()}
+                                   if run.first_run_upstream is not None else None)
+        self.first_run_at = run.first_run_at
+
+
+def _earliest(*moments: datetime | None) -> datetime | None:
+    known = [moment for moment in moments if moment is not None]
+    return min(known) if known else None
+
+
+def _latest(*moments: datetime | None) -> datetime | None:
+    known = [moment for moment in moments if moment is not None]
+    return max(known) if known else None
 
 
 class LabSession:
     """One student's work on one lab and track; see the module docstring.
 
-    ``clock`` returns the current time (tests pass a fake one); ``path`` is the bundle file.
+    ``path`` is the bundle file.  Times always come from the real clock: no public
+    argument sets them, since a prediction counts only when locked before its result.
     """
 
-    def __init__(self, lab_id: str, track: str, path: str | os.PathLike, *, clock: Callable[[], datetime] = _now):
+    def __init__(self, lab_id: str, track: str, path: str | os.PathLike):
+        self._open(lab_id, track, Path(path), _now)
+
+    def _open(self, lab_id: str, track: str, path: Path, clock: Callable[[], datetime]) -> None:
         from .api import mlsysim_version
         from .labs import get_lab
 
         self.lab: LabSpec = get_lab(lab_id)
         if track not in self.lab.tracks:
             raise UnknownLabError(f"unknown track {track!r} for {lab_id}; expected one of {', '.join(self.lab.tracks)}")
-        self.lab_id, self.track, self.path, self._clock = lab_id, track, Path(path), clock
+        self.lab_id, self.track, self.path, self._clock = lab_id, track, path, clock
+        self._last: datetime | None = None
         self._mlsysim = mlsysim_version()
         self._parts = {part: _PartState() for part in PARTS}
         self._evidence: dict[str, EvidenceRecord] = {}
@@ -210,6 +261,20 @@ class LabSession:
         self.notices: list[Notice] = []
         if self.path.exists():
             self._reload()
+        if self._saved is None and not self.path.exists():
+            self._resume_set_aside()
+
+    def _stamp(self) -> datetime:
+        """The time of an event: the clock's, but always after every event already recorded.
+
+        The saved run log says what came first (lock, first result shown); a clock that
+        stands still or goes back must not be able to reorder those events.
+        """
+        now = self._clock()
+        if self._last is not None and now <= self._last:
+            now = self._last + timedelta(microseconds=1)
+        self._last = now
+        return now
 
     # -- persistence -------------------------------------------------------------------
     def _reload(self) -> None:
@@ -227,28 +292,59 @@ class LabSession:
             aside = self._set_aside(f"{bundle.lab}-{bundle.track}")
             self.notices.append(Notice("warn", f"{self.path.name} holds {bundle.lab} evidence for track {bundle.track!r}; "
                                                f"you opened {self.lab_id} on {self.track!r}, so this session starts empty.",
-                                       [f"Evidence belongs to one track (as in the book's lab). The old file was kept as {aside.name}."]))
+                                       [f"Evidence belongs to one track (as in the book's lab). The old file was kept as {aside.name}"
+                                        + (f"; opening {bundle.lab} on {bundle.track!r} again continues from it."
+                                           if bundle.lab == self.lab_id and bundle.track in self.lab.tracks else ".")]))
             return
         self._evidence = dict(bundle.evidence)
         self._final = {part: dict(values) for part, values in bundle.controls.items()}
         self._synthesis = bundle.synthesis
-        for part, record in self._evidence.items():
+        for part, record in self._evidence.items():  # a version 1 bundle has only its records' times
             state = self._parts[part]
             state.prediction, state.locked_at, state.shown_at = record.prediction, record.prediction_locked_at, record.result_shown_at
+        for part, run in bundle.runs.items():
+            self._parts[part].restore(run)
+        self._last = _latest(*(moment for run in bundle.runs.values()
+                               for moment in (run.prediction_locked_at, run.first_shown_at, run.first_run_at)),
+                             *(moment for record in self._evidence.values()
+                               for moment in (record.prediction_locked_at, record.result_shown_at, record.captured_at)))
         self._saved = bundle
         self.notices.append(Notice("info", f"Continuing from {self.path.name}: captured parts "
                                            f"{', '.join(sorted(self._evidence)) or 'none'}.",
                                    ["Re-run each part's cells; unchanged settings keep their captured evidence."]))
 
     def _set_aside(self, label: str) -> Path:
-        aside = self.path.with_name(f"{self.path.stem}.{label}.{self._clock().strftime('%Y%m%dT%H%M%S')}.json")
+        """Move the file to ``<stem>.<label>.<time>.json`` (never over another file)."""
+        label = re.sub(r"[^A-Za-z0-9_-]", "_", label)[:60]
+        stem = f"{self.path.stem}.{label}.{self._clock().strftime('%Y%m%dT%H%M%S')}"
+        aside, count = self.path.with_name(f"{stem}.json"), 1
+        while aside.exists():
+            count += 1
+            aside = self.path.with_name(f"{stem}.{count}.json")
         self.path.replace(aside)
         return aside
 
+    def _resume_set_aside(self) -> None:
+        """Continue from this lab and track's file set aside when another track was opened.
+
+        Switching tracks and back then loses no evidence, and the run log keeps every
+        result already shown, so switching cannot make a seen result unseen.
+        """
+        pattern = f"{glob.escape(self.path.stem)}.{self.lab_id}-{self.track}.*.json"
+        candidates = sorted(self.path.parent.glob(pattern), key=lambda p: (p.stat().st_mtime_ns, p.name))
+        if not candidates:
+            return
+        newest = candidates[-1]
+        os.replace(newest, self.path)
+        self.notices.append(Notice("info", f"{newest.name} was set aside when another track was opened; "
+                                           f"it is {self.path.name} again."))
+        self._reload()
+
     def bundle(self) -> Bundle:
         """The submission as it stands, sealed with its content hash."""
+        runs = {part: log for part, state in self._parts.items() if (log := state.log()) is not None}
         return Bundle(lab=self.lab_id, track=self.track, controls={p: dict(c) for p, c in sorted(self._final.items())},
-                      evidence=dict(sorted(self._evidence.items())), synthesis=self._synthesis,
+                      evidence=dict(sorted(self._evidence.items())), synthesis=self._synthesis, runs=runs,
                       mlsysim_version=self._mlsysim, grader_version=__version__, created_at=self._clock()).sealed()
 
     def save(self) -> Path:
@@ -323,11 +419,12 @@ class LabSession:
                           [f"Locked at {state.locked_at:%H:%M:%S} UTC; re-running this cell keeps that time."])
         changed_after_result = state.shown_at is not None
         previous = state.prediction
-        state.prediction, state.locked_at = choice, self._clock()
+        state.lock(choice, self._stamp())
         if changed_after_result:
+            was = f"It was {spec.predictions.get(previous, previous)!r}. " if previous is not None else ""
             return Notice("warn", f"Part {part} prediction changed to {spec.predictions[choice]} after its result was shown.",
-                          [f"It was {spec.predictions.get(previous, previous)!r}. A prediction counts only when made before "
-                           "the result is seen, so this one will be graded as locked late."])
+                          [f"{was}A prediction counts only when made before the result is seen (in this or an earlier "
+                           "session), so this one will be graded as locked late."])
         return Notice("success", f"Part {part} prediction locked: {spec.predictions[choice]}.",
                       ["Now run the part to see the result."])
 
@@ -358,16 +455,44 @@ class LabSession:
         decisions = {control.name: self._final.get(part, {}).get(control.name) for control in spec.controls if control.decision}
         state.plan = self.lab.plan(self.track, part, {**checked, **{k: None for k in decisions}}, upstream)
         state.controls = checked
+        now = self._stamp()
         if state.shown_at is None:
-            state.shown_at = self._clock()
+            state.shown_at = now
+        if state.first_run_controls is None:
+            state.first_run_controls, state.first_run_at = dict(checked), now
+            state.first_run_upstream = self._upstream_controls(part) or None
         self._final[part] = {**checked, **decisions}
         self.save()
         view = VIEWS[(self.lab_id, part)](state.plan, self.track)
         problems = self._problems()
         warnings = problems.get(part, []) + [f"Part {other} is stale: {message}" for other in self._dependents(part)
                                              for message in problems.get(other, []) if other in self._evidence]
+        judged = self._judged_elsewhere(part)
+        notices = [Notice("warn", f"Part {part}: your prediction is judged against your first run after locking it, "
+                                  "not these settings.", [judged])] if judged else []
         return PartResult(part, spec.title, spec.predictions[state.prediction], view.observation, view.kind,
-                          _frame(view.rows), _figure(view.draw), warnings)
+                          _frame(view.rows), _figure(view.draw), warnings, notices)
+
+    def _upstream_controls(self, part: str) -> dict[str, dict[str, Any]]:
+        """The controls of the parts ``part`` builds on, as this session last ran them."""
+        return {dep: dict(self._parts[dep].controls or {}) for dep in self.lab.parts[part].depends_on}
+
+    def _judged_elsewhere(self, part: str) -> str | None:
+        """A sentence for the student when the part's current settings are not those its prediction is judged on."""
+        state = self._parts[part]
+        if state.first_run_controls is None or state.controls is None:
+            return None
+        first_upstream, upstream = state.first_run_upstream or {}, self._upstream_controls(part)
+        if state.first_run_controls == state.controls and first_upstream == upstream:
+            return None
+
+        def described(controls: dict[str, Any], built_on: dict[str, dict[str, Any]]) -> str:
+            return "; ".join([_settings(controls)] + [f"part {dep}: {_settings(values)}" for dep, values in built_on.items()])
+
+        label = self.lab.parts[part].predictions[state.prediction]
+        return (f"Your prediction {label!r} is judged against {described(state.first_run_controls, first_upstream)} "
+                f"(your first run after locking it), not {described(state.controls, upstream)}; "
+                "capture the settings you want as evidence, but a prediction changed now counts as locked late.")
 
     def capture(self, part: str, **decision: Any) -> Notice:
         """Keep the part's shown result as evidence (with the decision, for parts that have one) and save."""
@@ -391,7 +516,7 @@ class LabSession:
         if LabSpec.arm_inputs(plan.baseline) == LabSpec.arm_inputs(plan.result):
             return Notice("warn", f"Part {part}'s intervention is identical to its baseline.",
                           ["Change a control so the two differ, run the part again, then capture."])
-        now = self._clock()
+        now = self._stamp()
         record = record_from_plan(self.lab, self.track, plan, state.prediction, mlsysim_version=self._mlsysim,
                                   grader_version=__version__, prediction_locked_at=state.locked_at,
                                   result_shown_at=state.shown_at, captured_at=now)
@@ -409,6 +534,9 @@ class LabSession:
         lines = [f"Prediction {spec.predictions[state.prediction]!r} locked at {state.locked_at:%H:%M:%S} UTC; "
                  f"saved to {self.path.name}. Later control changes cannot rewrite this record."]
         lines += [f"Part {other} is now stale: {message}" for other in self._dependents(part) for message in stale.get(other, [])]
+        judged = self._judged_elsewhere(part)
+        if judged:
+            lines.append(judged)
         title = (f"Part {part} evidence unchanged (already captured with these settings)." if kept
                  else f"Part {part} evidence captured.")
         return Notice("warn" if len(lines) > 1 else "success", title, lines)
@@ -537,12 +665,19 @@ def _figure(draw: Callable[[Any], None] | None):
     return figure
 
 
-def open_lab(lab_id: str, track: str, *, directory: str | os.PathLike | None = None,
-             clock: Callable[[], datetime] = _now) -> LabSession:
+def open_lab(lab_id: str, track: str, *, directory: str | os.PathLike | None = None) -> LabSession:
     """Start (or continue) a lab on ``track``; the bundle is ``<directory>/<lab>-submission.json``."""
+    return _open_lab_with_clock(lab_id, track, _now, directory=directory)
+
+
+def _open_lab_with_clock(lab_id: str, track: str, clock: Callable[[], datetime], *,
+                         directory: str | os.PathLike | None = None) -> LabSession:
+    """:func:`open_lab` reading times from ``clock``: for the package's own tests, not part of the API."""
     if _unanswered(track):
         raise DomainError(f"choose a track for {lab_id}: one of 'tinyml', 'mobile', 'edge', 'cloud' (got {track!r})")
-    return LabSession(lab_id, track, submission_path(lab_id, directory), clock=clock)
+    session = LabSession.__new__(LabSession)
+    session._open(lab_id, track, submission_path(lab_id, directory), clock)
+    return session
 
 
 # -- Otter tests ------------------------------------------------------------------------

@@ -12,7 +12,8 @@ from mlsys_grader import cli
 from mlsys_grader.api import grade_file
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
-from mlsys_grader.notebook import LabSession, Notice, PartResult, assert_item, open_lab, submission_path
+from mlsys_grader.notebook import (LabSession, Notice, PartResult, _open_lab_with_clock, assert_item, open_lab,
+                                   submission_path)
 
 
 class Clock:
@@ -32,11 +33,11 @@ def clock() -> Clock:
 
 
 def lab07(tmp_path, clock, track="cloud") -> LabSession:
-    return open_lab("lab07", track, directory=tmp_path, clock=clock)
+    return _open_lab_with_clock("lab07", track, clock, directory=tmp_path)
 
 
 def lab11(tmp_path, clock, track="tinyml") -> LabSession:
-    return open_lab("lab11", track, directory=tmp_path, clock=clock)
+    return _open_lab_with_clock("lab11", track, clock, directory=tmp_path)
 
 
 def saved(tmp_path, lab_id="lab07"):
@@ -136,7 +137,7 @@ def test_run_shows_a_pandas_table_and_a_matplotlib_chart(tmp_path, clock):
 ])
 def test_every_part_renders_for_every_track(tmp_path, clock, lab_id, part, controls, prediction):
     for track in ("tinyml", "mobile", "edge", "cloud"):
-        lab = open_lab(lab_id, track, directory=tmp_path / track, clock=clock)
+        lab = _open_lab_with_clock(lab_id, track, clock, directory=tmp_path / track)
         lab.predict(part, prediction)
         result = lab.run(part, **controls)
         assert isinstance(result, PartResult), result
@@ -309,7 +310,7 @@ def lab_fields(lab):
 @pytest.mark.parametrize("lab_id", ["lab07", "lab11"])
 @pytest.mark.parametrize("track", ["tinyml", "mobile", "edge", "cloud"])
 def test_a_complete_session_earns_full_marks(tmp_path, clock, lab_id, track):
-    lab = open_lab(lab_id, track, directory=tmp_path, clock=clock)
+    lab = _open_lab_with_clock(lab_id, track, clock, directory=tmp_path)
     complete(lab)
     report = grade_file(submission_path(lab_id, tmp_path))
     assert (report.score, report.findings, report.flags) == (report.max_score, [], [])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from .context import GradingContext, first_difference
+from .context import EVALUATOR_ERRORS, GradingContext, first_difference
 from .labspec import LabSpec
 from .generated import check_generated
 from .rationale import check_rationale
@@ -19,7 +19,18 @@ Check = Callable[[GradingContext], Iterable[Finding]]
 
 
 def _captured(ctx: GradingContext):
-    return [(part, state) for part, state in ctx.parts.items() if state.record is not None]
+    """Captured parts the grader could work on (a part it failed on is held for staff instead)."""
+    return [(part, state) for part, state in ctx.parts.items() if state.record is not None and state.grader_error is None]
+
+
+def check_grader_errors(ctx: GradingContext) -> Iterable[Finding]:
+    """A part the grader itself failed on: held for staff review, never the student's lost point."""
+    for part, state in ctx.parts.items():
+        if state.grader_error is not None:
+            yield Finding(part=part, criterion="grader",
+                          message=f"The grader could not check part {part} because of an error of its own; staff will "
+                                  "review this part and its points are held until then — nothing for you to do.",
+                          actual=state.grader_error)
 
 
 def check_bundle_hash(ctx: GradingContext) -> Iterable[Finding]:
@@ -36,7 +47,7 @@ def check_bundle_hash(ctx: GradingContext) -> Iterable[Finding]:
 def check_missing(ctx: GradingContext) -> Iterable[Finding]:
     for part, state in ctx.parts.items():
         if state.record is None:
-            yield Finding(part=part, criterion="missing", rubric_item="captured",
+            yield Finding(part=part, criterion="missing", rubric_item="captured", voids_part=True,
                           message=f"Part {part} has no captured evidence; lock a prediction, run the part and capture it.")
 
 
@@ -57,7 +68,7 @@ def check_domain(ctx: GradingContext) -> Iterable[Finding]:
     for part, state in ctx.parts.items():
         for message, expected, actual in state.domain_problems:
             yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
-                          rubric_item="replay", hidden=True)
+                          rubric_item="replay", hidden=True, voids_part=True)
         for message, expected, actual in state.final_problems:
             yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
 
@@ -88,36 +99,38 @@ def check_replay(ctx: GradingContext) -> Iterable[Finding]:
 
     Inputs inside the domain were already evaluated when the part's plan was built,
     so the plan's arms are the replayed arms; inputs outside it are never replayed.
+    A part that does not replay earns nothing (its evidence is unverified).  Its version
+    label only explains why: labelled with another mlsysim, the finding is version drift;
+    a label that differs while every number replays exactly is a note and costs nothing,
+    so a missing label is never cheaper than an honest one.
     """
     for part, state in _captured(ctx):
         if state.plan is None:
             continue  # reported by check_domain
         record = state.record
-        drift = record.mlsysim_version != ctx.mlsysim_version
+        label = record.mlsysim_version
+        other_label = label is not None and label != ctx.mlsysim_version
+        difference = None
         for name, arm in _arms(record):
             replayed = _plan_arm(state.plan, record, name)
             if replayed is None:
                 continue  # a chosen result naming no built arm is a decision finding; never replay foreign inputs
             difference = first_difference(replayed, arm, name)
             if difference:
-                where, expected, actual = difference
-                yield Finding(
-                    part=part, criterion="version" if drift else "replay", rubric_item="replay", hidden=True,
-                    message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs"
-                             + (f" (recorded under mlsysim {record.mlsysim_version or 'unknown'}); recapture under the pinned version."
-                                if drift else "; recapture the part instead of editing numbers.")),
-                    expected=expected, actual=actual)
                 break
-
-
-def check_version(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in _captured(ctx):
-        version = state.record.mlsysim_version
-        if version is not None and version != ctx.mlsysim_version:
-            yield Finding(part=part, criterion="version", rubric_item="replay",
-                          message=f"Part {part} was captured with mlsysim {version}, but grading uses {ctx.mlsysim_version}; "
-                                  f"install mlsysim=={ctx.mlsysim_version} and recapture.",
-                          expected=ctx.mlsysim_version, actual=version)
+        if difference:
+            where, expected, actual = difference
+            yield Finding(
+                part=part, criterion="version" if other_label else "replay", rubric_item="replay", hidden=True, voids_part=True,
+                message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs"
+                         + (f" (recorded under mlsysim {label}); install mlsysim=={ctx.mlsysim_version} and recapture the part."
+                            if other_label else "; recapture the part instead of editing numbers.")),
+                expected=expected, actual=actual)
+        elif other_label:
+            yield Finding(part=part, criterion="version",
+                          message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "
+                                  f"{ctx.mlsysim_version}, so it counts in full; nothing to do.",
+                          expected=ctx.mlsysim_version, actual=label)
 
 
 def check_stale(ctx: GradingContext) -> Iterable[Finding]:
@@ -168,6 +181,17 @@ def check_contrast(ctx: GradingContext) -> Iterable[Finding]:
                           expected="inputs that differ", actual="identical inputs")
 
 
+LOCK_TIMES = "prediction_locked_at and result_shown_at"
+
+
+def _run_log(ctx: GradingContext, part: str, record) -> Any:
+    """The part's run log when it belongs to the captured prediction (same choice, same lock)."""
+    run = ctx.bundle.runs.get(part)
+    if run is None or run.prediction != record.prediction or run.prediction_locked_at != record.prediction_locked_at:
+        return None
+    return run
+
+
 def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
     for part, state in _captured(ctx):
         record = state.record
@@ -182,25 +206,59 @@ def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
         elif record.prediction_locked_at is None or record.result_shown_at is None:
             yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
                           message=f"Part {part} does not record when the prediction was locked and the result shown; capture it from the notebook.",
-                          expected="prediction_locked_at and result_shown_at", actual=None)
-        elif record.prediction_locked_at > record.result_shown_at:
-            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
-                          message=f"Part {part}'s prediction was locked after the result was shown; predictions count only when made first.",
-                          expected=f"locked before {record.result_shown_at.isoformat()}", actual=record.prediction_locked_at.isoformat())
+                          expected=LOCK_TIMES, actual=None)
+        else:
+            # The first time any result of the part was shown, in any session (kept in the run log).
+            run = ctx.bundle.runs.get(part)
+            shown = min(t for t in (record.result_shown_at, getattr(run, "first_shown_at", None)) if t is not None)
+            if record.prediction_locked_at > shown:
+                yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                              message=f"Part {part}'s prediction was locked after the result was shown; predictions count only when made first.",
+                              expected=f"locked before {shown.isoformat()}", actual=record.prediction_locked_at.isoformat())
+
+
+def _judged_plan(ctx: GradingContext, part: str, state) -> tuple[Any, dict[str, Any] | None]:
+    """The plan a prediction is judged against: the first run after the lock, else the captured one.
+
+    Returns (plan, the first run's controls when they differ from the captured ones).
+    """
+    run = _run_log(ctx, part, state.record)
+    if run is None or not run.first_run_controls or state.controls is None:
+        return state.plan, None
+    spec = ctx.lab.parts[part]
+    names = [control.name for control in spec.controls if not control.decision]
+    first = {name: run.first_run_controls.get(name) for name in names}
+    captured = {name: state.controls.get(name) for name in names}
+    if first == captured:
+        return state.plan, None
+    try:
+        checked = spec.check_controls({**state.controls, **first}, decisions=False)
+        return ctx.lab.plan(ctx.track, part, checked, state.upstream), first
+    except EVALUATOR_ERRORS:  # a run log outside the domain: judge the captured settings
+        return state.plan, None
+
+
+def _settings_text(controls: dict[str, Any]) -> str:
+    return ", ".join(f"{name} = {value!r}" for name, value in controls.items())
 
 
 def check_prediction_correct(ctx: GradingContext) -> Iterable[Finding]:
+    """Formative by default (the rubric gives the item 0 points): the numbers say which answer was right.
+
+    The prediction is judged against the settings of the first run after it was locked, so
+    changing the settings until the locked answer comes true does not make it right.
+    """
     for part, state in _captured(ctx):
         record = state.record
-        if record.prediction not in ctx.lab.parts[part].predictions:
-            yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
-                          message=f"Part {part} has no valid prediction to judge; lock one of the lab's choices before running the part.")
-            continue
-        if state.plan is None:
-            yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
-                          message=f"Part {part}'s prediction cannot be judged because its evidence does not replay; recapture the part.")
-            continue
-        accepted = ctx.lab.accepted_predictions(ctx.track, part, state.plan)
+        if record.prediction not in ctx.lab.parts[part].predictions or state.plan is None:
+            continue  # reported by check_prediction_locked, or the part's evidence does not replay
+        plan, first = _judged_plan(ctx, part, state)
+        if first is not None:
+            yield Finding(part=part, criterion="prediction",
+                          message=f"Part {part}: after locking your prediction you first ran {_settings_text(first)}, then "
+                                  "changed the settings before capturing; the prediction is judged against that first run.",
+                          expected=first, actual={k: state.controls.get(k) for k in first})
+        accepted = ctx.lab.accepted_predictions(ctx.track, part, plan)
         if record.prediction not in accepted:
             labels = ctx.lab.parts[part].predictions
             yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
@@ -228,11 +286,11 @@ def check_synthesis_choices(ctx: GradingContext) -> Iterable[Finding]:
 
 
 CHECKS: tuple[Check, ...] = (
+    check_grader_errors,
     check_bundle_hash,
     check_missing,
     check_record_shape,
     check_domain,
-    check_version,
     check_replay,
     check_stale,
     check_contrast,

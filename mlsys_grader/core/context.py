@@ -9,14 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pint.errors import PintError
+
 from ..errors import DomainError
 from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord
 from .rubric import Rubric
 
-# A hostile record may make the evaluators or pint raise almost anything; grading
-# turns each into a finding instead of letting it escape.
-_EVALUATOR_ERRORS = (Exception,)
+# What the evaluators raise for inputs they refuse (mlsysim raises ValueError; pint its
+# own errors; huge numbers overflow).  These become findings about the submission.
+# Anything else escaping a lab's plan is the grader's own bug: the part is marked
+# ``grader_error`` and held for staff, never blamed on the student.
+EVALUATOR_ERRORS: tuple[type[BaseException], ...] = (ValueError, ArithmeticError, PintError)
 
 
 @dataclass
@@ -30,6 +34,8 @@ class PartState:
     final_missing: bool = False
     domain_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
     final_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
+    grader_error: str | None = None
+    """Set when the grader itself failed on this part (its points are held for staff)."""
 
 
 @dataclass
@@ -116,11 +122,11 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any
 def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -> PartState:
     state = PartState(part, record)
     if record.baseline is None or record.result is None:
+        state.domain_problems.append((
+            f"Part {part}'s record lacks its baseline or its intervention result, so nothing can be replayed; "
+            "recapture the part from the notebook.", "baseline and result", "missing"))
         return state
-    try:
-        inferred = lab.infer_controls(track, part, record)
-    except _EVALUATOR_ERRORS:
-        inferred = None
+    inferred = lab.infer_controls(track, part, record)
     if inferred is None:
         state.domain_problems.append((
             f"The recorded inputs of part {part} cannot be produced by any allowed control setting on track "
@@ -129,12 +135,16 @@ def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -
     controls, upstream = inferred
     try:
         controls = lab.parts[part].check_controls(controls, decisions=False)
+        # A decision outside its choices is judged by the decision rules; the plan is
+        # built without it (and a record that carries it among its inputs fails to match).
+        controls = {name: value if not spec.decision or _allowed(spec, value) else None
+                    for (name, value), spec in zip(controls.items(), lab.parts[part].controls)}
         plan = lab.plan(track, part, controls, upstream)
     except DomainError as exc:
         state.domain_problems.append((f"{exc}; recapture with allowed settings.", None, None))
         return state
-    except _EVALUATOR_ERRORS as exc:
-        state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({exc}); recapture the part.", None, None))
+    except EVALUATOR_ERRORS as exc:
+        state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({_short(exc)}); recapture the part.", None, None))
         return state
     difference = _compare_plan(plan, record)
     if difference:
@@ -153,22 +163,42 @@ def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_versi
     final_results: dict[str, Any] = {}
     for part in PARTS:
         record = bundle.evidence.get(part)
-        state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)
-        final = bundle.controls.get(part)
-        if final is None:
-            state.final_missing = True
-        else:
-            try:
-                checked = lab.parts[part].check_controls(final, decisions=False)
-                deps = lab.parts[part].depends_on
-                if all(dep in final_results for dep in deps):
-                    upstream = {dep: final_results[dep] for dep in deps}
-                    same = state.plan is not None and checked == state.controls and upstream == state.upstream
-                    state.final_plan = state.plan if same else lab.plan(bundle.track, part, checked, upstream)
-                    final_results[part] = state.final_plan.result
-            except DomainError as exc:
-                state.final_problems.append((f"Final settings: {exc}.", None, final))
-            except _EVALUATOR_ERRORS as exc:
-                state.final_problems.append((f"Final settings of part {part} are rejected by the evaluator ({exc}).", None, final))
+        try:
+            state = _part_state(lab, bundle, part, record, final_results)
+        except Exception as exc:  # the grader's boundary: what is not the submission's fault is ours
+            state = PartState(part, record, grader_error=f"{type(exc).__name__}: {exc}"[:300])
         parts[part] = state
     return GradingContext(bundle, lab, rubric, mlsysim_version, grader_version, parts)
+
+
+def _part_state(lab: LabSpec, bundle: Bundle, part: str, record: EvidenceRecord | None,
+                final_results: dict[str, Any]) -> PartState:
+    """One part's record state and final-settings plan (``final_results`` collects results for dependants)."""
+    state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)
+    final = bundle.controls.get(part)
+    if final is None:
+        state.final_missing = True
+        return state
+    try:
+        checked = lab.parts[part].check_controls(final, decisions=False)
+        deps = lab.parts[part].depends_on
+        if all(dep in final_results for dep in deps):
+            upstream = {dep: final_results[dep] for dep in deps}
+            same = state.plan is not None and checked == state.controls and upstream == state.upstream
+            state.final_plan = state.plan if same else lab.plan(bundle.track, part, checked, upstream)
+            final_results[part] = state.final_plan.result
+    except DomainError as exc:
+        state.final_problems.append((f"Final settings: {exc}.", None, final))
+    except EVALUATOR_ERRORS as exc:
+        state.final_problems.append((f"Final settings of part {part} are rejected by the evaluator ({_short(exc)}).", None, final))
+    return state
+
+
+def _allowed(control: Any, value: Any) -> bool:
+    return isinstance(value, (str, int, float, bool, type(None))) and value in control.choices
+
+
+def _short(exc: BaseException) -> str:
+    """An exception in one short clause for a student message."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text if len(text) <= 120 else text[:117] + "..."

@@ -9,17 +9,27 @@ from .models import PARTS, Bundle
 from .report import INTEGRITY_CRITERIA, Finding, GradeReport, ItemScore, PartScore
 from .rubric import Rubric
 
-FLAG_CRITERIA = {"stale": "stale", "missing": "missing", "version": "version_drift"}
+# Staff flags by criterion; ``integrity`` is added only for findings that void a part's
+# evidence (or an edited bundle), never for a note such as a harmless version label.
+FLAG_CRITERIA = {"stale": "stale", "missing": "missing", "generated": "generated", "grader": "grader_error"}
 
 
 def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
-    """Points per part: an item earns its points unless a finding costs it; a missing part earns nothing."""
-    lost = {(f.part, f.rubric_item) for f in findings if f.rubric_item}
-    missing = {f.part for f in findings if f.criterion == "missing"}
+    """Points per part.
+
+    An item earns its points unless a finding costs it (``rubric_item`` or ``also_costs``);
+    a part whose evidence is missing or unverified (a finding with ``voids_part``) earns
+    nothing; a part the grader failed on (criterion ``grader``) has its points held for
+    staff review: 0 now, marked ``held``, never a lost point the student caused.
+    """
+    lost = {(f.part, item) for f in findings for item in (f.rubric_item, *f.also_costs) if item}
+    voided = {f.part for f in findings if f.voids_part}
+    held = {f.part for f in findings if f.criterion == "grader"}
     parts: dict[str, PartScore] = {}
     for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]:
         scored = [
-            ItemScore(item=item, points=0.0 if name in missing or (name, item) in lost else points, max_points=points)
+            ItemScore(item=item, points=0.0 if name in voided or name in held or (name, item) in lost else points,
+                      max_points=points, held=name in held)
             for item, points in items.items()
         ]
         parts[name] = PartScore(part=name, score=sum(i.points for i in scored), max_score=sum(i.max_points for i in scored), items=scored)
@@ -27,21 +37,39 @@ def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
 
 
 def staff_flags(findings: list[Finding]) -> list[str]:
-    """Flags for staff: ``integrity`` for replay/domain/version failures or an edited bundle;
-    ``version_drift`` too when evidence came from another mlsysim; then ``stale``, ``missing``."""
+    """Flags for staff: ``integrity`` for evidence that failed replay, domain or version checks
+    (or an edited bundle); ``version_drift`` when that evidence came from another mlsysim;
+    then ``stale``, ``missing``, ``generated`` (the grader's own template as rationale) and
+    ``grader_error`` (a part held for review because the grader failed)."""
     flags = set()
     for finding in findings:
-        if finding.criterion in INTEGRITY_CRITERIA or (finding.part == "bundle" and finding.criterion == "format"):
+        if (finding.voids_part and finding.criterion in INTEGRITY_CRITERIA) or (finding.part == "bundle" and finding.criterion == "format"):
             flags.add("integrity")
+        if finding.voids_part and finding.criterion == "version":
+            flags.add("version_drift")
         if finding.criterion in FLAG_CRITERIA:
             flags.add(FLAG_CRITERIA[finding.criterion])
     return sorted(flags)
 
 
+def _run_check(check, ctx) -> list[Finding]:
+    """A check's findings; if the check itself fails, one ``grader`` finding for staff instead.
+
+    This is the boundary where a bug in the grader stops: checks raise nothing for a
+    bad submission, so anything escaping one is the grader's own error, never the student's.
+    """
+    try:
+        return list(check(ctx))
+    except Exception as exc:  # the grader's boundary: see the docstring
+        return [Finding(part="bundle", criterion="grader", message=(
+            f"The grader failed while running {check.__name__} ({type(exc).__name__}); staff will review this "
+            "submission — nothing for you to do."), actual=f"{type(exc).__name__}: {exc}"[:300])]
+
+
 def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradeReport:
     """Grade one validated bundle; never raises for a bad submission."""
     ctx = build_context(bundle, lab, rubric, mlsysim_version=mlsysim_version, grader_version=grader_version)
-    findings = [finding for check in CHECKS for finding in check(ctx)]
+    findings = [finding for check in CHECKS for finding in _run_check(check, ctx)]
     order = {name: index for index, name in enumerate((*PARTS, "synthesis", "bundle"))}
     findings.sort(key=lambda f: order[f.part])
     parts = score(findings, rubric)

@@ -232,8 +232,18 @@ class LabSpec(abc.ABC):
 
     # -- judging ----------------------------------------------------------------
     @abc.abstractmethod
+    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
+        """The prediction value the notebook shows as observed for these arms.
+
+        The notebook states it in the lab's option words next to the result, so it is
+        what a student reads as the answer; :meth:`accepted_predictions` always holds it.
+        """
+
+    @abc.abstractmethod
     def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
-        """Prediction values judged right for these replayed arms."""
+        """Prediction values judged right for these replayed arms: :meth:`displayed_prediction`
+        and any answer the numbers equally support (a tie, or a judgement inside the band
+        around one of its thresholds)."""
 
     @abc.abstractmethod
     def decision_problems(self, track: str, part: str, plan: PartPlan, record: Any) -> list[tuple[str, Any, Any]]:
@@ -263,6 +273,10 @@ class LabSpec(abc.ABC):
     @abc.abstractmethod
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
         """Synthesis answers a diligent student would give for these plans."""
+
+    def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str | None:
+        """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
+        return None
 
     # -- shared helpers ---------------------------------------------------------
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str:

@@ -8,10 +8,10 @@ not this file, knows what is inside.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated, Any, Callable, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import BundleFormatError, SchemaVersionError
 from .jsonio import canonical_dumps, loads_strict, sha256_of
@@ -21,10 +21,21 @@ PARTS: tuple[str, ...] = ("A", "B", "C", "D", "E")
 
 PartId = Literal["A", "B", "C", "D", "E"]
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-Timestamp = Annotated[datetime, Field(strict=False)]
+
+
+def _as_utc(moment: datetime) -> datetime:
+    """A time without a zone is read as UTC (what the notebook writes); every time is kept in UTC.
+
+    Without this, one naive time in a bundle makes comparing it with an aware one raise.
+    """
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+Timestamp = Annotated[datetime, Field(strict=False), AfterValidator(_as_utc)]
 Scalar = str | int | float | bool | None
 ShortText = Annotated[str, Field(max_length=200)]
-
 
 
 def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
@@ -74,8 +85,12 @@ class PartRun(_Strict):
     prediction_locked_at: Timestamp | None = Field(default=None, description="When that prediction was locked.")
     first_shown_at: Timestamp | None = Field(default=None, description="When any result of this part was first shown, in any session.")
     first_run_controls: dict[str, Scalar] | None = Field(
-        default=None, description="The part's controls at the first run after the prediction was locked (what it is judged against).")
+        default=None, description="The part's controls at the first run after the prediction was locked (what it is judged "
+                                  "against): the controls `lab.run` takes, by name; decisions are set at capture.")
     first_run_at: Timestamp | None = Field(default=None, description="When that first run after the lock happened.")
+    first_run_upstream: dict[PartId, dict[str, Scalar]] | None = Field(
+        default=None, description="At that first run, the controls of each part this one builds on (Lab 11 D: part C), "
+                                  "so the result it was judged on can be rebuilt.")
 
 
 class Synthesis(_Strict):

@@ -36,6 +36,7 @@ class ItemScore(BaseModel):
     item: str
     points: float
     max_points: float
+    held: bool = Field(default=False, description="Points held for staff review because the grader itself failed on this part.")
 
 
 class PartScore(BaseModel):
@@ -45,6 +46,11 @@ class PartScore(BaseModel):
     score: float
     max_score: float
     items: list[ItemScore]
+
+    @property
+    def held(self) -> bool:
+        """True when this part's points wait for staff review (a grader error, not the student's)."""
+        return any(item.held for item in self.items)
 
 
 class GradeReport(BaseModel):
@@ -84,7 +90,7 @@ class GradeReport(BaseModel):
         if self.flags:
             lines.append("flags for staff: " + ", ".join(self.flags))
         for name, part in self.parts.items():
-            lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g}")
+            lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g}" + ("  held for staff review" if part.held else ""))
         if self.findings:
             lines.append("What to do:")
             for finding in self.findings:

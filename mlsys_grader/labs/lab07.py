@@ -183,27 +183,31 @@ class Lab07(LabSpec):
         return controls, {}
 
     # -- judging ----------------------------------------------------------------
-    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
+    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
+        """The verdict the notebook shows; part B's is the seed's ``compilation_repaid`` outcome."""
         base, result = plan.baseline, plan.result
         if part == "A":
-            return frozenset({_bucket(base["dispatch_fraction"])})
+            return _bucket(base["dispatch_fraction"])
         if part == "B":
-            eager, compiled = result["eager_total_ms"], result["compiled_total_ms"]
-            if math.isclose(eager, compiled, rel_tol=1e-12):
-                return frozenset({"equal"})
-            return frozenset({"compiled" if compiled < eager else "eager"})
+            # As the seed words it: a tie is not "repaid" there, so it reads "Eager remains faster".
+            return "compiled" if result["compilation_repaid"] else "eager"
         if part == "C":
             traffic = result["total_traffic_mb"] < base["total_traffic_mb"]
             launches = result["launches"] < base["launches"]
-            return frozenset({"both" if traffic and launches else "traffic_only" if traffic else "none"})
+            return "both" if traffic and launches else "traffic_only" if traffic else "none"
         if part == "D":
             memory = result["retained_activation_mb"] < base["retained_activation_mb"]
             time = result["step_time_ms"] > base["step_time_ms"]
-            return frozenset({
-                "memory_for_time" if memory and time else "memory_only" if memory
-                else "time_only" if time else "neither"
-            })
-        return frozenset({result["status"]})
+            return ("memory_for_time" if memory and time else "memory_only" if memory
+                    else "time_only" if time else "neither")
+        return result["status"]
+
+    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
+        """The displayed verdict; in part B, when the two totals tie, "They are equal" too."""
+        accepted = {self.displayed_prediction(track, part, plan)}
+        if part == "B" and math.isclose(plan.result["eager_total_ms"], plan.result["compiled_total_ms"], rel_tol=1e-12):
+            accepted.add("equal")
+        return frozenset(accepted)
 
     def decision_problems(self, track: str, part: str, plan: PartPlan, record: Any) -> list[tuple[str, Any, Any]]:
         if part != "E":
@@ -300,35 +304,48 @@ class Lab07(LabSpec):
         controls["decision"] = rng.choice(options) if rng else options[0]
         return controls
 
-    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+    @staticmethod
+    def _reference_choices(plans: Mapping[str, PartPlan]) -> tuple[str, str]:
+        """(recommendation, rejected) that ``solve`` answers for these plans."""
+        decision = plans["E"].decision
+        if decision in ("none", "hold"):
+            return decision, "compiled_fused"
+        if plans["B"].result["compilation_repaid"]:
+            return "compiled_fused", "eager"
+        return "eager", "compiled_fused"
+
+    def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
+        """The rationale ``solve`` writes for these plans, trigger and limitation (values from the lab's lists).
+
+        The ``generated`` check re-renders it from a bundle's replayed plans, so this is
+        the only place its wording lives.
+        """
         b, c, d, e = plans["B"].result, plans["C"], plans["D"], plans["E"]
-        if e.decision == "none":
-            recommendation, rejected = "none", "compiled_fused"
-        elif e.decision == "hold":
-            recommendation, rejected = "hold", "compiled_fused"
-        elif b["compilation_repaid"]:
-            recommendation, rejected = "compiled_fused", "eager"
-        else:
-            recommendation, rejected = "eager", "compiled_fused"
-        trigger = rng.choice(TRIGGERS)
-        risk = rng.choice(LIMITATIONS)
+        recommendation, rejected = self._reference_choices(plans)
         rec_label = self.choice(RECOMMENDATIONS, recommendation).label
         rej_label = self.choice(RECOMMENDATIONS, rejected).label
-        rationale = (
+        trigger_words = self.choice(TRIGGERS, trigger).keywords[0]
+        risk_label = self.choice(LIMITATIONS, limitation).label
+        return (
             f"I recommend {rec_label.lower()} and reject {rej_label.lower()}. "
             f"At {b['executions']} executions with {b['compilation_count']} compilation(s), the compiled total is "
             f"{b['compiled_total_ms']:.3f} ms against {b['eager_total_ms']:.3f} ms for eager execution. "
             f"Fusion with {c.result['graph_breaks']} graph break(s) removes {c.result['eliminated_traffic_mb']:.3f} MB of graph traffic, "
             f"and recomputation ({d.result['policy']}) stores {d.result['retained_activation_mb']:.3f} MB instead of "
             f"{d.baseline['retained_activation_mb']:.3f} MB. The inserted operator runs on the {e.result['status']} path. "
-            f"The remaining limitation is {risk.label.lower()}, and I would re-evaluate when the {trigger.keywords[0]} changes."
+            f"The remaining limitation is {risk_label.lower()}, and I would re-evaluate when the {trigger_words} changes."
         )
+
+    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+        recommendation, rejected = self._reference_choices(plans)
+        trigger = rng.choice(TRIGGERS)
+        risk = rng.choice(LIMITATIONS)
         return {
             "recommendation": recommendation,
             "rejected_alternative": rejected,
             "reevaluation_trigger": trigger.value,
             "residual_risk": risk.value,
-            "rationale": rationale,
+            "rationale": self.reference_rationale(track, plans, trigger.value, risk.value),
         }
 
 

@@ -5,17 +5,25 @@ with ``model_key`` ``v1_11_experiments.<experiment>``.  Part D's baseline kernel
 time is part C's selected result latency, so part D depends on part C.
 
 Two predictions are judgements the book leaves open; their thresholds are defined
-here once and shown in the notebook's calculation notes:
+here once (``A_*``, ``D_*``), applied by :meth:`Lab11.displayed_prediction` (the
+verdict the notebook shows) and :meth:`Lab11.accepted_predictions`, and stated in
+the notebook's calculation notes:
 
 * Part A — with ``r`` the latency ratio baseline/changed and ``f`` the factor, the
   realised share is ``q = (r - 1) / (f - 1)``.  If the binding resource switches,
   "the bottleneck switches" is right (and "falls nearly with the factor" is also
   accepted when ``q >= 0.9``, "barely changes" when ``q <= 0.1``).  Otherwise
-  "falls nearly with the factor" when ``q >= 0.5`` and "barely changes" below.
-* Part D — with ``S`` the end-to-end and ``L`` the kernel-only speedup: "almost no
-  gain" when ``S < 1.10``; else "nearly the kernel speedup" when ``S / L >= 0.5``
-  and "less than half" below.  Inside the bands ``1.05 <= S <= 1.15`` and
-  ``0.45 <= S / L <= 0.55`` both neighbouring answers are accepted.
+  "falls nearly with the factor" when ``q >= 0.5`` and "barely changes" below;
+  without a switch the roofline makes ``q`` exactly 1 (the changed resource binds
+  before and after) or 0 (it never binds), so that threshold has no knife edge.
+* Part D — with ``S`` the end-to-end speedup as the notebook shows it (two
+  decimals) and ``L`` the kernel-only speedup, the share of the kernel gain that
+  survives is ``g = (S - 1) / (L - 1)``.  "Almost no gain" when ``S < 1.10``;
+  otherwise ``g`` decides: "nearly the kernel speedup" when ``g >= 0.5``, "less
+  than half" below.  Near a threshold both neighbouring answers are accepted: for
+  ``1.05 <= S <= 1.15`` "almost no gain" and the answer ``g`` gives, and for
+  ``0.45 <= g <= 0.55`` (with ``S >= 1.05``) both "nearly the kernel speedup" and
+  "less than half".
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import random
 from typing import Any, Mapping
 
 from mlsysim.core.units import Q_
+from pint.errors import PintError
 from mlsysim.labs.experiments import v1_11_experiments as ev
 
 from ..core.labspec import Choice, Control, LabSpec, PartPlan, PartSpec
@@ -31,13 +40,35 @@ from ..core.labspec import Choice, Control, LabSpec, PartPlan, PartSpec
 EXPERIMENTS = {"A": "roofline", "B": "tile_mapping", "C": "execution_path", "D": "application_comparison", "E": "accelerator_ranking"}
 QUALITY_OBSERVATION = "illustrative matched-task evidence held constant"
 
-A_SWITCH_NEAR_FULL = 0.9
-A_SWITCH_NEAR_NONE = 0.1
-A_LARGE_SHARE = 0.5
-D_SMALL_GAIN = 1.10
-D_SMALL_BAND = (1.05, 1.15)
-D_NEAR_SHARE = 0.5
-D_NEAR_BAND = (0.45, 0.55)
+# Part A: thresholds on q, the realised share of the factor (see the module docstring).
+A_SWITCH_NEAR_FULL = 0.9     # a switch this close to the full factor also "falls nearly with the factor"
+A_SWITCH_NEAR_NONE = 0.1     # a switch this close to no change also "barely changes"
+A_LARGE_SHARE = 0.5          # without a switch q is exactly 0 or 1; 0.5 only separates the two
+# Part D: thresholds on S (end-to-end speedup, as shown) and g (surviving share of the kernel gain).
+D_SMALL_GAIN = 1.10          # "almost no gain" below this S
+D_SMALL_BAND = (1.05, 1.15)  # S band where "almost no gain" and the answer g gives are both accepted
+D_NEAR_SHARE = 0.5           # "nearly the kernel speedup" from this g, "less than half" below
+D_NEAR_BAND = (0.45, 0.55)   # g band where both of those are accepted
+
+
+def roofline_gain(baseline: Mapping[str, Any], result: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Part A's ``(r, f, q)`` from the outputs of both arms: latency ratio, factor, realised share."""
+    factor = float(max(result["compute_scale"], result["bandwidth_scale"], result["reuse"]))
+    changed = Q_(result["latency"]["magnitude"], result["latency"]["unit"]).to(baseline["latency"]["unit"]).magnitude
+    ratio = float(baseline["latency"]["magnitude"]) / float(changed)
+    return ratio, factor, (ratio - 1.0) / (factor - 1.0)
+
+
+def whole_path_gain(outputs: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Part D's ``(S, L, g)`` from the result outputs: end-to-end speedup as shown, kernel speedup, surviving share.
+
+    ``S`` is rounded to the two decimals the notebook shows, so a student who reads
+    "1.05×" and applies the calculation notes reaches the grader's answer; ``g`` is
+    rounded to 9 decimals so float noise cannot move it across a band edge.
+    """
+    shown = float(f"{float(outputs['end_to_end_speedup']):.2f}")
+    kernel = float(outputs["local_speedup"])
+    return shown, kernel, round((shown - 1.0) / (kernel - 1.0), 9)
 
 PARTS = {
     "A": PartSpec(
@@ -93,6 +124,10 @@ LIMITATIONS = (
     Choice("power", "Power draw differs from the TDP proxy", ("power draw", "tdp", "power")),
     Choice("shape_mix", "Workload shape mix changes", ("shape mix", "workload shape", "shape")),
 )
+
+
+# What reading a hand-edited record can raise: missing keys, wrong types, odd units.
+_RECORD_SHAPE_ERRORS = (LookupError, TypeError, ValueError, ArithmeticError, AttributeError, PintError)
 
 
 def _q(payload: Mapping[str, Any]) -> float:
@@ -185,9 +220,20 @@ class Lab11(LabSpec):
 
     def infer_controls(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         try:
-            return self._infer(track, part, record)
-        except Exception:  # hostile inputs (odd units, wrong shapes) mean "no allowed setting"
+            found = self._infer(track, part, record)
+        except _RECORD_SHAPE_ERRORS:  # hostile inputs (odd units, wrong shapes) mean "no allowed setting"
             return None
+        if part != "D" or found is None:
+            return found
+        # Part D builds on a part C result: find the C setting whose latency it records.
+        # Outside the try above, so an error in building part C is the grader's, not the record's.
+        controls, kernel = found
+        for shape in ("aligned", "misaligned"):
+            for operation in ("gemm", "scatter"):
+                c_result = self.plan(track, "C", {"shape": shape, "operation": operation}, {}).result
+                if c_result["outputs"]["latency"] == kernel:
+                    return controls, {"C": c_result}
+        return None
 
     def _infer(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         sc = ev.get_track_scenario(track)
@@ -205,13 +251,7 @@ class Lab11(LabSpec):
             shape = "aligned" if inputs["m"] == sc.dimensions[0] else "misaligned"
             return {"shape": shape, "operation": inputs["operation"]}, {}
         if part == "D":
-            kernel = inputs["baseline_kernel_time"]
-            for shape in ("aligned", "misaligned"):
-                for operation in ("gemm", "scatter"):
-                    c_result = self.plan(track, "C", {"shape": shape, "operation": operation}, {}).result
-                    if c_result["outputs"]["latency"] == kernel:
-                        return {"speedup": inputs["local_speedup"]}, {"C": c_result}
-            return None
+            return {"speedup": inputs["local_speedup"]}, inputs["baseline_kernel_time"]
         ranking = record.inputs["ranking"]
         scale = round(_q(ranking["latency_budget"]) / sc.latency_budget.to(ranking["latency_budget"]["unit"]).magnitude, 2)
         decision = record.decision if isinstance(record.decision, Mapping) else {}
@@ -378,24 +418,36 @@ class Lab11(LabSpec):
         controls["choice"], controls["rejected"] = rng.choice(options) if rng else options[0]
         return controls
 
-    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+    def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
+        """The rationale ``solve`` writes for these plans, trigger and limitation (values from the lab's lists).
+
+        The ``generated`` check re-renders it from a bundle's replayed plans, whose part E
+        decision may be anything a record held: an unknown choice reads as "none" and an
+        unknown rejected candidate as the first ranked one.
+        """
         e, d = plans["E"], plans["D"].result["outputs"]
-        choice, rejected = e.decision["recommendation"], e.decision["rejected"]
+        decision = e.decision if isinstance(e.decision, Mapping) else {}
+        choice, rejected = decision.get("recommendation"), decision.get("rejected")
+        choice = choice if choice in ("primary", "alternative", "hold", "none") else "none"
         rows = {row["candidate_id"]: row for row in e.alternatives[0]["outputs"]["rows"]}
-        trigger, risk = rng.choice(TRIGGERS), rng.choice(LIMITATIONS)
+        rejected = rejected if isinstance(rejected, str) and rejected in rows else next(iter(rows))
         chosen_words = self._candidate_terms(track, choice)
         rejected_row = rows[rejected]
         latency = rejected_row["latency"]
         verdict = "feasible" if rejected_row["feasible"] else "failing " + ", ".join(rejected_row["violations"])
-        rationale = (
+        return (
             f"I choose {chosen_words[0]} ({' / '.join(chosen_words[1:2]) or 'current plan'}) and reject the {rejected} candidate "
             f"({rejected_row['hardware_name']}), which reaches {latency['magnitude']:.4g} {latency['unit']} end to end, {verdict}, "
             f"under the {e.alternatives[0]['outputs']['objective']} objective. "
             f"A {d['local_speedup']:.0f}x kernel-only gain became only {d['end_to_end_speedup']:.3f}x end to end, "
-            f"so the whole path decides. The remaining limitation is that {risk.label.lower()}; "
-            f"I would re-evaluate when the {trigger.label.lower()}."
+            f"so the whole path decides. The remaining limitation is that {self.choice(LIMITATIONS, limitation).label.lower()}; "
+            f"I would re-evaluate when the {self.choice(TRIGGERS, trigger).label.lower()}."
         )
-        return {"reevaluation_trigger": trigger.value, "residual_risk": risk.value, "rationale": rationale}
+
+    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+        trigger, risk = rng.choice(TRIGGERS), rng.choice(LIMITATIONS)
+        return {"reevaluation_trigger": trigger.value, "residual_risk": risk.value,
+                "rationale": self.reference_rationale(track, plans, trigger.value, risk.value)}
 
 
 LAB = Lab11()
