@@ -150,6 +150,16 @@ def _cmd_assign(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_rubric(args: argparse.Namespace) -> int:
+    from .core.rubric import rubric_markdown
+    from .gradebook import resolve_rubrics
+
+    overrides = dict(item.split("=", 1) for item in args.rubric if "=" in item)
+    rubrics = resolve_rubrics(overrides)
+    print(rubric_markdown([rubrics[lab] for lab in LABS]))
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlsys-grader", description="Replay-based grading for MLSysBook Lab 07 and Lab 11.")
     parser.add_argument("--version", action="version", version=f"mlsys-grader {__version__}")
@@ -194,6 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
     schema.set_defaults(func=_cmd_schema)
+
+    rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
+    rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
+    rubric.set_defaults(func=_cmd_rubric)
 
     autograder = sub.add_parser("autograder", help="build the Gradescope autograder zips from the Otter masters")
     autograder.add_argument("-o", "--output", required=True, help="folder for lab07-autograder.zip and lab11-autograder.zip")

@@ -195,9 +195,15 @@ def _control_lines(lab_id: str, part: str, defaults: dict, solution: dict) -> li
 
 
 def _tests(lab_id: str, part: str, items: dict[str, float]) -> list:
-    """One test case per rubric item, worth that item's points; hidden items become hidden tests."""
+    """One test case per rubric item, worth that item's points; hidden items become hidden tests.
+
+    Points come from the rubric file only; a formative item (0 points) gets no test: its
+    feedback is in the grade report, and a 0-point test would only add noise to Gradescope.
+    """
     cells = []
     for item, points in items.items():
+        if points == 0:
+            continue
         name = f"test_{part}_{item}"
         config = f"points: {points:g}" + ("\nhidden: true" if item in HIDDEN_ITEMS else "")
         cells.append(new_code_cell(
@@ -299,8 +305,9 @@ def build(lab_id: str) -> nbformat.NotebookNode:
     cells += _tests(lab_id, "synthesis", items)
     cells.append(new_raw_cell("# END TESTS"))
     cells.append(new_raw_cell("# END QUESTION"))
-    cells.append(new_markdown_cell("## Self-check\n\nThe public checks of your saved bundle (hidden checks — replay, "
-                                   "prediction correctness and each rationale item — run after the deadline)."))
+    cells.append(new_markdown_cell("## Self-check\n\nThe public checks of your saved bundle, rationale included. Two "
+                                   "checks stay hidden until grades are published: that every number replays, and whether "
+                                   "each prediction matched the numbers (feedback only, no points)."))
     cells.append(new_code_cell("lab.check()"))
     for index, cell in enumerate(cells):
         cell["id"] = f"{lab_id}-{index:03d}"  # stable ids: rebuilding an unchanged master changes nothing

@@ -11,6 +11,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import RubricError
 
 PART_ITEMS = ("captured", "replay", "fresh", "contrast", "prediction_locked", "prediction_correct", "decision")
+# What earns each item, in words (README's rubric table is generated from these and the TOML files).
+ITEM_TEXT = {
+    "captured": "the part's evidence is in the bundle",
+    "replay": "every recorded number replays exactly under the pinned mlsysim, inputs inside the lab's domain",
+    "fresh": "the evidence matches the final settings, the track and (Lab 11 D) the part C result it builds on",
+    "contrast": "baseline and intervention differ",
+    "prediction_locked": "a prediction was locked before any result of the part was shown",
+    "prediction_correct": "the prediction matches the replayed numbers of the first run after the lock",
+    "decision": "the part's decision obeys the lab's rule",
+    "choices_valid": "recommendation, rejected alternative, trigger and limitation obey the lab's rules",
+    "rationale_length": "the rationale has the minimum number of words and is the student's own text",
+    "rationale_cites_evidence": "it cites a quantity from the saved evidence (unit-aware, or a ratio/share a student would compute)",
+    "rationale_names_recommendation": "it recommends the chosen option in so many words",
+    "rationale_names_rejected": "it rejects the rejected alternative in so many words",
+    "rationale_names_limitation": "it states the chosen limitation",
+    "rationale_names_trigger": "it states the chosen re-evaluation trigger",
+}
 SYNTHESIS_ITEMS = (
     "choices_valid", "rationale_length", "rationale_cites_evidence", "rationale_names_recommendation",
     "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger",
@@ -71,3 +88,41 @@ def _expand(data: Mapping) -> dict:
     own = data.get("parts", {})
     data["parts"] = {name: {**every, **own.get(name, {})} for name in names}
     return data
+
+
+def rubric_markdown(rubrics: list[Rubric]) -> str:
+    """The rubric table README shows, generated from the rubrics themselves (one column per lab).
+
+    Parts whose items all carry the same points are one "every part" row; the rest are named.
+    """
+    header = "| item | earned when | " + " | ".join(r.lab for r in rubrics) + " |"
+    lines = [header, "|" + "---|" * (2 + len(rubrics))]
+
+    def points(rubric: Rubric, where: str, item: str) -> str:
+        if where == "synthesis":
+            value = rubric.synthesis.get(item)
+        elif where == "each part":
+            values = {items.get(item) for items in rubric.parts.values()}
+            value = values.pop() if len(values) == 1 else None
+            if value is None and values:
+                return " / ".join(f"{part} {items.get(item, 0):g}" for part, items in rubric.parts.items())
+        else:
+            value = rubric.parts.get(where, {}).get(item)
+        if value is None:
+            return "—"
+        return f"{value:g}" + (" (formative)" if value == 0 else "")
+
+    rows: list[tuple[str, str]] = []
+    for item in PART_ITEMS:
+        everywhere = all(all(item in items for items in r.parts.values()) for r in rubrics)
+        if everywhere:
+            rows.append(("each part", item))
+        else:
+            for part in sorted({p for r in rubrics for p, items in r.parts.items() if item in items}):
+                rows.append((part, item))
+    rows += [("synthesis", item) for item in SYNTHESIS_ITEMS if any(item in r.synthesis for r in rubrics)]
+    for where, item in rows:
+        label = f"{where}: `{item}`"
+        lines.append(f"| {label} | {ITEM_TEXT[item]} | " + " | ".join(points(r, where, item) for r in rubrics) + " |")
+    lines.append("| **total** | | " + " | ".join(f"**{r.max_score:g}**" for r in rubrics) + " |")
+    return "\n".join(lines)

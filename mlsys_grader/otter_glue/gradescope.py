@@ -86,13 +86,16 @@ def _lost_points(report: GradeReport, part: str, *, public_only: bool) -> list[s
     A part with no evidence loses every item for one reason, so that reason is said once.
     """
     findings = report.findings_for(part)
+    if report.parts[part].held:
+        return [f"{part_title(part)} will be reviewed by staff: the grader failed on it (not your error), so its "
+                f"{report.parts[part].max_score:g} points are held until then."]
     items = [item for item in report.parts[part].items
              if item.points < item.max_points and not (public_only and item.item in HIDDEN_ITEMS)]
     if not items:
         return []
-    missing = next((f for f in findings if f.criterion == "missing"), None)
-    if missing is not None:
-        return [f"-{sum(i.max_points - i.points for i in items):g} (all items): {missing.message}"]
+    voiding = next((f for f in findings if f.voids_part and not (public_only and f.hidden)), None)
+    if voiding is not None:
+        return [f"-{sum(i.max_points - i.points for i in items):g} (all items): {voiding.message}"]
     lines = []
     for item in items:
         owner = next((f for f in findings if f.rubric_item == item.item and not (public_only and f.hidden)), None)
@@ -104,7 +107,7 @@ def _lost_points(report: GradeReport, part: str, *, public_only: bool) -> list[s
 def _advice(report: GradeReport, part: str, *, public_only: bool) -> list[str]:
     """Findings that cost no points but still tell the student something."""
     return [f"note: {f.message}" for f in report.findings_for(part)
-            if f.rubric_item is None and f.criterion != "missing" and not (public_only and f.hidden)]
+            if f.rubric_item is None and not f.voids_part and f.criterion != "grader" and not (public_only and f.hidden)]
 
 
 def public_summary(report: GradeReport) -> tuple[str, bool]:
@@ -120,7 +123,7 @@ def public_summary(report: GradeReport) -> tuple[str, bool]:
     if bundle:
         lines.append("Submission:")
         lines.extend(bundle)
-    lines.append("Hidden checks (replay, prediction correctness, rationale items) are shown when grades are published.")
+    lines.append("Hidden checks (replay, and whether each prediction matched the numbers) are shown when grades are published.")
     return "\n".join(lines), clean
 
 
@@ -153,7 +156,7 @@ def gradescope_results(record: ScoreOfRecord, kernel: KernelComparison | None = 
                  + (f" (sha256 {record.bundle_sha256})" if record.bundle_sha256 else "")]
         staff += [f"- {note}" for note in notes]
         staff += [f"- [{f.part}] {f.criterion}: {f.message}" for f in report.findings
-                  if f.criterion in ("replay", "domain", "version", "format")]
+                  if f.criterion in ("replay", "domain", "version", "format", "grader", "generated")]
         tests.append({"name": "Staff review", "visibility": "hidden", "status": "failed", "output": "\n".join(staff)})
     return {
         "score": round(report.score, 5),
