@@ -3,13 +3,17 @@
 Each view is a small function of a :class:`~mlsys_grader.core.labspec.PartPlan` and
 returns a :class:`View`: table rows (as the seed's ``table(rows)`` shows them), a
 chart drawn on a matplotlib ``Axes`` (the seed's plotly figure, redrawn), and the
-seed's "Observed analytically" sentence.  Nothing here runs an evaluator: the
-numbers come from the plan the session already built, so what a student sees is
-exactly what the evidence record keeps.
+seed's "Observed analytically" sentence.  That sentence opens with the observed
+verdict in the part's own option words, taken from the lab's
+:meth:`~mlsys_grader.core.labspec.LabSpec.displayed_prediction` — the one place
+that decides it, and a value the grader always accepts.  Nothing here runs an
+evaluator: the numbers come from the plan the session already built, so what a
+student sees is exactly what the evidence record keeps.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -21,13 +25,35 @@ BLUE, ORANGE, GREEN, RED, MUTED = "#4C72B0", "#DD8452", "#55A868", "#C44E52", "#
 
 @dataclass
 class View:
-    """A part's rendered result: rows for the table, a chart painter and one observation."""
+    """A part's rendered result: rows for the table, a chart painter and one observation.
+
+    ``verdict`` is the prediction value the observation states (in its option words).
+    """
 
     rows: list[dict[str, Any]]
     draw: Callable[[Any], None] | None
     observation: str
     kind: str = "info"
     notes: list[str] = field(default_factory=list)
+    verdict: str = ""
+
+
+# A view function: (plan, track, the verdict in the part's option words) -> View whose observation opens with them.
+_Render = Callable[[PartPlan, str, str], View]
+
+
+def _showing_verdict(lab_id: str, part: str, render: _Render) -> Callable[[PartPlan, str], View]:
+    """``render`` given the lab's displayed verdict, which the returned view also records."""
+    def view(plan: PartPlan, track: str) -> View:
+        from .labs import get_lab
+
+        lab = get_lab(lab_id)
+        verdict = lab.displayed_prediction(track, part, plan)
+        return dataclasses.replace(render(plan, track, lab.parts[part].predictions[verdict]), verdict=verdict)
+
+    view.__name__ = view.__qualname__ = render.__name__
+    view.__doc__ = render.__doc__
+    return view
 
 
 def _q(payload: Mapping[str, Any], unit: str) -> float:
@@ -57,7 +83,7 @@ def _bars(ax, labels, series, *, ylabel: str, stacked: bool = False) -> None:
 
 
 # -- Lab 07 --------------------------------------------------------------------------
-def lab07_a(plan: PartPlan, track: str) -> View:
+def lab07_a(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     speedup = plan.alternatives[0]["speedup"] if plan.alternatives else base["total_time_us"] / result["total_time_us"]
     rows = [
@@ -73,16 +99,15 @@ def lab07_a(plan: PartPlan, track: str) -> View:
         ], ylabel="Analytical time (µs)", stacked=True)
 
     return View(rows, draw, (
-        f"The fine path spends {base['dispatch_fraction']:.1%} of total time in dispatch. Coarsening to "
+        f"{verdict_words}: the fine path spends {base['dispatch_fraction']:.1%} of total time in dispatch. Coarsening to "
         f"{result['dispatches']} launch(es) produces {speedup:.2f}× speedup with identical FLOPs and payload."))
 
 
-def lab07_b(plan: PartPlan, track: str) -> View:
+def lab07_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Executions": result["executions"], "Compilations": result["compilation_count"],
              "Break-even": result["break_even_executions"], "Eager": f"{result['eager_total_ms']:.2f} ms",
              "Compiled": f"{result['compiled_total_ms']:.2f} ms"}]
-    outcome = "compilation repays setup" if result["compilation_repaid"] else "eager remains faster"
     rebuild = "Host rebuilds raise" if track == "tinyml" else "Recompilation raises"
 
     def draw(ax):
@@ -92,12 +117,12 @@ def lab07_b(plan: PartPlan, track: str) -> View:
         ], ylabel="Cumulative analytical time (ms)")
 
     return View(rows, draw, (
-        f"{outcome.capitalize()} at {result['executions']} executions and {result['compilation_count']} compilation(s). "
+        f"{verdict_words} at {result['executions']} executions and {result['compilation_count']} compilation(s). "
         f"{rebuild} setup without changing the eager baseline."),
         kind="success" if result["compilation_repaid"] else "warn")
 
 
-def lab07_c(plan: PartPlan, track: str) -> View:
+def lab07_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Path": label, "Launches": arm["launches"], "Breaks": arm["graph_breaks"],
              "Traffic": f"{arm['total_traffic_mb']:.3f} MB"} for label, arm in (("Unfused", base), ("Selected", result))]
@@ -107,11 +132,11 @@ def lab07_c(plan: PartPlan, track: str) -> View:
               ylabel="Graph traffic (MB)")
 
     return View(rows, draw, (
-        f"The selected path removes {result['eliminated_traffic_mb']:.3f} MB of graph traffic and uses "
+        f"{verdict_words}: the selected path removes {result['eliminated_traffic_mb']:.3f} MB of graph traffic and uses "
         f"{result['launches']} launch(es). Arithmetic is preserved; each graph break restores a materialized boundary."))
 
 
-def lab07_d(plan: PartPlan, track: str) -> View:
+def lab07_d(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Policy": label, "Stored": f"{arm['retained_activation_mb']:.3f} MB",
              "Repeated ops": arm["recomputed_operation_count"], "Step": f"{arm['step_time_ms']:.3f} ms"}
@@ -132,7 +157,7 @@ def lab07_d(plan: PartPlan, track: str) -> View:
                   bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
 
     return View(rows, draw, (
-        f"Stored activations fall to {result['retained_activation_mb']:.3f} MB, while "
+        f"{verdict_words}: stored activations fall to {result['retained_activation_mb']:.3f} MB, while "
         f"{result['recomputed_operation_count']} operations repeat and step time becomes {result['step_time_ms']:.3f} ms "
         f"on {result['training_host']}. Memory status: "
         + ("PASS." if feasible else "OOM — training infeasible on this host.")),
@@ -146,7 +171,7 @@ _E_INTERPRETATION = {
 }
 
 
-def lab07_e(plan: PartPlan, track: str) -> View:
+def lab07_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Path": label, "Operator": arm["operator"], "Shape": arm["shape_mode"], "Status": arm["status"],
              "Copies": f"{arm['fallback_copy_mb']:.3f} MB"} for label, arm in (("Known native", base), ("Selected", result))]
@@ -161,12 +186,14 @@ def lab07_e(plan: PartPlan, track: str) -> View:
             ax.annotate("cannot execute", (1, 0), ha="center", va="bottom", color=RED)
 
     return View(rows, draw, (
-        f"{result['status'].upper()}. Target result: {total}; fallback materialization: "
+        f"{verdict_words} ({result['status'].upper()}). Target result: {total}; fallback materialization: "
         f"{result['fallback_copy_mb']:.3f} MB. {meaning}"), kind=kind)
 
 
 # -- Lab 11 --------------------------------------------------------------------------
-def lab11_a(plan: PartPlan, track: str) -> View:
+def lab11_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+    from .labs.lab11 import roofline_gain
+
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Intensity": f"{_q(arm['arithmetic_intensity'], 'flop/byte'):.1f} FLOP/B",
              "Bottleneck": arm["bottleneck"], "Latency": f"{_q(arm['latency'], 'ms'):.4g} ms"}
@@ -176,12 +203,14 @@ def lab11_a(plan: PartPlan, track: str) -> View:
         ax.bar(["Baseline", "Changed"], [_q(base["latency"], "ms"), _q(result["latency"], "ms")], color=[BLUE, ORANGE])
         ax.set_ylabel("Analytical latency (ms)")
 
+    ratio, factor, share = roofline_gain(base, result)
     return View(rows, draw, (
-        f"The binding limit is {result['bottleneck']} after the change (it was {base['bottleneck']}); "
-        "improving a nonbinding resource cannot lower latency."))
+        f"{verdict_words}: latency improves {ratio:.2f}× for a {factor:g}× change, so q = {share:.2f}. The binding "
+        f"limit is {result['bottleneck']} after the change (it was {base['bottleneck']}); improving a nonbinding "
+        "resource cannot lower latency."))
 
 
-def lab11_b(plan: PartPlan, track: str) -> View:
+def lab11_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Tile": str(tuple(arm["tile"])), "Fused": arm["fused"],
              "Local need": f"{_q(arm['scratchpad_required'], 'KiB'):.1f} KiB",
@@ -195,11 +224,11 @@ def lab11_b(plan: PartPlan, track: str) -> View:
 
     fits = result["fits"]
     return View(rows, draw, (
-        f"The selected tile {'fits' if fits else 'does not fit'}. "
+        f"{verdict_words}: the selected tile {'fits' if fits else 'does not fit'}. "
         "A failed mapping has no fabricated runtime penalty; it must be remapped."), kind="success" if fits else "danger")
 
 
-def lab11_c(plan: PartPlan, track: str) -> View:
+def lab11_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Operation": arm["operation"], "Original": str(tuple(arm["original_dimensions"])),
              "Executed": str(tuple(arm["executed_dimensions"])), "Path": arm["path"],
@@ -214,11 +243,13 @@ def lab11_c(plan: PartPlan, track: str) -> View:
 
     hardware = result["hardware_name"] if result["path"] != "fallback" else result["fallback_hardware_name"]
     return View(rows, draw, (
-        f"The selected case uses the {result['path']} path on {hardware}. "
+        f"{verdict_words}: the selected case uses the {result['path']} path on {hardware}. "
         "Padding adds counted work; unsupported work names the fallback device."))
 
 
-def lab11_d(plan: PartPlan, track: str) -> View:
+def lab11_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+    from .labs.lab11 import whole_path_gain
+
     out = plan.result["outputs"]
     stages = (("Host", "host_time", BLUE), ("Transfer", "transfer_time", ORANGE), ("Launch", "launch_time", GREEN),
               ("Kernel", "kernel_time", RED), ("Postprocess", "postprocess_time", MUTED))
@@ -231,12 +262,13 @@ def lab11_d(plan: PartPlan, track: str) -> View:
               [(name, [_q(out["baseline"][key], "ms"), _q(out["accelerated"][key], "ms")], colour) for name, key, colour in stages],
               ylabel="Application time (ms)", stacked=True)
 
+    shown, kernel, share = whole_path_gain(out)
     return View(rows, draw, (
-        f"A {out['local_speedup']:.0f}× kernel gain becomes {out['end_to_end_speedup']:.2f}× end to end "
-        "because the other stages remain."))
+        f"{verdict_words}: a {kernel:.0f}× kernel gain becomes {shown:.2f}× end to end because the other stages remain, "
+        f"so g = {share:.2f} of the kernel gain survives."))
 
 
-def lab11_e(plan: PartPlan, track: str) -> View:
+def lab11_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     ranking = plan.alternatives[0]["outputs"]
     rows = [{"Candidate": row["candidate_id"].title(), "Hardware": row["hardware_name"], "Path": row["execution_path"],
              "Latency": f"{_q(row['latency'], 'ms'):.3g} ms", "Energy": f"{_q(row['accelerator_energy'], 'mJ'):.3g} mJ",
@@ -256,13 +288,17 @@ def lab11_e(plan: PartPlan, track: str) -> View:
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
 
     return View(rows, draw, (
-        f"Constrained ranking recommends {recommendation} for {ranking['objective']} under the displayed illustrative "
-        f"budgets. {budgets}"), kind="success" if ranking["recommendation"] else "danger")
+        f"{verdict_words}: constrained ranking recommends {recommendation} for {ranking['objective']} under the "
+        f"displayed illustrative budgets. {budgets}"), kind="success" if ranking["recommendation"] else "danger")
 
 
-VIEWS: dict[tuple[str, str], Callable[[PartPlan, str], View]] = {
+_RENDERERS: dict[tuple[str, str], _Render] = {
     ("lab07", "A"): lab07_a, ("lab07", "B"): lab07_b, ("lab07", "C"): lab07_c, ("lab07", "D"): lab07_d, ("lab07", "E"): lab07_e,
     ("lab11", "A"): lab11_a, ("lab11", "B"): lab11_b, ("lab11", "C"): lab11_c, ("lab11", "D"): lab11_d, ("lab11", "E"): lab11_e,
+}
+# What the notebook calls: (plan, track) -> View, the observation opening with the displayed verdict.
+VIEWS: dict[tuple[str, str], Callable[[PartPlan, str], View]] = {
+    key: _showing_verdict(*key, render) for key, render in _RENDERERS.items()
 }
 
 

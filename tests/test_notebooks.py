@@ -117,7 +117,7 @@ def test_student_notebook_is_faithful_to_the_seed(lab_id):
         "lab11": ["Acceleration That Survives the Whole Path", "When does faster arithmetic help?",
                   "How much reuse fits locally?", "speedup = 10  # kernel-only speedup: 2..50 in steps of 2",
                   "budget_scale = 1.0  # budget scale: 0.05..1.5 in steps of 0.05", "q = (r − 1) / (f − 1)",
-                  "S < 1.10", "0.45 ≤ S / L ≤ 0.55", "Defend the accelerator decision", "Power draw differs from the TDP proxy"],
+                  "S < 1.10", "0.45 ≤ g ≤ 0.55", "Defend the accelerator decision", "Power draw differs from the TDP proxy"],
     }[lab_id]
     for phrase in expected + ['TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"', "lab.progress()", "grader.export("]:
         assert phrase in text, phrase
