@@ -47,8 +47,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
-
 from .core.models import PARTS
 
 SHINGLE_WORDS = 5
@@ -102,7 +100,10 @@ def words(text: str) -> list[str]:
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
     """The set of ``size``-word sequences of ``text``."""
-    tokens = words(text)
+    return _shingle_set(words(text), size)
+
+
+def _shingle_set(tokens: Sequence[str], size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
     return frozenset(tuple(tokens[i:i + size]) for i in range(len(tokens) - size + 1))
 
 
@@ -132,6 +133,8 @@ class Submission:
 
 @dataclass(frozen=True)
 class Pair:
+    """Two submissions (``left`` < ``right``, caller's keys) and why they are paired."""
+
     left: int
     right: int
     basis: str
@@ -177,6 +180,8 @@ def _timestamp_pairs(subs: Sequence[Submission]) -> list[Pair]:
                 by_instant.setdefault((sub.lab, part, moment), []).append(sub)
     shared: dict[tuple[int, int], list[str]] = {}
     for (_lab, part, _moment), members in by_instant.items():
+        if len(members) < 2:
+            continue
         members = sorted({s.key: s for s in members}.values(), key=lambda s: s.key)
         # Many submissions with one time: all copies of one bundle; linking each to the first still joins them.
         links = ([(members[0], other) for other in members[1:]] if len(members) > _BIG_BUCKET else
@@ -196,24 +201,39 @@ def _rows_per_band(threshold: float) -> int:
     return 1
 
 
-def _minhash(sets: Sequence[frozenset]) -> list[np.ndarray]:
-    """64 MinHash values per set, from BLAKE2b shingle hashes and fixed-seed permutations."""
-    rng = np.random.default_rng(20260101)
-    masks = rng.integers(0, 2**63, size=_HASHES, dtype=np.uint64)
-    odd = rng.integers(0, 2**63, size=_HASHES, dtype=np.uint64) | np.uint64(1)
+def _minhash(texts: Sequence[Sequence[str]]) -> list[Any]:
+    """64 MinHash values (numpy ``uint64``) per tokenised text, over its word shingles.
+
+    Each word is hashed once with BLAKE2b; a shingle's hash combines its words' hashes
+    (multiply-add, wrapping at 64 bits), so nothing depends on ``PYTHONHASHSEED``.
+    """
+    import numpy as np
+
+    masks = np.array([stable_hash64(f"minhash mask {i}") for i in range(_HASHES)], dtype=np.uint64)
+    odd = np.array([stable_hash64(f"minhash multiplier {i}") | 1 for i in range(_HASHES)], dtype=np.uint64)
+    step = np.uint64(stable_hash64("shingle step") | 1)
+    cache: dict[str, int] = {}
     signatures = []
     with np.errstate(over="ignore"):
-        for items in sets:
-            values = np.fromiter((stable_hash64(" ".join(item)) for item in items), dtype=np.uint64, count=len(items))
+        for tokens in texts:
+            hashed = np.fromiter((cache[w] if w in cache else cache.setdefault(w, stable_hash64(w)) for w in tokens),
+                                 dtype=np.uint64, count=len(tokens))
+            count = len(tokens) - SHINGLE_WORDS + 1
+            values = hashed[:count].copy()
+            for offset in range(1, SHINGLE_WORDS):
+                values = values * step + hashed[offset:offset + count]
+            values = np.unique(values)
             signatures.append(((values[:, None] ^ masks[None, :]) * odd[None, :]).min(axis=0))
     return signatures
 
 
 def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]:
-    eligible = [s for s in subs if len(words(s.rationale)) >= MIN_RATIONALE_WORDS]
+    tokenised = [(s, words(s.rationale)) for s in subs]
+    eligible = [s for s, tokens in tokenised if len(tokens) >= MIN_RATIONALE_WORDS]
+    texts = [tokens for _, tokens in tokenised if len(tokens) >= MIN_RATIONALE_WORDS]
     if len(eligible) < 2:
         return []
-    sets = [shingles(s.rationale) for s in eligible]
+    sets = [_shingle_set(tokens) for tokens in texts]
     pairs: list[Pair] = []
     seen: set[tuple[int, int]] = set()
 
@@ -229,7 +249,7 @@ def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]
 
     rows = _rows_per_band(threshold)
     buckets: dict[tuple[str, int, bytes], list[int]] = {}
-    for index, signature in enumerate(_minhash(sets)):
+    for index, signature in enumerate(_minhash(texts)):
         for band in range(_HASHES // rows):
             buckets.setdefault((eligible[index].lab, band, signature[band * rows:(band + 1) * rows].tobytes()), []).append(index)
     for members in buckets.values():

@@ -6,6 +6,12 @@ inputs already graded with the same grader version and rubrics, join roster trac
 find collusion (:mod:`.collusion`) and report which students' scores moved since the
 last run.  Every input yields exactly one row; an input that cannot be graded gets
 score 0 and the reason.
+
+Row status: ``graded``; ``regrade`` when the grader itself failed on part of the
+submission (flag ``grader_error``: the part's points are held, the reason says which
+check failed; such a result is stored but never reused, so the next run grades it
+again); ``error`` for an input that cannot be read as a bundle; ``timeout``, ``memory``
+or ``crash`` when grading it did not finish.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ._version import __version__
-from .collusion import RATIONALE_THRESHOLD, Group, Submission, evidence_digest, find_groups
+from .collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from .core.models import PARTS
 from .core.report import GradeReport
 from .core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
@@ -33,7 +39,11 @@ from .errors import GraderError, RubricError
 from .ingest import Candidate, discover, file_digest, load_candidate
 
 DB_SCHEMA_VERSION = 1
-STATUSES = ("graded", "error", "timeout", "memory", "crash")
+STATUSES = ("graded", "regrade", "error", "timeout", "memory", "crash")
+SCORED = ("graded", "regrade")
+"""Statuses whose row carries a score from the grader (and takes part in collusion)."""
+COLLUSION_KEYS = ("part_times", "rationale")
+"""What a stored result must hold for collusion; a stored result without them is graded again."""
 
 
 class BatchOptions(BaseModel):
@@ -198,14 +208,29 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         return {**result, "status": "error", "reason": f"{type(exc).__name__}: {exc}"}
     if loaded.origin.endswith("marimo"):
         report = excuse_lock_times(report, rubrics.get(bundle.lab))
-    return {**result, "status": "graded", **summarize(report, loaded.origin), "evidence_digest": evidence_digest(bundle),
-            "rationale": bundle.synthesis.rationale or ""}
+    return {**result, **graded_result(report, bundle, loaded.origin)}
+
+
+def graded_result(report: GradeReport, bundle: Any, origin: str = "") -> dict[str, Any]:
+    """The stored result of a graded bundle: its status, the report's summary and what collusion needs.
+
+    Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
+    """
+    summary = summarize(report, origin)
+    status = "regrade" if "grader_error" in summary["flags"] else "graded"
+    return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or ""}
 
 
 # -- rows --------------------------------------------------------------------------
 
+def _status(result: Mapping[str, Any]) -> str:
+    """The row's status; a stored result from before ``regrade`` existed still becomes one."""
+    status = result.get("status", "error")
+    return "regrade" if status == "graded" and "grader_error" in result.get("flags", []) else status
+
+
 def _reasons(result: Mapping[str, Any]) -> str:
-    if result.get("status") != "graded":
+    if _status(result) not in SCORED:
         return str(result.get("reason", ""))
     lost = [f"{part}/{criterion}: {message}" for part, criterion, item, message in result.get("findings", [])]
     return " | ".join(lost)
@@ -218,7 +243,7 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str)
         "path": candidate.source, "kind": candidate.kind, "student_name": student.name,
         "student_email": student.email, "student_id": student.sid, "input_hash": result.get("input_hash", ""),
         "lab": result.get("lab", ""), "track": result.get("track", ""), "roster_track": "",
-        "status": result.get("status", "error"), "score": result.get("score", 0), "max_score": result.get("max_score", ""),
+        "status": _status(result), "score": result.get("score", 0), "max_score": result.get("max_score", ""),
         "flags": list(result.get("flags", [])), "collusion_group": "", "reasons": _reasons(result),
         "origin": result.get("origin", ""), "grader_version": __version__, "rubric": result.get("rubric", rubric_label),
         "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
@@ -227,7 +252,7 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str)
     for name, score in result.get("parts", {}).items():
         row[f"part_{name}"] = score
     row.update(result.get("items", {}))
-    if row["status"] != "graded":
+    if row["status"] not in SCORED:
         row["flags"].append("ungradable")
     return row
 
@@ -309,7 +334,13 @@ class GradebookDB:
             raise GraderError(f"gradebook {self.path} has schema_version {found[0]}; this release reads {DB_SCHEMA_VERSION}")
 
     def known_hashes(self, grader_version: str, key: str) -> frozenset[str]:
-        rows = self.conn.execute("SELECT input_hash FROM results WHERE grader_version = ? AND rubric_key = ?", (grader_version, key))
+        """Inputs whose stored result can be reused: not ``regrade``, and (when graded) holding
+        what collusion needs — a result stored by an earlier format lacks it and is graded again."""
+        held = " AND ".join(f"json_type(result, '$.{name}') IS NOT NULL" for name in COLLUSION_KEYS)
+        rows = self.conn.execute(
+            "SELECT input_hash FROM results WHERE grader_version = ? AND rubric_key = ? AND "
+            f"(json_extract(result, '$.status') = 'error' OR (json_extract(result, '$.status') = 'graded' AND {held}))",
+            (grader_version, key))
         return frozenset(h for (h,) in rows)
 
     def stored(self, input_hash: str, grader_version: str, key: str) -> dict[str, Any] | None:
@@ -324,7 +355,10 @@ class GradebookDB:
         self.conn.commit()
 
     def record_run(self, rows: Sequence[Mapping[str, Any]], grader_version: str, key: str) -> list[ScoreChange]:
-        """Compare each graded row with the student's previous score, then remember the new one."""
+        """Compare each graded row with the student's previous score, then remember the new one.
+
+        A ``regrade`` row is provisional (points held for staff) and is neither compared nor remembered.
+        """
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         changes = []
         for row in rows:
@@ -403,7 +437,7 @@ def grade_paths(
                 else:
                     reused += 1
                 results[index] = result = stored
-            elif result["status"] in ("graded", "error") and result.get("input_hash"):
+            elif result["status"] in (*SCORED, "error") and result.get("input_hash"):
                 fresh.append(result)
             _fill_failure_hash(candidate, result)
         if db:
@@ -411,8 +445,8 @@ def grade_paths(
         rows = [make_row(c, r, key) for c, r in zip(candidates, results)]
         if roster is not None:
             apply_roster(rows, roster)
-        subs = [Submission(i, r["lab"], res.get("evidence_digest"), res.get("rationale", ""), identity(r))
-                for i, (r, res) in enumerate(zip(rows, results)) if r["status"] == "graded"]
+        subs = [Submission(i, r["lab"], res.get("part_times") or {}, res.get("rationale") or "", identity(r))
+                for i, (r, res) in enumerate(zip(rows, results)) if r["status"] in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold)
         for group in groups:
             for member in group.members:

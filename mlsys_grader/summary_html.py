@@ -139,14 +139,20 @@ def common_findings(rows: Sequence[Mapping[str, Any]], top: int = TOP_FINDINGS) 
 
 
 def _collusion_evidence(group: Any, rows: Sequence[Mapping[str, Any]]) -> str:
-    """What the paired submissions share: identical evidence, and the rationale's opening words."""
+    """What the paired submissions share: the parts with identical times, and the rationale's opening words."""
     shown = []
-    if "evidence" in group.bases:
-        shown.append("identical evidence records (inputs, results, predictions, decisions) in every captured part")
+    if "timestamps" in group.bases:
+        shown.append(f"identical capture, lock or shown times in parts {', '.join(group.parts)}")
     if "rationale" in group.bases:
         text = rows[group.members[0]].get("_rationale", "")
         shown.append(f"rationale: “{text[:200]}{'…' if len(text) > 200 else ''}”")
     return "; ".join(shown)
+
+
+def _pair_basis(pair: Any) -> str:
+    if pair.basis == "timestamps":
+        return f"{pair.shared} identical times in {', '.join(pair.parts)}"
+    return f"{pair.basis} {pair.similarity:.2f}"
 
 
 def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -> str:
@@ -193,10 +199,10 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
     out.append("<h2>Possible collusion</h2>")
     out.append(_table(["group", "lab", "basis", "members", "pairs", "evidence"],
                       [(g.group_id, g.lab, ", ".join(g.bases), _path("; ".join(_who(rows[m]) for m in g.members)),
-                        _path("; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({p.basis} {p.similarity:.2f})"
+                        _path("; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({_pair_basis(p)})"
                                         for p in g.pairs[:10])), _collusion_evidence(g, rows))
                        for g in result.groups], "collusion")
-               if result.groups else "<p>No identical evidence or near-identical rationales found.</p>")
+               if result.groups else "<p>No shared capture times or near-identical rationales found.</p>")
     if result.changes:
         out.append("<h2>Scores moved since the last run</h2>")
         out.append(_table(["who", "lab", "before", "after", "change", "cause"],

@@ -4,15 +4,38 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
+from conftest import reseal, solved
+from mlsys_grader import solve
+from mlsys_grader.api import default_rubric, mlsysim_version
 from mlsys_grader.batch import run_tasks
 from mlsys_grader.cli import main
-from mlsys_grader.gradebook import BatchOptions, grade_paths, write_csv
+from mlsys_grader.collusion import instant
+from mlsys_grader.core.grading import grade
+from mlsys_grader.core.models import bundle_from_mapping
+from mlsys_grader.gradebook import (
+    BatchOptions,
+    GradebookDB,
+    GradebookResult,
+    columns_for,
+    graded_result,
+    grade_paths,
+    make_row,
+    resolve_rubrics,
+    rubric_key,
+    write_csv,
+)
+from mlsys_grader.ingest import discover
+from mlsys_grader.labs.lab07 import Lab07
+from mlsys_grader.summary_html import render_summary
+from test_collusion import OTHER, REWORDED, TEXT, stamped
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -67,8 +90,10 @@ def test_generated_course_reports_every_colluding_pair_and_no_clean_one(course, 
     groups = {frozenset(result.rows[m]["path"] for m in g.members) for g in result.groups}
     expected = {frozenset({path, expect["with"]}) for path, expect in manifest.items() if expect["category"] == "colluding"}
     assert groups == expected
-    copied = next(g for g in result.groups if len(g.bases) == 2)
-    assert copied.bases == ["evidence", "rationale"]
+    copied = next(g for g in result.groups if any("copy_a" in result.rows[m]["path"] for m in g.members))
+    # The copy keeps its original's times; solve's times prove a copy only once drawn from the seed (to the microsecond).
+    seeded_times = instant(solve("lab07", "tinyml", 1000).evidence["A"].captured_at) is not None
+    assert copied.bases == (["rationale", "timestamps"] if seeded_times else ["rationale"])
     assert all(result.rows[index[p]]["collusion_group"] for pair in expected for p in pair)
 
 
@@ -154,6 +179,126 @@ def test_cli_grade_writes_csv_db_and_html(course, tmp_path, capsys):
     assert (tmp_path / "r.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert main(["grade", str(root), "--jobs", "0", "--no-db", "-o", str(tmp_path / "h.csv")]) == 2
     assert "jobs" in capsys.readouterr().err
+
+
+# -- collusion through the whole pipeline ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small_course(tmp_path_factory):
+    """Alice's work; Bob's copy of it with part C redone and the rationale rewritten; Carol and Dave keep
+    the notebook defaults and write their own rationales."""
+    root = tmp_path_factory.mktemp("small_course")
+    alice = stamped(solved("lab07", "edge", 5), 1)
+    bob = json.loads(json.dumps(alice))
+    redone = stamped(solved("lab07", "edge", 6), 2)
+    for field in ("evidence", "controls", "runs"):
+        bob[field]["C"] = redone[field]["C"]
+    bob["synthesis"]["rationale"] = REWORDED
+    carol, dave = stamped(solved("lab07", "edge", None), 3), stamped(solved("lab07", "edge", None), 4)
+    carol["synthesis"]["rationale"], dave["synthesis"]["rationale"] = TEXT, OTHER
+    for name, data in (("alice", alice), ("bob", reseal(bob)), ("carol", reseal(carol)), ("dave", reseal(dave))):
+        (root / name).mkdir()
+        (root / name / "lab07-submission.json").write_text(json.dumps(data), encoding="utf-8")
+    return root
+
+
+def _by_student(result):
+    return {Path(row["path"]).parent.name: row for row in result.rows}
+
+
+def test_a_reworked_copy_is_flagged_and_identical_defaults_are_not(small_course, tmp_path):
+    """Measured before: Bob's copy graded with no flag, while Carol and Dave (defaults, their own
+    words) were grouped for identical evidence."""
+    result = grade_paths([small_course], BatchOptions(jobs=1, db=str(tmp_path / "g.sqlite")))
+    rows = _by_student(result)
+    assert all(row["status"] == "graded" for row in rows.values())
+    [group] = result.groups
+    assert {Path(result.rows[m]["path"]).parent.name for m in group.members} == {"alice", "bob"}
+    assert group.bases == ["timestamps"] and group.parts == ["A", "B", "D", "E"]
+    for name in ("alice", "bob"):
+        assert "collusion" in rows[name]["flags"].split(";") and rows[name]["collusion_group"] == group.group_id
+    for name in ("carol", "dave"):
+        assert "collusion" not in rows[name]["flags"].split(";") and rows[name]["collusion_group"] == ""
+    page = render_summary(result)
+    assert "identical capture, lock or shown times in parts A, B, D, E" in page
+    assert "alice/<wbr>lab07-submission.json ↔ " in page and "(12 identical times in A, B, D, E)" in page
+
+
+def test_stored_results_without_collusion_data_are_graded_again(small_course, tmp_path):
+    """A gradebook written before times were kept for collusion: those results are regraded, not
+    reused without times (which would silently drop the copy)."""
+    db_path = tmp_path / "old.sqlite"
+    first = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
+    with sqlite3.connect(db_path) as conn:
+        stored = conn.execute("SELECT input_hash, result FROM results").fetchall()
+        assert len(stored) == 4 and all("part_times" in json.loads(text) for _, text in stored)
+        for digest, text in stored:  # the previous format: an evidence digest, no times
+            old = json.loads(text)
+            old.pop("part_times")
+            old["evidence_digest"] = "0" * 64
+            conn.execute("UPDATE results SET result = ? WHERE input_hash = ?", (json.dumps(old), digest))
+    again = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
+    assert (again.graded, again.reused) == (4, 0)
+    assert [(g.members, g.bases) for g in again.groups] == [(g.members, g.bases) for g in first.groups]
+    third = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
+    assert (third.graded, third.reused) == (0, 4)
+    assert [(g.members, g.bases) for g in third.groups] == [(g.members, g.bases) for g in first.groups]
+
+
+# -- a grader error is a regrade, not a grade ---------------------------------------------------
+
+class _Lab07WithABug(Lab07):
+    """Lab 07 whose part C plan fails with an error of the grader's own (not the evaluator's)."""
+
+    def _plan(self, track, part, controls, upstream):
+        if part == "C":
+            raise KeyError("fused_region_count")
+        return super()._plan(track, part, controls, upstream)
+
+
+def test_a_grader_error_makes_the_row_regrade_everywhere(tmp_path):
+    """The real grading path with a lab whose plan hits a bug of its own; the report goes through
+    the gradebook's own result and row builders, the CSV, the SQLite gradebook and the HTML summary."""
+    data = stamped(solved("lab07", "edge", 4), 9)
+    (tmp_path / "in" / "erin").mkdir(parents=True)
+    (tmp_path / "in" / "erin" / "lab07-submission.json").write_text(json.dumps(data), encoding="utf-8")
+    [candidate] = discover([tmp_path / "in"])
+    bundle = bundle_from_mapping(data)
+    report = grade(bundle, _Lab07WithABug(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    assert "grader_error" in report.flags and report.parts["C"].held
+
+    result = {"input_hash": "ab" * 32, "origin": "json", **graded_result(report, bundle)}
+    assert result["status"] == "regrade" and set(result["part_times"]) == set("ABCDE")
+    rubrics = resolve_rubrics({})
+    key = rubric_key(rubrics)
+    row = make_row(candidate, result, key)
+    assert row["status"] == "regrade" and row["score"] == report.score
+    assert "grader_error" in row["flags"] and "ungradable" not in row["flags"]
+    assert "C/grader: " in row["reasons"] and "staff will review this part" in row["reasons"]
+
+    # A result stored before ``regrade`` existed said "graded"; its row is a regrade all the same.
+    assert make_row(candidate, {**result, "status": "graded"}, key)["status"] == "regrade"
+
+    row["flags"] = ";".join(row["flags"])
+    out = tmp_path / "grades.csv"
+    write_csv([row], out, columns_for(rubrics.values()))
+    with open(out, newline="", encoding="utf-8") as handle:
+        [written] = list(csv.DictReader(handle))
+    assert (written["status"], written["flags"]) == ("regrade", "grader_error")
+    assert "staff will review this part" in written["reasons"]
+
+    db = GradebookDB(tmp_path / "g.sqlite")
+    try:
+        db.store([result], "test", key)
+        assert db.stored(result["input_hash"], "test", key)["status"] == "regrade"
+        assert db.known_hashes("test", key) == frozenset(), "a regrade is graded again next run, never reused"
+        assert db.record_run([row], "test", key) == []
+        assert db.conn.execute("SELECT COUNT(*) FROM latest").fetchone() == (0,), "a provisional score is not remembered"
+    finally:
+        db.close()
+
+    page = render_summary(GradebookResult(rows=[row], columns=columns_for(rubrics.values())))
+    assert "regrade" in page and "staff will review this part" in page
 
 
 # -- the bounded pool -----------------------------------------------------------------
