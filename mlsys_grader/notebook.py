@@ -15,6 +15,12 @@ so the saved bundle always holds the student's final settings.  Grading reuses t
 grader itself (:func:`mlsys_grader.api.grade_bundle`), so a self-check and
 ``mlsys-grader check`` on the saved file give the same verdicts.
 
+The bundle also keeps each part's run log (``Bundle.runs``): when its prediction was
+locked, when any of its results was first shown (in any session: reopening the
+notebook does not make a seen result unseen) and the settings of the first run after
+the lock, which the prediction is judged against.  Times come from the real clock
+only, and never run backwards within the log.
+
 Not having answered yet is a normal notebook state, not an error: an unanswered
 prediction, or a result asked for before its prediction, gives a :class:`Notice`
 rather than an exception, so "Run all" on a fresh notebook runs to the end.  Values
@@ -63,8 +69,8 @@ def _now() -> datetime:
 
 
 def _settings(controls: dict[str, Any]) -> str:
-    """Controls as the notebook call writes them: ``executions=10, recompilations=0``."""
-    return ", ".join(f"{name}={value!r}" for name, value in controls.items())
+    """Controls by name, as the grader's feedback writes them: ``executions = 10, recompilations = 0``."""
+    return ", ".join(f"{name} = {value!r}" for name, value in controls.items())
 
 
 def _unanswered(value: Any) -> bool:
@@ -304,6 +310,9 @@ class LabSession:
             state.prediction, state.locked_at, state.shown_at = record.prediction, record.prediction_locked_at, record.result_shown_at
         for part, run in bundle.runs.items():
             self._parts[part].restore(run)
+        for part, state in self._parts.items():
+            if state.prediction not in self.lab.parts[part].predictions:  # not one of the lab's choices: no lock
+                state.prediction = state.locked_at = None
         self._last = _latest(*(moment for run in bundle.runs.values()
                                for moment in (run.prediction_locked_at, run.first_shown_at, run.first_run_at)),
                              *(moment for record in self._evidence.values()
@@ -420,6 +429,7 @@ class LabSession:
         changed_after_result = state.shown_at is not None
         previous = state.prediction
         state.lock(choice, self._stamp())
+        self.save()
         if changed_after_result:
             was = f"It was {spec.predictions.get(previous, previous)!r}. " if previous is not None else ""
             return Notice("warn", f"Part {part} prediction changed to {spec.predictions[choice]} after its result was shown.",

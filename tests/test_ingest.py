@@ -123,14 +123,17 @@ def test_marimo_report_converts_and_earns_full_marks(request, tmp_path, fixture)
     assert result["origin"] == "marimo" and result["score"] == 100.0, result["findings"]
 
 
-def test_marimo_number_mismatch_is_version_drift_not_tampering(tmp_path, lab07_bundle):
+def test_one_edited_number_in_a_marimo_report_is_tampering_not_version_drift(tmp_path, lab07_bundle):
+    """A marimo capture carries no mlsysim version; when every other number replays exactly
+    under the pinned version, one number that does not is an edit, and its part earns nothing."""
     report = course.marimo_report(copy.deepcopy(lab07_bundle))
     report["result_snapshot"]["captures"]["C"]["result"]["total_traffic_mb"] += 1.0
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
     result = grade_candidate(Candidate(str(path), "json", str(path)), resolve_rubrics({}))
-    assert result["flags"] == ["version_drift"]
-    assert any(f[:2] == ["C", "version"] and "recorded under mlsysim unknown" in f[3] for f in result["findings"])
+    assert "integrity" in result["flags"] and "version_drift" not in result["flags"]
+    assert any(f[:2] == ["C", "replay"] and "recapture the part instead of editing numbers" in f[3] for f in result["findings"])
+    assert result["parts"]["C"] == 0
 
 
 def test_json_that_is_neither_bundle_nor_report_names_both(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from datetime import datetime, timedelta, timezone
@@ -10,6 +11,7 @@ import pytest
 
 from mlsys_grader import cli
 from mlsys_grader.api import grade_file
+from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
 from mlsys_grader.notebook import (LabSession, Notice, PartResult, _open_lab_with_clock, assert_item, open_lab,
@@ -263,6 +265,189 @@ def test_sessions_in_different_folders_share_nothing(tmp_path, clock):
     assert two._parts["A"].prediction is None
 
 
+# -- prediction timing ------------------------------------------------------------------------
+class StoppedClock:
+    """A clock that always reads the same time."""
+
+    def __call__(self) -> datetime:
+        return datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+class ClockRunningBack:
+    """A clock that goes back one minute per reading."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        self.now -= timedelta(minutes=1)
+        return self.now
+
+
+def test_no_public_entry_point_takes_a_clock(tmp_path):
+    frozen = StoppedClock()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'clock'"):
+        open_lab("lab07", "cloud", directory=tmp_path, clock=frozen)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'clock'"):
+        LabSession("lab07", "cloud", submission_path("lab07", tmp_path), clock=frozen)
+    assert "clock" not in inspect.signature(open_lab).parameters
+    assert "clock" not in inspect.signature(LabSession).parameters
+
+
+@pytest.mark.parametrize("odd_clock", [StoppedClock, ClockRunningBack])
+def test_a_clock_that_stops_or_runs_back_cannot_make_a_late_prediction_look_early(tmp_path, odd_clock):
+    lab = _open_lab_with_clock("lab07", "cloud", odd_clock(), directory=tmp_path)
+    lab.predict("A", "below_25")
+    lab.run("A", dispatches=1)
+    assert lab.predict("A", "50_75").kind == "warn"
+    lab.capture("A")
+    bundle = saved(tmp_path)
+    record, run = bundle.evidence["A"], bundle.runs["A"]
+    assert run.first_shown_at < run.prediction_locked_at
+    assert record.result_shown_at < record.prediction_locked_at < record.captured_at
+    check = lab.check("A")
+    assert ("prediction_locked", 0.0, 2.0) in check.items
+    assert any("locked after the result was shown" in message for message in check.messages)
+
+
+def test_a_new_kernel_remembers_an_uncaptured_result_so_a_prediction_made_after_it_is_late(tmp_path, clock):
+    first = lab07(tmp_path, clock)
+    first.predict("B", "eager")
+    first.run("B", executions=50, recompilations=0)  # cloud: compilation repays setup
+    shown = saved(tmp_path).runs["B"].first_shown_at
+    assert shown is not None and "B" not in saved(tmp_path).evidence
+
+    second = lab07(tmp_path, clock)
+    notice = second.predict("B", "compiled")
+    assert notice.kind == "warn" and notice.title == "Part B prediction changed to Compilation repays setup after its result was shown."
+    assert notice.lines[0].startswith("It was 'Eager remains faster'.") and "in this or an earlier session" in notice.lines[0]
+    second.run("B", executions=50, recompilations=0)
+    assert second.capture("B").title == "Part B evidence captured."
+    bundle = saved(tmp_path)
+    assert bundle.runs["B"].first_shown_at == shown
+    assert bundle.evidence["B"].result_shown_at == shown < bundle.evidence["B"].prediction_locked_at
+    assert ("prediction_locked", 0.0, 2.0) in second.check("B").items
+
+
+def test_first_shown_at_survives_reopening_and_never_moves_later(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("C", "both")
+    lab.run("C", graph_breaks=0)
+    before = saved(tmp_path).runs["C"]
+    for breaks in (2, 4):
+        reopened = lab07(tmp_path, clock)
+        assert isinstance(reopened.run("C", graph_breaks=breaks), PartResult)  # the lock is restored too
+    after = saved(tmp_path).runs["C"]
+    assert (after.prediction, after.prediction_locked_at, after.first_shown_at) == \
+        ("both", before.prediction_locked_at, before.first_shown_at)
+    assert "C" not in saved(tmp_path).evidence
+
+
+def test_settings_changed_after_the_first_run_are_named_and_the_first_run_is_kept(tmp_path, clock):
+    """Lock "eager", see "compiled", then change the settings until eager wins: the first run's settings are stored."""
+    lab = lab07(tmp_path, clock)
+    spec = lab.lab
+    assert spec.accepted_predictions("cloud", "B", spec.plan("cloud", "B", {"executions": 50, "recompilations": 0}, {})) == {"compiled"}
+    assert spec.accepted_predictions("cloud", "B", spec.plan("cloud", "B", {"executions": 50, "recompilations": 4}, {})) == {"eager"}
+    lab.predict("B", "eager")
+    assert lab.run("B", executions=50, recompilations=0).notices == []
+    changed = lab.run("B", executions=50, recompilations=4)
+    assert [notice.title for notice in changed.notices] == [
+        "Part B: your prediction is judged against your first run after locking it, not these settings."]
+    line = changed.notices[0].lines[0]
+    assert line.startswith("Your prediction 'Eager remains faster' is judged against executions = 50, recompilations = 0 "
+                           "(your first run after locking it), not executions = 50, recompilations = 4;")
+    assert "Your prediction 'Eager remains faster' is judged against" in repr(changed)
+    assert "judged against executions = 50, recompilations = 0" in changed._repr_html_()
+    captured = lab.capture("B")
+    assert captured.kind == "warn" and captured.title == "Part B evidence captured." and line in captured.lines
+    bundle = saved(tmp_path)
+    run = bundle.runs["B"]
+    assert (run.prediction, run.first_run_controls, run.first_run_upstream) == ("eager", {"executions": 50, "recompilations": 0}, None)
+    assert run.prediction_locked_at < run.first_run_at == run.first_shown_at
+    assert bundle.controls["B"] == {"executions": 50, "recompilations": 4}
+    assert bundle.evidence["B"].prediction == "eager"
+    assert lab.run("B", executions=50, recompilations=0).notices == []
+
+
+def test_the_first_run_after_the_lock_survives_reopening(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("B", "eager")
+    lab.run("B", executions=50, recompilations=0)
+    reopened = lab07(tmp_path, clock)
+    shown = reopened.run("B", executions=50, recompilations=4)
+    assert "judged against executions = 50, recompilations = 0" in shown.notices[0].lines[0]
+    assert saved(tmp_path).runs["B"].first_run_controls == {"executions": 50, "recompilations": 0}
+
+
+def test_a_new_lock_starts_a_new_first_run(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("B", "eager")
+    lab.run("B", executions=50, recompilations=0)
+    lab.predict("B", "compiled")
+    relocked = saved(tmp_path).runs["B"]
+    assert (relocked.prediction, relocked.first_run_controls, relocked.first_run_at) == ("compiled", None, None)
+    assert lab.run("B", executions=200, recompilations=8).notices == []
+    run = saved(tmp_path).runs["B"]
+    assert run.first_run_controls == {"executions": 200, "recompilations": 8}
+    assert run.first_shown_at < run.prediction_locked_at < run.first_run_at
+
+
+def test_lab11_d_keeps_the_part_c_settings_of_its_first_run(tmp_path, clock):
+    lab = lab11(tmp_path, clock)
+    lab.predict("C", "padded")
+    lab.run("C", shape="misaligned", operation="gemm")
+    lab.predict("D", "under_half")
+    assert lab.run("D", speedup=10).notices == []
+    assert saved(tmp_path, "lab11").runs["D"].first_run_upstream == {"C": {"shape": "misaligned", "operation": "gemm"}}
+    lab.run("C", shape="aligned", operation="scatter")
+    line = lab.run("D", speedup=10).notices[0].lines[0]
+    assert ("judged against speedup = 10; part C: shape = 'misaligned', operation = 'gemm' (your first run after locking it), "
+            "not speedup = 10; part C: shape = 'aligned', operation = 'scatter'") in line
+    run = saved(tmp_path, "lab11").runs["D"]
+    assert (run.first_run_controls, run.first_run_upstream) == ({"speedup": 10}, {"C": {"shape": "misaligned", "operation": "gemm"}})
+
+
+def test_switching_track_and_back_continues_and_keeps_what_was_shown(tmp_path, clock):
+    cloud = lab07(tmp_path, clock, track="cloud")
+    cloud.predict("B", "eager")
+    cloud.run("B", executions=50, recompilations=0)
+    shown = saved(tmp_path).runs["B"].first_shown_at
+    edge = lab07(tmp_path, clock, track="edge")
+    assert "opening lab07 on 'cloud' again continues from it." in edge.notices[0].lines[0]
+    edge.predict("A", "above_75")
+    back = lab07(tmp_path, clock, track="cloud")
+    assert "holds lab07 evidence for track 'edge'" in back.notices[0].title
+    assert back.notices[1].title.endswith("was set aside when another track was opened; it is lab07-submission.json again.")
+    assert back.predict("B", "compiled").kind == "warn"
+    bundle = saved(tmp_path)
+    assert (bundle.track, bundle.runs["B"].first_shown_at) == ("cloud", shown)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("lab07-submission.lab07-edge.")] != []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("lab07-submission.lab07-cloud.")] == []
+
+
+def test_a_version_1_file_continues_and_its_captured_times_still_count(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "below_25")
+    lab.run("A", dispatches=1)
+    lab.capture("A")
+    data = json.loads(submission_path("lab07", tmp_path).read_text(encoding="utf-8"))
+    del data["runs"]
+    data["schema_version"] = 1
+    data.pop("content_hash")
+    data["content_hash"] = sha256_of(data)
+    submission_path("lab07", tmp_path).write_text(json.dumps(data), encoding="utf-8")
+    shown = load_bundle(json.dumps(data)).evidence["A"].result_shown_at
+
+    reopened = lab07(tmp_path, clock)
+    assert reopened.notices[0].title == "Continuing from lab07-submission.json: captured parts A."
+    assert reopened.check("A").passed
+    assert reopened.predict("A", "50_75").kind == "warn"
+    bundle = saved(tmp_path)
+    assert bundle.schema_version == 2 and bundle.runs["A"].first_shown_at == shown
+    assert bundle.runs["A"].prediction_locked_at > shown
+
+
 # -- synthesis -------------------------------------------------------------------------------
 def test_synthesis_validates_choices_and_leaves_ellipsis_unanswered(tmp_path, clock):
     lab = lab07(tmp_path, clock)
@@ -296,9 +481,21 @@ def complete(lab: LabSession) -> None:
         lab.predict(part, reference.evidence[part].prediction)
         lab.run(part, **{c.name: controls[c.name] for c in spec.controls if not c.decision})
         lab.capture(part, **{c.name: controls[c.name] for c in spec.controls if c.decision})
-    synthesis = reference.synthesis.model_dump()
+    synthesis = {**reference.synthesis.model_dump(), "rationale": own_rationale(lab.lab, reference)}
     lab.synthesis(**{k: synthesis[k] for k in ("recommendation", "rejected_alternative", "reevaluation_trigger",
                                                   "residual_risk", "rationale") if k in lab_fields(lab)})
+
+
+def own_rationale(spec, bundle) -> str:
+    """A rationale in a student's words (not the grader's template) naming the bundle's choices and one saved latency."""
+    recommended, rejected = spec.final_choice_terms(bundle)
+    limitation = next(c.keywords[0] for c in spec.limitations if c.value == bundle.synthesis.residual_risk)
+    trigger = next(c.keywords[0] for c in spec.triggers if c.value == bundle.synthesis.reevaluation_trigger)
+    latency = next(value for part in "BCDEA" for value, unit in spec.evidence_quantities(bundle.evidence[part])
+                   if unit in ("ms", "millisecond") and value >= 0.01)
+    return (f"Going with {recommended[0]} over {rejected[0]}, because one saved arm took {latency:.4g} ms and the other "
+            f"parts pointed the same way when I compared them. My worry is the {limitation}, so I would revisit this "
+            f"once the {trigger} moves.")
 
 
 def lab_fields(lab):
@@ -368,11 +565,12 @@ def test_assert_item_explains_a_lost_item_and_passes_a_kept_one(tmp_path, clock)
     lab = lab07(tmp_path, clock)
     lab.predict("A", "below_25")
     lab.run("A", dispatches=1)
+    lab.predict("A", "50_75")
     lab.capture("A")
     assert_item("lab07", "A", "captured", directory=tmp_path)
     assert_item("lab07", "A", "replay", directory=tmp_path)
-    with pytest.raises(AssertionError, match=r"Part A: the replayed numbers support '50–75%', not 'Below 25%'; read the calculation notes"):
-        assert_item("lab07", "A", "prediction_correct", directory=tmp_path)
+    with pytest.raises(AssertionError, match=r"Part A's prediction was locked after the result was shown; predictions count only when made first"):
+        assert_item("lab07", "A", "prediction_locked", directory=tmp_path)
     with pytest.raises(AssertionError, match="Part B has no captured evidence"):
         assert_item("lab07", "B", "captured", directory=tmp_path)
     with pytest.raises(AssertionError, match="rubric has no item 'speed'"):

@@ -213,3 +213,25 @@ def test_a_prediction_is_judged_against_the_first_run_after_its_lock():
     assert "you first ran executions = 200, recompilations = 0, then changed the settings" in judged[0].message
     assert "support 'Compilation repays setup', not 'Eager remains faster'" in judged[1].message
     assert not judged[0].hidden and judged[1].hidden
+
+
+def test_lab11_d_is_judged_against_the_part_c_result_of_its_first_run():
+    """Recapturing part C after seeing part D must not change what D's prediction is judged on."""
+    lab = get_lab("lab11")
+    controls = {part: lab.sample_controls("tinyml", part, None) for part in "ABCDE"}
+    controls["C"] = {"shape": "misaligned", "operation": "gemm"}
+    controls["D"] = {"speedup": 2}
+    captured = bundle_from_controls(lab, "tinyml", controls, mlsysim_version=mlsysim_version(), grader_version="test")
+    data = json.loads(captured.to_json())
+    d = data["evidence"]["D"]
+    assert d["prediction"] == "under_half"  # what the captured misaligned gemm supports (S = 1.34)
+    # Locked "under_half", first ran D on an aligned scatter part C (S = 1.02: almost no gain), then changed C.
+    data["runs"]["D"] = {"prediction": "under_half", "prediction_locked_at": d["prediction_locked_at"],
+                         "first_shown_at": d["result_shown_at"], "first_run_at": d["result_shown_at"],
+                         "first_run_controls": {"speedup": 2},
+                         "first_run_upstream": {"C": {"shape": "aligned", "operation": "scatter"}}}
+    report = grade_bundle(reseal(data))
+    judged = [f for f in report.findings if f.part == "D" and f.criterion == "prediction"]
+    assert [f.rubric_item for f in judged] == [None, "prediction_correct"]
+    assert "part C shape = 'aligned', part C operation = 'scatter'" in judged[0].message
+    assert "support 'Almost no gain', not 'Less than half'" in judged[1].message

@@ -220,7 +220,9 @@ def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
 def _judged_plan(ctx: GradingContext, part: str, state) -> tuple[Any, dict[str, Any] | None]:
     """The plan a prediction is judged against: the first run after the lock, else the captured one.
 
-    Returns (plan, the first run's controls when they differ from the captured ones).
+    The first run includes the settings of the parts it builds on (Lab 11 D: part C), so
+    recapturing part C after seeing part D does not change what D's prediction is judged on.
+    Returns (plan, the first run's settings when they differ from the captured ones).
     """
     run = _run_log(ctx, part, state.record)
     if run is None or not run.first_run_controls or state.controls is None:
@@ -229,13 +231,35 @@ def _judged_plan(ctx: GradingContext, part: str, state) -> tuple[Any, dict[str, 
     names = [control.name for control in spec.controls if not control.decision]
     first = {name: run.first_run_controls.get(name) for name in names}
     captured = {name: state.controls.get(name) for name in names}
-    if first == captured:
-        return state.plan, None
     try:
+        upstream, first_upstream = _first_upstream(ctx, part, run, state)
+        changed = first != captured or first_upstream is not None
+        if not changed:
+            return state.plan, None
         checked = spec.check_controls({**state.controls, **first}, decisions=False)
-        return ctx.lab.plan(ctx.track, part, checked, state.upstream), first
+        shown = {**first, **{f"part {dep} {name}": value for dep, values in (first_upstream or {}).items()
+                             for name, value in values.items()}}
+        return ctx.lab.plan(ctx.track, part, checked, upstream), shown
     except EVALUATOR_ERRORS:  # a run log outside the domain: judge the captured settings
         return state.plan, None
+
+
+def _first_upstream(ctx: GradingContext, part: str, run, state) -> tuple[dict[str, Any], dict[str, dict[str, Any]] | None]:
+    """The dependency results of the first run, and their settings when they differ from the captured ones."""
+    logged = run.first_run_upstream or {}
+    upstream, differing = dict(state.upstream), {}
+    for dep in ctx.lab.parts[part].depends_on:
+        settings = logged.get(dep)
+        dep_spec = ctx.lab.parts[dep]
+        if not settings or dep_spec.depends_on:
+            continue
+        names = [control.name for control in dep_spec.controls]
+        checked = dep_spec.check_controls({name: settings.get(name) for name in names}, decisions=False)
+        result = ctx.lab.plan(ctx.track, dep, checked, {}).result
+        if first_difference(LabSpec.arm_inputs(result), LabSpec.arm_inputs(upstream.get(dep) or {})):
+            upstream[dep] = result
+            differing[dep] = {name: settings.get(name) for name in names if not dep_spec.control(name).decision}
+    return upstream, differing or None
 
 
 def _settings_text(controls: dict[str, Any]) -> str:
