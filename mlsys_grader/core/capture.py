@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Mapping
 
 from .labspec import LabSpec, PartPlan
-from .models import PARTS, Bundle, EvidenceRecord, Synthesis
+from .models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis
 
 
 def record_from_plan(
@@ -35,33 +35,88 @@ def plan_all(lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]]
     return plans
 
 
+# A session as a student works it: a few minutes reading before each part's prediction is
+# locked, seconds until the run shows the result, minutes exploring before the capture.
+READ_BEFORE_LOCK_S = (90, 480)
+LOCK_TO_SHOWN_S = (3, 90)
+SHOWN_TO_CAPTURE_S = (45, 540)
+WRITING_SYNTHESIS_S = (240, 1200)
+
+
+def _seconds(rng: random.Random, bounds: tuple[int, int]) -> timedelta:
+    """A random span within ``bounds`` seconds, to the microsecond (as a notebook's clock stamps)."""
+    return timedelta(seconds=rng.uniform(*bounds))
+
+
+def session_start(rng: random.Random) -> datetime:
+    """A plausible time to open the notebook: some day of a four-week term, between 08:00 and 22:00 UTC."""
+    return datetime(2026, 1, 5, 8, tzinfo=timezone.utc) + timedelta(days=rng.randrange(28), seconds=rng.uniform(0, 14 * 3600))
+
+
+def session_times(rng: random.Random, start: datetime) -> tuple[dict[str, tuple[datetime, datetime, datetime]], datetime]:
+    """Per part (locked, shown, captured), in part order, and when the bundle is written."""
+    times: dict[str, tuple[datetime, datetime, datetime]] = {}
+    moment = start
+    for part in PARTS:
+        locked = moment + _seconds(rng, READ_BEFORE_LOCK_S)
+        shown = locked + _seconds(rng, LOCK_TO_SHOWN_S)
+        moment = shown + _seconds(rng, SHOWN_TO_CAPTURE_S)
+        times[part] = (locked, shown, moment)
+    return times, moment + _seconds(rng, WRITING_SYNTHESIS_S)
+
+
+def _run_controls(lab: LabSpec, part: str, controls: Mapping[str, Any]) -> dict[str, Any]:
+    """The controls a run takes (``lab.run``): the part's own, without the decisions set at capture."""
+    return {control.name: controls[control.name] for control in lab.parts[part].controls if not control.decision}
+
+
 def bundle_from_controls(
     lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]], *, mlsysim_version: str, grader_version: str,
-    rng: random.Random | None = None, start: datetime | None = None,
+    rng: random.Random | None = None, start: datetime | None = None, session_rng: random.Random | None = None,
 ) -> Bundle:
-    """A complete bundle for these controls: right predictions, locked first, and a reference synthesis."""
+    """A complete bundle for these controls: right predictions, locked first, and a reference synthesis.
+
+    ``rng`` draws the predictions and the synthesis answers; ``session_rng`` draws the
+    session's times (by default seeded from ``rng``, after those draws), starting at
+    ``start`` if given.
+    Each part's run log says what the record implies: the first run after the lock used
+    the captured controls and showed the result at ``result_shown_at``.
+    """
     names = rng or random.Random(0)
-    clock = start or datetime(2026, 1, 1, tzinfo=timezone.utc)
     plans = plan_all(lab, track, controls)
-    evidence: dict[str, EvidenceRecord] = {}
-    for index, part in enumerate(PARTS):
-        accepted = sorted(lab.accepted_predictions(track, part, plans[part]))
-        locked = clock + timedelta(minutes=10 * index)
-        evidence[part] = record_from_plan(
-            lab, track, plans[part], names.choice(accepted), mlsysim_version=mlsysim_version, grader_version=grader_version,
-            prediction_locked_at=locked, result_shown_at=locked + timedelta(seconds=5), captured_at=locked + timedelta(minutes=2),
-        )
+    predictions = {part: names.choice(sorted(lab.accepted_predictions(track, part, plans[part]))) for part in PARTS}
     synthesis = Synthesis(**lab.reference_synthesis(track, plans, names))
+    session_rng = session_rng or random.Random(names.getrandbits(64))
+    times, created = session_times(session_rng, start if start is not None else session_start(session_rng))
+    evidence: dict[str, EvidenceRecord] = {}
+    runs: dict[str, PartRun] = {}
+    for part in PARTS:
+        locked, shown, captured = times[part]
+        evidence[part] = record_from_plan(
+            lab, track, plans[part], predictions[part], mlsysim_version=mlsysim_version, grader_version=grader_version,
+            prediction_locked_at=locked, result_shown_at=shown, captured_at=captured,
+        )
+        upstream = {dep: _run_controls(lab, dep, controls[dep]) for dep in lab.parts[part].depends_on}
+        runs[part] = PartRun(prediction=predictions[part], prediction_locked_at=locked, first_shown_at=shown,
+                             first_run_controls=_run_controls(lab, part, controls[part]), first_run_at=shown,
+                             first_run_upstream=upstream or None)
     bundle = Bundle(lab=lab.lab_id, track=track, controls={part: dict(controls[part]) for part in PARTS},
-                    evidence=evidence, synthesis=synthesis, mlsysim_version=mlsysim_version,
-                    grader_version=grader_version, created_at=clock + timedelta(hours=1))
+                    evidence=evidence, synthesis=synthesis, runs=runs, mlsysim_version=mlsysim_version,
+                    grader_version=grader_version, created_at=created)
     return bundle.sealed()
 
 
 def solve(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, grader_version: str,
           start: datetime | None = None) -> Bundle:
-    """A complete bundle as a diligent student produces it; ``seed`` draws controls across the domain."""
+    """A complete bundle as a diligent student produces it; ``seed`` draws controls across the domain.
+
+    The session's times come from the lab, track and seed too, so two seeds (or two tracks)
+    are two sessions, never one session's copy; ``seed=None`` gives the defaults and its own
+    fixed session per lab and track.
+    """
     rng = random.Random(seed) if seed is not None else None
     controls = {part: lab.sample_controls(track, part, rng) for part in PARTS}
+    # A string seed is hashed with SHA-512 by ``random``: the same session in every run.
+    session_rng = random.Random(f"mlsys-grader solve session {lab.lab_id} {track} {seed}")
     return bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version, grader_version=grader_version,
-                                rng=random.Random(seed if seed is not None else 0), start=start)
+                                rng=random.Random(seed if seed is not None else 0), start=start, session_rng=session_rng)

@@ -13,10 +13,13 @@ import json
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
+
+if TYPE_CHECKING:
+    from .rationale import ChoiceTerms
 
 
 @dataclass(frozen=True)
@@ -153,11 +156,21 @@ def fingerprint(lab_id: str, track: str, part: str, upstream: Mapping[str, Any])
 
 @dataclass(frozen=True)
 class Choice:
-    """A closed answer (trigger, limitation, recommendation…) and the words that name it."""
+    """A closed answer (trigger, limitation, recommendation…) and the words that name it.
+
+    ``keywords`` are names compared as whole words once case, hyphens and British
+    spelling are normalised (:func:`mlsys_grader.core.rationale.normalise`); the first
+    is the option's short name in generated text.  ``phrasings`` are further names as
+    regular expressions over that normalised text (``{slot}`` placeholders, such as
+    ``{device}``, are filled per track by the lab).  ``decisive`` phrasings state the
+    choice on their own, with no recommending verb ("no change for now").
+    """
 
     value: str
     label: str
     keywords: tuple[str, ...]
+    phrasings: tuple[str, ...] = ()
+    decisive: tuple[str, ...] = ()
 
 
 class LabSpec(abc.ABC):
@@ -254,12 +267,18 @@ class LabSpec(abc.ABC):
         """(message, expected, actual) for each synthesis rule the bundle breaks."""
 
     @abc.abstractmethod
-    def final_choice_terms(self, bundle: Any) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Words that name the recommendation and the rejected alternative."""
+    def final_choice_terms(self, bundle: Any) -> "ChoiceTerms":
+        """Every option a rationale may name on this bundle's track, and which of them are the
+        submission's recommendation and rejected alternative (see :mod:`.rationale`)."""
 
     @abc.abstractmethod
     def evidence_quantities(self, record: Any) -> list[tuple[float, str]]:
-        """(magnitude, pint unit) for every quantity a record shows the student."""
+        """(magnitude, unit) for every quantity a record shows the student, and for what a student
+        derives from them (:func:`.rationale.compared`, :func:`.rationale.share`).
+
+        ``unit`` is a pint unit of mlsysim's registry, or :data:`.rationale.RATIO` /
+        :data:`.rationale.FRACTION` for dimensionless values cited as "3.7x" / "88 %".
+        """
 
     # -- reference answers ------------------------------------------------------
     @abc.abstractmethod
