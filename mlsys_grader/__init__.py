@@ -19,9 +19,9 @@ from .errors import (
     SchemaVersionError,
     UnknownLabError,
 )
-from .gradebook import BatchOptions, grade_paths, gradebook_dataframe
-from .labs import get_lab, lab_ids
-from .notebook import LabSession, open_lab
+from .course import BatchOptions, grade_paths, gradebook_dataframe
+from .labs import get_lab, lab_ids, register_lab
+from .student import LabSession, open_lab
 
 __all__ = [
     "BatchOptions",
@@ -54,5 +54,6 @@ __all__ = [
     "load_rubric",
     "mlsysim_version",
     "open_lab",
+    "register_lab",
     "solve",
 ]

@@ -7,7 +7,7 @@ is the only place that resolves a lab id to a module and a rubric.
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 from typing import Mapping
 
@@ -18,7 +18,7 @@ from .core.models import Bundle, bundle_from_mapping, load_bundle
 from .core.report import GradeReport
 from .core.rubric import Rubric, rubric_from_toml
 from .errors import UnknownLabError
-from .labs import get_lab, lab_ids
+from .labs import get_lab, rubric_text
 
 
 @lru_cache(maxsize=1)
@@ -30,10 +30,7 @@ def mlsysim_version() -> str:
 @lru_cache(maxsize=8)
 def default_rubric(lab_id: str) -> Rubric:
     """The rubric shipped with the package for ``lab_id`` (does not import the evaluators)."""
-    if lab_id not in lab_ids():
-        raise UnknownLabError(f"unknown lab {lab_id!r}; expected one of {', '.join(lab_ids())}")
-    text = resources.files("mlsys_grader.labs").joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")
-    return rubric_from_toml(text, expected_lab=lab_id, source=f"{lab_id}.toml")
+    return rubric_from_toml(rubric_text(lab_id), expected_lab=lab_id, source=f"{lab_id}.toml")
 
 
 def load_rubric(path: str | Path, lab_id: str) -> Rubric:

@@ -17,9 +17,9 @@ from typing import Sequence
 
 from ._version import __version__
 from .errors import GraderError
+from .labs import lab_ids
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
-LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 
@@ -48,7 +48,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from .gradebook import BatchOptions, grade_paths
+    from .course._gradebook import BatchOptions, grade_paths
 
     rubrics = {}
     for spec in args.rubric:
@@ -83,7 +83,7 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         result = grade_paths(args.paths, options)
     result.write_csv(args.output)
     if args.html:
-        from .summary_html import write_summary
+        from .course._summary import write_summary
 
         write_summary(result, args.html)
     if not args.quiet:
@@ -117,15 +117,15 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# -- autograder (Otter / Gradescope glue; owned with mlsys_grader/otter_glue) ------------
+# -- autograder (Otter / Gradescope glue: mlsys_grader/gradescope) ---------------------
 def _cmd_autograder(args: argparse.Namespace) -> int:
-    from .otter_glue.build import build_autograders
+    from .gradescope._build import build_autograders
 
     masters = {}
     for spec in args.master or []:
         lab, sep, path = spec.partition("=")
-        if not sep or lab not in LABS:
-            print(f"mlsys-grader: --master expects LAB=PATH with LAB in {', '.join(LABS)} (got {spec!r})", file=sys.stderr)
+        if not sep or lab not in lab_ids():
+            print(f"mlsys-grader: --master expects LAB=PATH with LAB in {', '.join(lab_ids())} (got {spec!r})", file=sys.stderr)
             return EXIT_USAGE
         masters[lab] = Path(path)
     for built in build_autograders(args.output, masters or None, run_tests=not args.no_run_tests):
@@ -134,9 +134,9 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
-    from .otter_assign import drift, regenerate
+    from .gradescope._assign import drift, regenerate
 
-    labs = args.lab or list(LABS)
+    labs = args.lab or list(lab_ids())
     if args.check:
         found = drift(args.root, labs)
         for lab_id, difference in found.items():
@@ -152,11 +152,11 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
 def _cmd_rubric(args: argparse.Namespace) -> int:
     from .core.rubric import rubric_markdown
-    from .gradebook import resolve_rubrics
+    from .course._gradebook import resolve_rubrics
 
     overrides = dict(item.split("=", 1) for item in args.rubric if "=" in item)
     rubrics = resolve_rubrics(overrides)
-    print(rubric_markdown([rubrics[lab] for lab in LABS]))
+    print(rubric_markdown([rubrics[lab] for lab in lab_ids()]))
     return EXIT_OK
 
 
@@ -166,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     solve = sub.add_parser("solve", help="write a complete, full-marks bundle as a diligent student would")
-    solve.add_argument("--lab", required=True, choices=LABS)
+    solve.add_argument("--lab", required=True, choices=lab_ids())
     solve.add_argument("--track", required=True, choices=TRACKS)
     solve.add_argument("--seed", type=int, default=None, help="draw valid control settings at random (deterministic per seed)")
     solve.add_argument("-o", "--output", required=True, help="bundle file to write")
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
     check.set_defaults(func=_cmd_check)
 
-    from .gradebook import BatchOptions
+    from .course._gradebook import BatchOptions
 
     defaults = BatchOptions()
     grade = sub.add_parser("grade", help="grade many submissions into a gradebook (CSV, SQLite, HTML summary)")
@@ -197,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     assign = sub.add_parser("assign", help="regenerate the student notebooks in assignments/ from the Otter masters")
     assign.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")
-    assign.add_argument("--lab", action="append", choices=LABS, help="only this lab (repeatable; default: all)")
+    assign.add_argument("--lab", action="append", choices=lab_ids(), help="only this lab (repeatable; default: all)")
     assign.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed notebook drifted")
     assign.add_argument("--run-tests", action="store_true", help="let otter assign execute the master and run its tests")
     assign.set_defaults(func=_cmd_assign)

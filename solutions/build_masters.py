@@ -24,7 +24,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_
 
 from mlsys_grader import api
 from mlsys_grader.core.report import HIDDEN_ITEMS
-from mlsys_grader.labs import get_lab
+from mlsys_grader.labs import get_lab, lab_ids
 
 HERE = Path(__file__).resolve().parent
 MASTER_TRACK = "tinyml"
@@ -59,7 +59,9 @@ TEXT = {
                   "Setup time uses a shared illustrative compiler pass assumption (constant framework dispatch tax across "
                   "analysis passes, not measured on the named host). For TinyML, compilation is ahead-of-time (AOT) host "
                   "compilation; recompilation represents an offline host rebuild and redeployment rather than a dynamic "
-                  "native JIT."),
+                  "native JIT.\n\n"
+                  "*How the prediction is judged.* The path with the lower total is right. When the two totals are equal, "
+                  "\"They are equal\" is accepted, and so is the verdict the result states."),
             "C": ("C · What does fusion eliminate? (9 min)",
                   "Sofia, the runtime engineer, compares the same 6-operation graph before and after fusion. Graph breaks "
                   "split the fused region.",
@@ -106,9 +108,12 @@ TEXT = {
                   "Arithmetic intensity = operations / effective off-chip bytes. Reuse lowers traffic. Latency is the larger "
                   "of compute time and memory time; compute and bandwidth scales change only their own ceilings.\n\n"
                   "*How the prediction is judged.* With r = baseline latency / changed latency and f the factor, the "
-                  "realised share is q = (r − 1) / (f − 1). If the binding resource switches, \"the bottleneck switches\" "
-                  "is right (\"falls nearly with the factor\" is also accepted when q ≥ 0.9, \"barely changes\" when "
-                  "q ≤ 0.1). Otherwise \"falls nearly with the factor\" when q ≥ 0.5 and \"barely changes\" below."),
+                  "realised share is q = (r − 1) / (f − 1), to the two decimals the result shows. If the binding "
+                  "resource switches, \"the bottleneck switches\" is right (\"falls nearly with the factor\" is also "
+                  "accepted when q ≥ 0.9, \"barely changes\" when q ≤ 0.1). Otherwise \"falls nearly with the factor\" "
+                  "when q ≥ 0.5 and \"barely changes\" below; without a switch q is exactly 1 (the changed resource "
+                  "limits latency before and after) or 0 (it never does). The result states the verdict these rules "
+                  "give, and that verdict is always accepted."),
             "B": ("B · How much reuse fits locally? (10 min)",
                   "Compare one blocked matrix mapping with the baseline tile and unfused intermediate.",
                   "Scratchpad occupancy counts A, B, and C tiles. DRAM traffic counts tiled inputs, output, and an explicit "
@@ -126,9 +131,13 @@ TEXT = {
                   "whenever you recapture part C.",
                   "Application time adds host, one-way transfer plus fixed latency, registry dispatch time per launch, "
                   "kernel time, and postprocessing. Only kernel time is divided by the local speedup.\n\n"
-                  "*How the prediction is judged.* With S the end-to-end and L the kernel-only speedup: \"almost no gain\" "
-                  "when S < 1.10; otherwise \"nearly the kernel speedup\" when S / L ≥ 0.5 and \"less than half\" below. "
-                  "Near a threshold both neighbouring answers are accepted: 1.05 ≤ S ≤ 1.15 and 0.45 ≤ S / L ≤ 0.55."),
+                  "*How the prediction is judged.* With S the end-to-end speedup (to the two decimals the result shows) "
+                  "and L the kernel-only speedup, g = (S − 1) / (L − 1) is the share of the kernel gain that survives. "
+                  "\"Almost no gain\" when S < 1.10; otherwise g decides: \"nearly the kernel speedup\" when g ≥ 0.5, "
+                  "\"less than half\" below. Near a threshold both neighbouring answers are accepted: for "
+                  "1.05 ≤ S ≤ 1.15 \"almost no gain\" and the answer g gives, and for 0.45 ≤ g ≤ 0.55 \"nearly the "
+                  "kernel speedup\" and \"less than half\". The result states the verdict these rules give, and that "
+                  "verdict is always accepted."),
             "E": ("E · Which feasible accelerator should we choose? (9 min)",
                   "Both candidates run the same workload and application stages. Filter constraints before optimizing the "
                   "selected objective.",
@@ -209,7 +218,7 @@ def _tests(lab_id: str, part: str, items: dict[str, float]) -> list:
         cells.append(new_code_cell(
             f'""" # BEGIN TEST CONFIG\n{config}\n""" # END TEST CONFIG\n'
             f"def {name}():\n"
-            f"    from mlsys_grader.notebook import assert_item\n"
+            f"    from mlsys_grader.student import assert_item\n"
             f"    assert_item({lab_id!r}, {part!r}, {item!r})\n"
             f"{name}()"
         ))
@@ -240,7 +249,7 @@ def build(lab_id: str) -> nbformat.NotebookNode:
                           "`lab.check(\"A\")`) runs the public checks for one part.\n\n"
                           "Choose your deployment track below (TinyML, Mobile, Edge or Cloud). Evidence belongs to one "
                           "track; opening another track starts a new submission and keeps the old file aside."),
-        new_code_cell("from mlsys_grader.notebook import open_lab\n\n"
+        new_code_cell("from mlsys_grader.student import open_lab\n\n"
                       f"{TRACK_LINE}\n"
                       f"lab = open_lab({lab_id!r}, track=TRACK)\nlab"),
     ]
@@ -333,7 +342,7 @@ def _synthesis_options(lab_id: str) -> dict[str, dict[str, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    labs = (argv if argv else None) or ["lab07", "lab11"]
+    labs = (argv if argv else None) or [lab for lab in lab_ids() if lab in TEXT]
     for lab_id in labs:
         path = HERE / lab_id / f"{lab_id}-master.ipynb"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -29,8 +29,9 @@ from pathlib import Path
 
 import nbformat
 
+from mlsys_grader.labs import lab_ids
+
 ROOT = Path(__file__).resolve().parents[1]
-LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 
@@ -109,10 +110,10 @@ def make(lab_id: str, track: str) -> tuple[Path, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lab", action="append", choices=LABS)
+    parser.add_argument("--lab", action="append", choices=lab_ids())
     parser.add_argument("--track", action="append", choices=TRACKS)
     args = parser.parse_args(argv)
-    for lab_id in args.lab or LABS:
+    for lab_id in args.lab or lab_ids():
         for track in args.track or TRACKS:
             target, seconds = make(lab_id, track)
             print(f"wrote {target.relative_to(ROOT)} ({seconds:.1f} s)")

@@ -21,18 +21,18 @@ import pytest
 
 from mlsys_grader import grade_bundle, solve
 from mlsys_grader.core.report import HIDDEN_ITEMS
-from mlsys_grader.otter_glue import hardening
-from mlsys_grader.otter_glue.embed import (
+from mlsys_grader.gradescope import _hardening as hardening
+from mlsys_grader.gradescope._embed import (
     BUNDLE_MIME,
     bundle_display_data,
     find_embedded_bundles,
 )
-from mlsys_grader.otter_glue.gradescope import (
+from mlsys_grader.gradescope._results import (
     compare_kernel,
     gradescope_results,
     question_part,
 )
-from mlsys_grader.otter_glue.record import ScoreOfRecord, score_of_record
+from mlsys_grader.gradescope._record import ScoreOfRecord, score_of_record
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "hostile"
@@ -99,7 +99,7 @@ def test_cells_get_a_time_limit_when_otter_sets_none():
 
 
 def test_bundle_replaced_by_a_fifo_is_reported_gone_without_blocking(tmp_path):
-    from mlsys_grader.otter_glue.record import file_fingerprint
+    from mlsys_grader.gradescope._record import file_fingerprint
 
     path = tmp_path / "lab07-submission.json"
     path.write_text(solve("lab07", "cloud").to_json())
@@ -165,7 +165,7 @@ def test_gradescope_layout_explains_every_lost_point_and_hides_hidden_items():
 
 def test_autograder_command_names_a_bad_master_spec_and_a_missing_master(tmp_path, capsys, monkeypatch):
     from mlsys_grader.cli import EXIT_UNGRADABLE, EXIT_USAGE, main
-    from mlsys_grader.otter_glue import build
+    from mlsys_grader.gradescope import _build as build
 
     assert main(["autograder", "-o", str(tmp_path), "--master", "lab99=x.ipynb"]) == EXIT_USAGE
     assert "--master expects LAB=PATH with LAB in lab07, lab11 (got 'lab99=x.ipynb')" in capsys.readouterr().err
@@ -199,7 +199,7 @@ def autograders(tmp_path_factory) -> dict[str, Path]:
         names = zipfile.ZipFile(path).namelist()
         assert any(name.startswith("mlsys_grader-") and name.endswith(".whl") for name in names), names
         config = json.loads(zipfile.ZipFile(path).read("otter_config.json"))
-        assert config["plugins"] == [{"mlsys_grader.otter_glue.plugin.ScoreOfRecordPlugin": {"lab": lab}}]
+        assert config["plugins"] == [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": lab}}]
         environment = zipfile.ZipFile(path).read("environment.yml").decode()
         assert "mlsysim==0.3.0" in environment and "otter-grader[grading,plugins]==7.0.0" in environment
     return zips
@@ -342,7 +342,7 @@ def test_notebook_that_never_finishes_times_out_and_still_gets_its_score_of_reco
             data = source.read(name)
             if name == "otter_config.json":
                 config = json.loads(data)
-                config["plugins"][0]["mlsys_grader.otter_glue.plugin.ScoreOfRecordPlugin"]["cell_timeout_s"] = 5
+                config["plugins"][0]["mlsys_grader.gradescope.ScoreOfRecordPlugin"]["cell_timeout_s"] = 5
                 data = json.dumps(config).encode()
             out.writestr(name, data)
     submission = export_zip(HOSTILE / "never-finishes.ipynb", bundle, tmp_path / "submission.zip", lab)

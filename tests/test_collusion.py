@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 from conftest import reseal, solved
 from mlsys_grader import grade_bundle, solve
-from mlsys_grader.collusion import (
+from mlsys_grader.course._collusion import (
     MIN_SHARED_TIMES,
     RATIONALE_THRESHOLD,
     Submission,
@@ -208,7 +208,7 @@ def test_many_copies_form_one_group_without_pairwise_blowup():
 
 _GROUPING_SCRIPT = """
 import json, random
-from mlsys_grader.collusion import Submission, find_groups
+from mlsys_grader.course._collusion import Submission, find_groups
 rng = random.Random(7)
 subs = []
 for n in range(30):

@@ -10,3 +10,40 @@ def test_all_is_sorted_unique_and_complete():
     public = {name for name in vars(mlsys_grader) if not name.startswith("_") or name == "__version__"}
     modules = {name for name in public if type(getattr(mlsys_grader, name)).__name__ == "module"}
     assert set(names) == public - modules
+
+
+def test_names_referenced_by_string_are_the_public_surface():
+    """Notebooks import the student API and Otter's tests call ``assert_item`` by dotted name;
+    Otter's configuration names the plugin class by dotted path: all three must resolve."""
+    import importlib
+    import json
+    import re
+    from pathlib import Path
+
+    import mlsys_grader.gradescope as gradescope
+    import mlsys_grader.student as student
+
+    assert student.__all__ == sorted(student.__all__) and {"open_lab", "assert_item"} <= set(student.__all__)
+    assert gradescope.PLUGIN_NAME == "mlsys_grader.gradescope.ScoreOfRecordPlugin"
+    module, _, name = gradescope.PLUGIN_NAME.rpartition(".")
+    assert getattr(importlib.import_module(module), name).__name__ == "ScoreOfRecordPlugin"  # as Otter resolves it
+
+    root = Path(__file__).resolve().parents[1]
+    notebooks = [*root.glob("assignments/*.ipynb"), *root.glob("solutions/*/*-master.ipynb")]
+    assert notebooks
+    for path in notebooks:
+        text = "".join("".join(cell["source"]) for cell in json.loads(path.read_text())["cells"])
+        for package, names in re.findall(r"from (mlsys_grader[\w.]*) import ([\w, ]+)", text):
+            assert package == "mlsys_grader.student", (path.name, package)
+            assert {n.strip() for n in names.split(",")} <= set(student.__all__), (path.name, names)
+
+
+def test_subpackages_list_sorted_public_names():
+    import mlsys_grader.course as course
+    import mlsys_grader.gradescope as gradescope
+    import mlsys_grader.student as student
+
+    for package in (course, gradescope, student):
+        assert package.__all__ == sorted(package.__all__), package.__name__
+        for name in package.__all__:
+            assert getattr(package, name) is not None, (package.__name__, name)

@@ -15,12 +15,12 @@ import pytest
 from conftest import reseal, solved
 from mlsys_grader import solve
 from mlsys_grader.api import default_rubric, mlsysim_version
-from mlsys_grader.batch import run_tasks
+from mlsys_grader.course._pool import run_tasks
 from mlsys_grader.cli import main
-from mlsys_grader.collusion import instant
+from mlsys_grader.course._collusion import instant
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
-from mlsys_grader.gradebook import (
+from mlsys_grader.course._gradebook import (
     BatchOptions,
     GradebookDB,
     GradebookResult,
@@ -32,9 +32,9 @@ from mlsys_grader.gradebook import (
     rubric_key,
     write_csv,
 )
-from mlsys_grader.ingest import discover
+from mlsys_grader.course._ingest import discover
 from mlsys_grader.labs.lab07 import Lab07
-from mlsys_grader.summary_html import render_summary
+from mlsys_grader.course._summary import render_summary
 from test_collusion import OTHER, REWORDED, TEXT, stamped
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from mlsys_grader import solve
-from mlsys_grader.gradebook import grade_candidate, resolve_rubrics
-from mlsys_grader.ingest import (
+from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
+from mlsys_grader.course._ingest import (
     Candidate,
     bundle_from_marimo_report,
     discover,

@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from mlsys_grader.api import grade_bundle
 from mlsys_grader.labs import get_lab
 from mlsys_grader.labs.lab11 import D_NEAR_BAND, D_SMALL_BAND, roofline_gain, whole_path_gain
-from mlsys_grader.notebook import _open_lab_with_clock
-from mlsys_grader.notebook_views import VIEWS
+from mlsys_grader.student._session import _open_lab_with_clock
+from mlsys_grader.student._views import VIEWS
 
 LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")

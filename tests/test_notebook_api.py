@@ -1,4 +1,4 @@
-"""The student API (mlsys_grader.notebook): predict before run, capture, staleness, reload, self-check."""
+"""The student API (mlsys_grader.student._session): predict before run, capture, staleness, reload, self-check."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mlsys_grader.api import grade_file
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
-from mlsys_grader.notebook import (LabSession, Notice, PartResult, _open_lab_with_clock, assert_item, open_lab,
+from mlsys_grader.student._session import (LabSession, Notice, PartResult, _open_lab_with_clock, assert_item, open_lab,
                                    submission_path)
 
 
@@ -499,7 +499,7 @@ def own_rationale(spec, bundle) -> str:
 
 
 def lab_fields(lab):
-    from mlsys_grader.notebook import SYNTHESIS_FIELDS
+    from mlsys_grader.student._session import SYNTHESIS_FIELDS
 
     return SYNTHESIS_FIELDS[lab.lab_id]
 

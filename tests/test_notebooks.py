@@ -18,7 +18,7 @@ import pytest
 from mlsys_grader import cli
 from mlsys_grader.api import default_rubric, grade_file
 from mlsys_grader.core.report import HIDDEN_ITEMS
-from mlsys_grader.otter_assign import drift, master_path, run_otter_assign, student_path
+from mlsys_grader.gradescope._assign import drift, master_path, run_otter_assign, student_path
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ("lab07", "lab11")
@@ -201,7 +201,7 @@ def test_master_solutions_pass_every_test_under_otter_assign(tmp_path, lab_id):
 
 
 def test_a_missing_master_is_named(tmp_path):
-    from mlsys_grader.otter_assign import AssignError
+    from mlsys_grader.gradescope._assign import AssignError
 
     with pytest.raises(AssignError, match=r"master notebook for lab07 not found: expected .*solutions/lab07/lab07-master\.ipynb"):
         run_otter_assign(master_path(tmp_path, "lab07"), "lab07", tmp_path / "dist")

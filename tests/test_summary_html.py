@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mlsys_grader.gradebook import BatchOptions, grade_paths
-from mlsys_grader.summary_html import common_findings, render_summary
+from mlsys_grader.course._gradebook import BatchOptions, grade_paths
+from mlsys_grader.course._summary import common_findings, render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

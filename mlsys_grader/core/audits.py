@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from .context import EVALUATOR_ERRORS, GradingContext, first_difference
+from .context import GradingContext, evaluator_errors, first_difference
 from .labspec import LabSpec
 from .generated import check_generated
 from .rationale import check_rationale
@@ -240,7 +240,7 @@ def _judged_plan(ctx: GradingContext, part: str, state) -> tuple[Any, dict[str, 
         shown = {**first, **{f"part {dep} {name}": value for dep, values in (first_upstream or {}).items()
                              for name, value in values.items()}}
         return ctx.lab.plan(ctx.track, part, checked, upstream), shown
-    except EVALUATOR_ERRORS:  # a run log outside the domain: judge the captured settings
+    except evaluator_errors():  # a run log outside the domain: judge the captured settings
         return state.plan, None
 
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from pint.errors import PintError
-
 from ..errors import DomainError
 from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord
@@ -20,7 +18,11 @@ from .rubric import Rubric
 # own errors; huge numbers overflow).  These become findings about the submission.
 # Anything else escaping a lab's plan is the grader's own bug: the part is marked
 # ``grader_error`` and held for staff, never blamed on the student.
-EVALUATOR_ERRORS: tuple[type[BaseException], ...] = (ValueError, ArithmeticError, PintError)
+def evaluator_errors() -> tuple[type[BaseException], ...]:
+    """The evaluators' refusals (pint is imported here, on first need, to keep the package import fast)."""
+    from pint.errors import PintError
+
+    return (ValueError, ArithmeticError, PintError)
 
 
 @dataclass
@@ -143,7 +145,7 @@ def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -
     except DomainError as exc:
         state.domain_problems.append((f"{exc}; recapture with allowed settings.", None, None))
         return state
-    except EVALUATOR_ERRORS as exc:
+    except evaluator_errors() as exc:
         state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({_short(exc)}); recapture the part.", None, None))
         return state
     difference = _compare_plan(plan, record)
@@ -189,7 +191,7 @@ def _part_state(lab: LabSpec, bundle: Bundle, part: str, record: EvidenceRecord 
             final_results[part] = state.final_plan.result
     except DomainError as exc:
         state.final_problems.append((f"Final settings: {exc}.", None, final))
-    except EVALUATOR_ERRORS as exc:
+    except evaluator_errors() as exc:
         state.final_problems.append((f"Final settings of part {part} are rejected by the evaluator ({_short(exc)}).", None, final))
     return state
 

@@ -1,27 +1,79 @@
-"""One module per lab; this registry is the only place that lists them."""
+"""The lab registry: the only place that lists labs.
+
+A lab is one module exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.LabSpec`)
+with its rubric ``<lab_id>.toml`` in the same package.  Labs come from three places,
+later ones overriding earlier ones:
+
+1. the labs shipped here (``lab07``, ``lab11``);
+2. installed packages that declare an entry point in the group ``mlsys_grader.labs``
+   (name: the lab id, value: the module), so a course can add a lab without forking::
+
+       [project.entry-points."mlsys_grader.labs"]
+       lab05 = "mycourse.lab05"
+
+3. :func:`register_lab` calls at run time (tests, notebooks of a course).
+
+Modules are imported on first use (mlsysim is slow to import).
+"""
 
 from __future__ import annotations
 
 import importlib
+from importlib import metadata, resources
 
 from .._mlsysim import import_mlsysim
 from ..core.labspec import LabSpec
 from ..errors import UnknownLabError
 
-LAB_MODULES = {"lab07": "mlsys_grader.labs.lab07", "lab11": "mlsys_grader.labs.lab11"}
+ENTRY_POINT_GROUP = "mlsys_grader.labs"
+_BUILTIN = {"lab07": "mlsys_grader.labs.lab07", "lab11": "mlsys_grader.labs.lab11"}
+_REGISTERED: dict[str, str] = {}
 _LOADED: dict[str, LabSpec] = {}
+
+
+def _entry_points() -> dict[str, str]:
+    return {point.name: point.value for point in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def lab_modules() -> dict[str, str]:
+    """Lab id → module, from the shipped labs, installed entry points and :func:`register_lab`."""
+    return {**_BUILTIN, **_entry_points(), **_REGISTERED}
+
+
+def register_lab(lab_id: str, module: str) -> None:
+    """Register (or replace) the lab ``lab_id`` implemented by ``module`` (which exposes ``LAB``)."""
+    if not lab_id or not lab_id.replace("_", "").isalnum():
+        raise UnknownLabError(f"a lab id is letters, digits and underscores (got {lab_id!r})")
+    _REGISTERED[lab_id] = module
+    _LOADED.pop(lab_id, None)
 
 
 def lab_ids() -> tuple[str, ...]:
     """Every registered lab id, sorted."""
-    return tuple(sorted(LAB_MODULES))
+    return tuple(sorted(lab_modules()))
+
+
+def _module(lab_id: str) -> str:
+    modules = lab_modules()
+    if lab_id not in modules:
+        raise UnknownLabError(f"unknown lab {lab_id!r}; expected one of {', '.join(sorted(modules))}")
+    return modules[lab_id]
 
 
 def get_lab(lab_id: str) -> LabSpec:
     """The :class:`LabSpec` for ``lab_id`` (imported on first use: mlsysim is slow to import)."""
-    if lab_id not in LAB_MODULES:
-        raise UnknownLabError(f"unknown lab {lab_id!r}; expected one of {', '.join(lab_ids())}")
+    module = _module(lab_id)
     if lab_id not in _LOADED:
         import_mlsysim()
-        _LOADED[lab_id] = importlib.import_module(LAB_MODULES[lab_id]).LAB
+        lab = importlib.import_module(module).LAB
+        if lab.lab_id != lab_id:
+            raise UnknownLabError(f"module {module} implements lab {lab.lab_id!r}, registered as {lab_id!r}")
+        _LOADED[lab_id] = lab
     return _LOADED[lab_id]
+
+
+def rubric_text(lab_id: str) -> str:
+    """The rubric TOML shipped beside the lab's module (``<package>/<lab_id>.toml``), without importing the lab."""
+    module = _module(lab_id)
+    package = module.rpartition(".")[0] or module
+    return resources.files(package).joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")

@@ -30,13 +30,13 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ._version import __version__
-from .collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
-from .core.models import PARTS
-from .core.report import GradeReport
-from .core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
-from .errors import GraderError, RubricError
-from .ingest import Candidate, discover, file_digest, load_candidate
+from .._version import __version__
+from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
+from ..core.models import PARTS
+from ..core.report import GradeReport
+from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
+from ..errors import GraderError, RubricError
+from ._ingest import Candidate, discover, file_digest, load_candidate
 
 DB_SCHEMA_VERSION = 1
 STATUSES = ("graded", "regrade", "error", "timeout", "memory", "crash")
@@ -105,8 +105,8 @@ class GradebookResult:
 
 def resolve_rubrics(overrides: Mapping[str, str]) -> dict[str, Rubric]:
     """The rubric for every lab: shipped, or loaded from ``overrides[lab]``."""
-    from .api import default_rubric, load_rubric
-    from .labs import lab_ids
+    from ..api import default_rubric, load_rubric
+    from ..labs import lab_ids
 
     unknown = sorted(set(overrides) - set(lab_ids()))
     if unknown:
@@ -176,8 +176,8 @@ def excuse_lock_times(report: GradeReport, rubric: Rubric | None) -> GradeReport
     record no times, so their evidence is not charged for lacking them.  Only the
     gradebook knows an input was a marimo report; a bundle never earns this.
     """
-    from .api import default_rubric
-    from .core.grading import score
+    from ..api import default_rubric
+    from ..core.grading import score
 
     kept = [f for f in report.findings if not (f.rubric_item == "prediction_locked" and f.expected == LOCK_TIMES)]
     if len(kept) == len(report.findings):
@@ -193,7 +193,7 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     When the input's hash is in ``reuse`` the stored result is used instead and only
     ``{"status": "reuse", "input_hash": ...}`` comes back.
     """
-    from .api import grade_bundle
+    from ..api import grade_bundle
 
     loaded = load_candidate(candidate, reuse)
     if loaded.origin == "known" or loaded.input_hash in reuse:
@@ -423,7 +423,7 @@ def grade_paths(
             if progress:
                 progress(done[0], len(candidates))
 
-        from .batch import run_tasks
+        from ._pool import run_tasks
 
         run_tasks(candidates, work, jobs=options.jobs, timeout_s=options.timeout_s, memory_mb=options.memory_mb, on_result=collect)
         fresh, reused = [], 0

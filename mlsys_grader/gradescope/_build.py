@@ -7,7 +7,7 @@ there, then rewrite the zip it made so that it
   Gradescope unpacks to ``/autograder/source``;
 - installs that wheel and the pinned requirements (``autograder/requirements.txt``) through
   the ``environment.yml`` Otter's ``setup.sh`` builds the image from;
-- enables :class:`~mlsys_grader.otter_glue.plugin.ScoreOfRecordPlugin` for the lab in
+- enables :class:`~mlsys_grader.gradescope.ScoreOfRecordPlugin` for the lab in
   ``otter_config.json``.
 
 The masters stay the single source of the tests; this module only adds what Gradescope needs.
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GraderError
-from .plugin import PLUGIN_NAME
+from ..labs import lab_ids
+from ._plugin import PLUGIN_NAME
 
-LABS = ("lab07", "lab11")
 GRADESCOPE_SOURCE = "/autograder/source"
 PYTHON_VERSION = "3.11"
 DEFAULT_REQUIREMENTS = ("mlsysim==0.3.0", "otter-grader[grading,plugins]==7.0.0")
@@ -56,7 +56,7 @@ def project_root() -> Path:
 
 def default_masters(root: Path | None = None) -> dict[str, Path]:
     root = root or project_root()
-    return {lab: root / "solutions" / lab / f"{lab}-master.ipynb" for lab in LABS}
+    return {lab: root / "solutions" / lab / f"{lab}-master.ipynb" for lab in lab_ids()}
 
 
 def read_requirements(root: Path | None = None) -> list[str]:

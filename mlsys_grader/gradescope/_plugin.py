@@ -2,7 +2,7 @@
 
 Configured in the autograder's ``otter_config.json`` (``mlsys-grader autograder`` writes it)::
 
-    {"plugins": [{"mlsys_grader.otter_glue.plugin.ScoreOfRecordPlugin": {"lab": "lab07"}}]}
+    {"plugins": [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": "lab07"}}]}
 
 Events, all in Otter's runner process:
 
@@ -23,16 +23,17 @@ from typing import Any
 from otter.plugins import AbstractOtterPlugin
 from otter.test_files import GradingResults
 
-from . import hardening
-from .gradescope import (
+from ..labs import lab_ids
+from . import _hardening as hardening
+from ._results import (
     FLAG_BUNDLE_REWRITTEN,
     KernelComparison,
     compare_kernel,
     gradescope_results,
 )
-from .record import ScoreOfRecord, file_fingerprint, score_of_record
+from ._record import ScoreOfRecord, file_fingerprint, score_of_record
 
-PLUGIN_NAME = "mlsys_grader.otter_glue.plugin.ScoreOfRecordPlugin"
+PLUGIN_NAME = "mlsys_grader.gradescope.ScoreOfRecordPlugin"
 
 
 class RecordGradingResults(GradingResults):
@@ -90,8 +91,8 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
     def __init__(self, submission_path: str, submission_metadata: dict, plugin_config: dict):
         super().__init__(submission_path, submission_metadata, plugin_config or {})
         lab = self.plugin_config.get("lab")
-        if lab not in ("lab07", "lab11"):
-            raise ValueError(f"ScoreOfRecordPlugin needs plugin config 'lab' set to 'lab07' or 'lab11' (got {lab!r})")
+        if lab not in lab_ids():
+            raise ValueError(f"ScoreOfRecordPlugin needs plugin config 'lab' set to one of {', '.join(lab_ids())} (got {lab!r})")
         self.lab: str = lab
         self.question_parts: dict[str, str] = dict(self.plugin_config.get("question_parts") or {})
         self.record: ScoreOfRecord | None = None

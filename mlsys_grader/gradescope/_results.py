@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..core.report import HIDDEN_ITEMS, GradeReport
-from .record import ScoreOfRecord
+from ._record import ScoreOfRecord
 
 FLAG_KERNEL_DISAGREES = "kernel-disagrees"
 FLAG_KERNEL_RESULTS_REJECTED = "kernel-results-rejected"

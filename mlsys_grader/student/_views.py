@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .core.labspec import PartPlan
+from ..core.labspec import PartPlan
 
 # The seeds' palette (mlsysim.labs.style.COLORS), by name.
 BLUE, ORANGE, GREEN, RED, MUTED = "#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8C8C8C"
@@ -45,7 +45,7 @@ _Render = Callable[[PartPlan, str, str], View]
 def _showing_verdict(lab_id: str, part: str, render: _Render) -> Callable[[PartPlan, str], View]:
     """``render`` given the lab's displayed verdict, which the returned view also records."""
     def view(plan: PartPlan, track: str) -> View:
-        from .labs import get_lab
+        from ..labs import get_lab
 
         lab = get_lab(lab_id)
         verdict = lab.displayed_prediction(track, part, plan)
@@ -192,7 +192,7 @@ def lab07_e(plan: PartPlan, track: str, verdict_words: str) -> View:
 
 # -- Lab 11 --------------------------------------------------------------------------
 def lab11_a(plan: PartPlan, track: str, verdict_words: str) -> View:
-    from .labs.lab11 import roofline_gain
+    from ..labs.lab11 import roofline_gain
 
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Intensity": f"{_q(arm['arithmetic_intensity'], 'flop/byte'):.1f} FLOP/B",
@@ -248,7 +248,7 @@ def lab11_c(plan: PartPlan, track: str, verdict_words: str) -> View:
 
 
 def lab11_d(plan: PartPlan, track: str, verdict_words: str) -> View:
-    from .labs.lab11 import whole_path_gain
+    from ..labs.lab11 import whole_path_gain
 
     out = plan.result["outputs"]
     stages = (("Host", "host_time", BLUE), ("Transfer", "transfer_time", ORANGE), ("Launch", "launch_time", GREEN),

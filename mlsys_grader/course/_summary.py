@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
-from ._version import __version__
+from .._version import __version__
 
 BINS = 10
 TOP_FINDINGS = 15
@@ -156,7 +156,7 @@ def _pair_basis(pair: Any) -> str:
 
 
 def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -> str:
-    """The HTML page for a :class:`~mlsys_grader.gradebook.GradebookResult`."""
+    """The HTML page for a :class:`~mlsys_grader.course._gradebook.GradebookResult`."""
     rows = result.rows
     graded = [row for row in rows if row["status"] == "graded"]
     flagged = [row for row in rows if row["flags"]]

@@ -18,7 +18,7 @@ from ..core.jsonio import MAX_BYTES, sha256_of
 from ..core.models import load_bundle
 from ..core.report import Finding, GradeReport, ItemScore, PartScore
 from ..errors import GraderError
-from .embed import find_embedded_bundles
+from ._embed import find_embedded_bundles
 
 #: Staff flags this layer adds to the core's (``integrity``, ``stale``, ``missing``).
 FLAG_NO_BUNDLE = "no-bundle"

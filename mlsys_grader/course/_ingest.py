@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .core.jsonio import MAX_BYTES, loads_strict
-from .core.models import PARTS, Bundle, EvidenceRecord, Synthesis, bundle_from_mapping
-from .errors import BundleFormatError, GraderError
-from .labs import get_lab, lab_ids
+from ..core.jsonio import MAX_BYTES, loads_strict
+from ..core.models import PARTS, Bundle, EvidenceRecord, Synthesis, bundle_from_mapping
+from ..errors import BundleFormatError, GraderError
+from ..labs import get_lab, lab_ids
 
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 """An Otter export zip (notebook, bundle, a few logs) is far below this."""
@@ -421,7 +421,7 @@ def bundle_from_marimo_report(report: Mapping[str, Any]) -> Bundle:
     runs under the pinned version and a mismatch is reported as version drift.  Final
     controls are inferred from the records by the lab module.  The records carry no
     lock times (the marimo UI shows a part's result only once a prediction is chosen);
-    :func:`mlsys_grader.gradebook.grade_candidate` does not charge for that.
+    :func:`mlsys_grader.course._gradebook.grade_candidate` does not charge for that.
     The marimo fingerprint uses the book's own scheme, so the record gets this package's
     fingerprint of its recorded inputs; staleness of Lab 11 D against C is still found by
     comparing D's upstream arm with the captured C result.

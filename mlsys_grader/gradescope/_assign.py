@@ -24,9 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from .errors import GraderError
+from ..errors import GraderError
+from ..labs import lab_ids
 
-LABS = ("lab07", "lab11")
 
 
 class AssignError(GraderError, RuntimeError):
@@ -99,12 +99,12 @@ def generate_student(root: str | Path, lab_id: str, *, run_tests: bool = False):
     return _stable(notebook, lab_id)
 
 
-def regenerate(root: str | Path = ".", labs: Iterable[str] = LABS, *, run_tests: bool = False) -> list[Path]:
+def regenerate(root: str | Path = ".", labs: Iterable[str] | None = None, *, run_tests: bool = False) -> list[Path]:
     """Write ``assignments/<lab>.ipynb`` for each lab from its master; return the paths written."""
     import nbformat
 
     written = []
-    for lab_id in labs:
+    for lab_id in labs or lab_ids():
         target = student_path(root, lab_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(generate_student(root, lab_id, run_tests=run_tests), target)
@@ -112,12 +112,12 @@ def regenerate(root: str | Path = ".", labs: Iterable[str] = LABS, *, run_tests:
     return written
 
 
-def drift(root: str | Path = ".", labs: Iterable[str] = LABS) -> dict[str, str]:
+def drift(root: str | Path = ".", labs: Iterable[str] | None = None) -> dict[str, str]:
     """Labs whose committed student notebook differs from what the master generates: lab → first difference."""
     import nbformat
 
     found = {}
-    for lab_id in labs:
+    for lab_id in labs or lab_ids():
         target = student_path(root, lab_id)
         if not target.is_file():
             found[lab_id] = f"{target} is missing"

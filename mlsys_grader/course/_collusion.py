@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping, Sequence
 
-from .core.models import PARTS
+from ..core.models import PARTS
 
 SHINGLE_WORDS = 5
 RATIONALE_THRESHOLD = 0.8

@@ -42,13 +42,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
-from ._version import __version__
-from .core.capture import record_from_plan
-from .core.jsonio import canonical_dumps
-from .core.labspec import LabSpec, PartPlan
-from .core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle
-from .core.report import GradeReport
-from .errors import BundleFormatError, DomainError, UnknownLabError
+from .._version import __version__
+from ..core.capture import record_from_plan
+from ..core.jsonio import canonical_dumps
+from ..core.labspec import LabSpec, PartPlan
+from ..core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle
+from ..core.report import GradeReport
+from ..errors import BundleFormatError, DomainError, UnknownLabError
 
 SUBMISSION_SUFFIX = "-submission.json"
 SYNTHESIS_FIELDS = {
@@ -248,8 +248,8 @@ class LabSession:
         self._open(lab_id, track, Path(path), _now)
 
     def _open(self, lab_id: str, track: str, path: Path, clock: Callable[[], datetime]) -> None:
-        from .api import mlsysim_version
-        from .labs import get_lab
+        from ..api import mlsysim_version
+        from ..labs import get_lab
 
         self.lab: LabSpec = get_lab(lab_id)
         if track not in self.lab.tracks:
@@ -285,7 +285,7 @@ class LabSession:
     # -- persistence -------------------------------------------------------------------
     def _reload(self) -> None:
         """Pick up a bundle saved by an earlier kernel; set aside one that cannot be continued."""
-        from .api import read_bundle_bytes
+        from ..api import read_bundle_bytes
 
         try:
             bundle = load_bundle(read_bundle_bytes(self.path))
@@ -360,7 +360,7 @@ class LabSession:
         """Write the bundle next to the notebook (atomically) and return its path.
 
         When the content changed, the bundle is also displayed as a notebook output
-        (``otter_glue.embed``), so a bare ``.ipynb`` upload still carries it.
+        (``mlsys_grader.gradescope`` embedding), so a bare ``.ipynb`` upload still carries it.
         """
         bundle = self.bundle()
         text = bundle.to_json()
@@ -380,7 +380,7 @@ class LabSession:
         """The full report of the saved bundle (hidden items included; students see :meth:`check`).
 
         Memoised on the bundle's content hash."""
-        from .api import grade_bundle
+        from ..api import grade_bundle
 
         bundle = self._saved if self._saved is not None else Bundle(lab=self.lab_id, track=self.track).sealed()
         key = bundle.content_hash or ""
@@ -443,7 +443,7 @@ class LabSession:
 
         Refuses (with a :class:`Notice`) until the part's prediction is locked.
         """
-        from .notebook_views import VIEWS
+        from ._views import VIEWS
 
         part = self._part(part)
         spec, state = self.lab.parts[part], self._parts[part]
@@ -583,7 +583,7 @@ class LabSession:
         options = {"reevaluation_trigger": {c.value: c.label for c in self.lab.triggers},
                    "residual_risk": {c.value: c.label for c in self.lab.limitations}}
         if self.lab_id == "lab07":
-            from .labs.lab07 import RECOMMENDATIONS, REJECTABLE
+            from ..labs.lab07 import RECOMMENDATIONS, REJECTABLE
 
             options["recommendation"] = {c.value: c.label for c in RECOMMENDATIONS}
             options["rejected_alternative"] = {c.value: c.label for c in RECOMMENDATIONS if c.value in REJECTABLE}
@@ -629,7 +629,7 @@ class LabSession:
         return f"<LabSession {self.lab_id} track={self.track} captured={sorted(self._evidence)} file={self.path}>"
 
     def _repr_html_(self) -> str:
-        from .notebook_views import header_facts
+        from ._views import header_facts
 
         facts = "".join(f"<div style='background:#ffffff14;border:1px solid #ffffff26;padding:8px 10px;border-radius:8px'>"
                         f"<b>{html.escape(k)}</b><br>{html.escape(v)}</div>" for k, v in header_facts(self.lab_id, self.track))
@@ -645,7 +645,7 @@ class LabSession:
 def _embed(bundle_json: str) -> None:
     """Display the bundle under the grader's MIME type (a no-op outside a kernel or without the glue)."""
     try:
-        from .otter_glue.embed import display_bundle
+        from ..gradescope._embed import display_bundle
     except ImportError:  # the Otter glue is optional for the notebook API
         return
     display_bundle(bundle_json)
@@ -694,7 +694,7 @@ def _open_lab_with_clock(lab_id: str, track: str, clock: Callable[[], datetime],
 @lru_cache(maxsize=4)
 def _grade_bytes(data: bytes) -> GradeReport:
     """Grade bundle bytes; memoised so the tests of one notebook grade its bundle once."""
-    from .api import grade_bundle
+    from ..api import grade_bundle
 
     return grade_bundle(data)
 
@@ -708,7 +708,7 @@ def assert_item(lab_id: str, part: str, item: str, *, directory: str | os.PathLi
     path = submission_path(lab_id, directory)
     if not path.exists():
         raise AssertionError(f"No {path.name} next to the notebook: run the notebook's cells (predict, run, capture) first.")
-    from .api import read_bundle_bytes
+    from ..api import read_bundle_bytes
 
     try:
         report = _grade_bytes(read_bundle_bytes(path))

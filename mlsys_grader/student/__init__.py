@@ -1,0 +1,23 @@
+"""The students' notebook API: one session per lab notebook, and the helper Otter's tests call.
+
+Notebooks import from here (``from mlsys_grader.student import open_lab``); the Otter
+tests in the lab notebooks call :func:`assert_item` by this dotted name.  Both names are
+part of the package's pinned public surface.
+"""
+
+from ._session import (
+    LabSession,
+    Notice,
+    PartCheck,
+    PartResult,
+    Progress,
+    assert_item,
+    open_lab,
+    submission_path,
+)
+
+__all__ = ["LabSession", "Notice", "PartCheck", "PartResult", "Progress", "assert_item", "open_lab", "submission_path"]
+
+for _name in __all__:
+    globals()[_name].__module__ = __name__
+del _name
