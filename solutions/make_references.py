@@ -1,9 +1,9 @@
 """Make the reference submissions: each student notebook completed and executed on every track.
 
 For every lab and track this fills in ``assignments/<lab>.ipynb`` the way a diligent
-student would (contrasting controls, the prediction the replayed numbers support, a
-valid decision and a rationale citing saved numbers — the answers of
-:func:`mlsys_grader.api.solve` for that track), executes it top to bottom in a real
+student would (contrasting controls, the prediction the replayed numbers support and a
+valid decision — the answers of :func:`mlsys_grader.api.solve` for that track — and the
+hand-written synthesis of ``reference_rationales.toml``), executes it top to bottom in a real
 kernel with nbclient, and writes::
 
     solutions/<lab>/reference-<track>.ipynb               the executed notebook
@@ -31,6 +31,9 @@ import nbformat
 
 from mlsys_grader.labs import lab_ids
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling reference_answers module
+from reference_answers import reference_synthesis  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
@@ -44,7 +47,7 @@ def answers(lab_id: str, track: str) -> dict[str, object]:
     for part, controls in bundle.controls.items():
         values.update(controls)
         values[f"prediction_{part}"] = bundle.evidence[part].prediction
-    synthesis = bundle.synthesis.model_dump()
+    synthesis = {**bundle.synthesis.model_dump(), **reference_synthesis(lab_id, track)}
     for name in ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale"):
         if synthesis.get(name) is not None:
             values[name] = synthesis[name]
