@@ -6,9 +6,11 @@
 ``BENCH_SKIP_10K=1`` / ``BENCH_SKIP_OTTER=1`` skip the 10,000 run / the ``otter run`` comparison.
 
 ``build_course`` is also what ``tests/test_gradebook.py`` grades.  The course holds clean
-submissions from ``solve`` (as bundles, Otter export zips, notebook + bundle folders, a
-Gradescope export and a marimo report), tampered ones (edited number, out-of-domain
-input, stale part), garbage (non-JSON, truncated zip, zip bomb, 50 MB file,
+submissions from ``solve`` (as bundles, Otter export zips, notebook + bundle folders and a
+Gradescope export) and the genuine marimo exports of ``tests/fixtures/marimo`` (four
+sessions, JSON snapshots and a Markdown report, repeated past four), tampered ones (edited
+number, out-of-domain input, stale part, and marimo exports with an edited output or a
+prediction changed in its capture only), garbage (non-JSON, truncated zip, zip bomb, 50 MB file,
 path-traversal zip, notebook without bundle) and colluding pairs. ``course.manifest``
 (JSON) says what each input is and what the gradebook must say about it.
 """
@@ -72,23 +74,44 @@ def otter_zip(bundle: dict, lab: str) -> bytes:
     return buffer.getvalue()
 
 
-def marimo_report(bundle: dict) -> dict:
-    """What the book's marimo lab exports for the same evidence (``result_snapshot.captures``)."""
-    keep = ("track", "part", "prediction", "inputs", "baseline", "result", "alternatives", "decision", "model_key",
-            "chosen_result", "result_role")
-    captures = {part: {**{k: record.get(k) for k in keep}, "upstream_inputs": record["inputs"],
-                       "upstream_fingerprint": "marimo-scheme"} for part, record in bundle["evidence"].items()}
-    s = bundle["synthesis"]
-    if bundle["lab"] == "lab07":
-        snapshot = {"track": bundle["track"], "captures": captures, "recommendation": s["recommendation"],
-                    "rejected_alternative": s["rejected_alternative"], "reevaluation_trigger": s["reevaluation_trigger"],
-                    "residual_risk": s["residual_risk"]}
+MARIMO_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "marimo"
+MARIMO_SESSIONS = (("lab07-cloud.report.md", "lab07", "cloud"), ("lab11-edge.json", "lab11", "edge"),
+                   ("lab07-tinyml.json", "lab07", "tinyml"), ("lab11-tinyml.json", "lab11", "tinyml"))
+"""Genuine exports of four different sessions of the book's marimo labs (name, lab, track)."""
+
+
+def marimo_export(index: int) -> tuple[str, bytes, str, str]:
+    """The ``index``-th marimo session, unchanged: (file name, bytes, lab, track).  Past four the
+    sessions repeat, and a repeat shares its rationale with the first (so they pair as collusion)."""
+    name, lab, track = MARIMO_SESSIONS[index % len(MARIMO_SESSIONS)]
+    return name, (MARIMO_FIXTURES / name).read_bytes(), lab, track
+
+
+def tampered_marimo(index: int, edit: str) -> bytes:
+    """A genuine JSON export with ``edit``: ``output`` (part C's first computed number ×1.5, its copies
+    rewritten to agree) or ``prediction`` (part B's prediction changed in the capture only)."""
+    order = [MARIMO_SESSIONS[(index + k) % len(MARIMO_SESSIONS)][0] for k in range(len(MARIMO_SESSIONS))]
+    name = next(n for n in order if n.endswith(".json"))
+    report = json.loads((MARIMO_FIXTURES / name).read_bytes())
+    captures = report["result_snapshot"]["captures"]
+    if edit == "output":
+        arm = captures["C"]["result"]
+        values = arm.get("outputs", arm)
+        key = next(k for k, v in values.items() if isinstance(v, float) or (isinstance(v, dict) and isinstance(v.get("magnitude"), float)))
+        if isinstance(values[key], dict):
+            values[key]["magnitude"] *= 1.5
+        else:
+            values[key] *= 1.5
+        report["evidence_summary"]["C"]["result"] = copy.deepcopy(arm)
+        if "C" in report["binding_constraints"]:
+            report["binding_constraints"]["C"] = copy.deepcopy(arm["outputs"])
     else:
-        decision = bundle["evidence"]["E"]["decision"]
-        snapshot = {"track": bundle["track"], "captures": captures, "recommendation": decision.get("recommendation"),
-                    "rejected": decision.get("rejected"), "trigger": s["reevaluation_trigger"], "residual_risk": s["residual_risk"]}
-    return {"title": "Lab report", "track": bundle["track"], "final_decision": {"rationale": s["rationale"]},
-            "reflections": {"rationale": s["rationale"]}, "result_snapshot": snapshot}
+        from mlsys_grader.labs import get_lab
+
+        lab = "lab07" if report["metadata"]["lab_id"].startswith("v1_07") else "lab11"
+        current = captures["B"]["prediction"]
+        captures["B"]["prediction"] = next(c for c in get_lab(lab).parts["B"].predictions if c != current)
+    return json.dumps(report, indent=2, sort_keys=True).encode()
 
 
 def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool = True, big_file: bool = True) -> dict[str, dict]:
@@ -102,11 +125,18 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
     manifest: dict[str, dict] = {}
     clean_bundles: list[tuple[str, dict]] = []
     gradescope: dict[str, Any] = {}
+    marimo = 0
     for i in range(clean):
+        style = i % 5
+        if style == 4:
+            name, data, lab, track = marimo_export(marimo)
+            marimo += 1
+            path = _write(subs / f"student{i:04d}" / name, data)
+            manifest[str(path)] = {"category": "clean", "lab": lab, "track": track}
+            continue
         lab, track = LABS[i % 2], TRACKS[(i // 2) % 4]
         bundle = _solved(lab, track, CLEAN_SEED_BASE + i)
         clean_bundles.append((lab, bundle))
-        style = i % 5
         if style == 0:
             path = _write(subs / f"student{i:04d}" / f"{lab}-submission.json", bundle)
         elif style == 1:
@@ -123,8 +153,6 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
                                                                      ":email": f"student{i}@example.edu"}],
                                                    ":created_at": "2026-03-01 12:00:00 -0800", ":score": 0.0}
             path = folder
-        else:
-            path = _write(subs / f"student{i:04d}-report.json", marimo_report(bundle))
         manifest[str(path)] = {"category": "clean", "lab": lab, "track": track}
     if gradescope:
         import yaml
@@ -146,6 +174,10 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
     unsealed = _solved("lab11", "edge", 10)
     unsealed["evidence"]["D"]["result"]["inputs"]["local_speedup"] = 4
     manifest[str(_write(subs / "tampered_not_resealed.json", unsealed))] = {"category": "tampered", "flag": "integrity"}
+    # Marimo exports from sessions no clean row uses (while there are some), so they pair with nothing.
+    for offset, edit in enumerate(("output", "prediction")):
+        path = _write(subs / f"tampered_marimo_{edit}" / "v1_snapshot.json", tampered_marimo(marimo + offset, edit))
+        manifest[str(path)] = {"category": "tampered", "flag": "integrity"}
 
     # -- colluding -------------------------------------------------------------------
     lab, original = clean_bundles[0]

@@ -38,9 +38,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .api import grade_file
+    from .course._gradebook import check_file
 
-    report = grade_file(args.file)
+    report = check_file(args.file)
     if not args.all:
         report = report.public()
     print(format_report(report, as_json=args.json))
@@ -57,9 +57,10 @@ def _cmd_grade(args: argparse.Namespace) -> int:
             print(f"mlsys-grader: --rubric expects LAB=PATH, e.g. lab07=my-rubric.toml (got {spec!r})", file=sys.stderr)
             return EXIT_USAGE
         rubrics[lab] = path
+    formats = tuple(name.strip() for name in args.formats.split(",") if name.strip())
     try:
         options = BatchOptions(jobs=args.jobs, timeout_s=args.timeout, memory_mb=args.memory_mb or None,
-                               db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics)
+                               db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics, formats=formats)
     except ValueError as exc:  # pydantic's ValidationError names the option and the value
         print(f"mlsys-grader: invalid grade options: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -119,7 +120,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 # -- autograder (Otter / Gradescope glue: mlsys_grader/gradescope) ---------------------
 def _cmd_autograder(args: argparse.Namespace) -> int:
-    from .gradescope._build import build_autograders
+    from .gradescope._build import LOCK_NAME, AutograderBuildError, build_autograders
+    from .gradescope._lock import LockError
 
     masters = {}
     for spec in args.master or []:
@@ -128,8 +130,20 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
             print(f"mlsys-grader: --master expects LAB=PATH with LAB in {', '.join(lab_ids())} (got {spec!r})", file=sys.stderr)
             return EXIT_USAGE
         masters[lab] = Path(path)
-    for built in build_autograders(args.output, masters or None, run_tests=not args.no_run_tests):
-        print(f"wrote {built.path} ({built.lab}; ships {built.wheel}; otter assign {built.assign_seconds:.1f} s)")
+    options = {"rerun_notebook": args.rerun_notebook}
+    if args.notebook_budget is not None:
+        options["notebook_budget_s"] = args.notebook_budget
+    try:
+        built = build_autograders(args.output, masters or None, run_tests=not args.no_run_tests, root=args.root,
+                                  options=options)
+    except (AutograderBuildError, LockError, ValueError) as exc:  # ValueError: options out of range (pydantic)
+        print(f"mlsys-grader autograder: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    for item in built:
+        print(f"wrote {item.path} ({item.lab}; ships {item.wheel}; otter assign {item.assign_seconds:.1f} s)")
+    if built:
+        print(f"wrote {Path(args.output) / LOCK_NAME} ({built[0].pins} packages pinned from this environment; "
+              f"notebook re-run {'on' if args.rerun_notebook else 'off'})")
     return EXIT_OK
 
 
@@ -160,6 +174,23 @@ def _cmd_rubric(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_kit(args: argparse.Namespace) -> int:
+    from .student._kit import INSTALL_COMMAND, KitError, KitRootError, build_kit
+
+    try:
+        kit = build_kit(args.output, args.root)
+    except KitRootError as exc:
+        print(f"mlsys-grader kit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KitError as exc:
+        print(f"mlsys-grader kit: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    files = ", ".join(path.name for path in (*kit.notebooks, kit.wheel, kit.requirements, kit.readme))
+    print(f"wrote {kit.directory}: {files} ({len(kit.pins)} pinned packages)")
+    print(f"students run, inside that folder: {INSTALL_COMMAND}")
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mlsys-grader", description="Replay-based grading for MLSysBook Lab 07 and Lab 11.")
     parser.add_argument("--version", action="version", version=f"mlsys-grader {__version__}")
@@ -172,8 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     solve.add_argument("-o", "--output", required=True, help="bundle file to write")
     solve.set_defaults(func=_cmd_solve)
 
-    check = sub.add_parser("check", help="self-check one bundle as a student would")
-    check.add_argument("file", help="submission bundle (JSON)")
+    check = sub.add_parser("check", help="self-check one bundle or marimo export as a student would")
+    check.add_argument("file", help="submission bundle (JSON), or the book's marimo export (JSON snapshot or Markdown report)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
     check.set_defaults(func=_cmd_check)
@@ -182,7 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     defaults = BatchOptions()
     grade = sub.add_parser("grade", help="grade many submissions into a gradebook (CSV, SQLite, HTML summary)")
-    grade.add_argument("paths", nargs="+", help="bundles, Otter export zips, notebooks, marimo reports or folders (recursive)")
+    grade.add_argument("paths", nargs="+", help="bundles, Otter export zips, notebooks, marimo exports or folders (recursive)")
+    grade.add_argument("--formats", default=",".join(defaults.formats), metavar="LIST",
+                       help=f"input formats the course accepts, comma-separated from {', '.join(defaults.formats)} "
+                            f"(default: all); any other input is a row saying why it was refused")
     grade.add_argument("-o", "--output", default="grades.csv", help="CSV file to write (default grades.csv)")
     grade.add_argument("--db", default=defaults.db, help=f"SQLite gradebook to reuse and update (default {defaults.db})")
     grade.add_argument("--no-db", action="store_true", help="grade everything, keep no database")
@@ -210,11 +244,21 @@ def build_parser() -> argparse.ArgumentParser:
     rubric.set_defaults(func=_cmd_rubric)
 
     autograder = sub.add_parser("autograder", help="build the Gradescope autograder zips from the Otter masters")
-    autograder.add_argument("-o", "--output", required=True, help="folder for lab07-autograder.zip and lab11-autograder.zip")
+    autograder.add_argument("-o", "--output", required=True, help="folder for lab07-autograder.zip, lab11-autograder.zip and requirements-lock.txt")
     autograder.add_argument("--master", action="append", metavar="LAB=PATH",
                             help="build LAB from this master instead of solutions/LAB/LAB-master.ipynb (repeatable)")
     autograder.add_argument("--no-run-tests", action="store_true", help="skip otter assign's check of the tests against the solutions")
+    autograder.add_argument("--root", default=None, help="the repository root (default: the working directory)")
+    autograder.add_argument("--rerun-notebook", action="store_true",
+                            help="also run each student's notebook in the sandbox on Gradescope (staff flags only; slower)")
+    autograder.add_argument("--notebook-budget", type=float, default=None, metavar="SECONDS",
+                            help="seconds a notebook may run in the sandbox (default 120)")
     autograder.set_defaults(func=_cmd_autograder)
+
+    kit = sub.add_parser("kit", help="write the student kit: both notebooks, this package's wheel, a pinned requirements.txt, a README")
+    kit.add_argument("-o", "--output", required=True, help="folder to write the kit into (created if needed)")
+    kit.add_argument("--root", default=".", help="the repository root holding pyproject.toml and assignments/ (default: .)")
+    kit.set_defaults(func=_cmd_kit)
     return parser
 
 

@@ -1,9 +1,10 @@
-"""Input discovery and safe loading: bundles, Otter zips, notebooks, Gradescope exports, marimo reports."""
+"""Input discovery and safe loading: bundles, Otter zips, notebooks, Gradescope exports, marimo exports.
+
+How a marimo export is graded (its seals, copies and tampers) is ``tests/test_marimo.py``.
+"""
 
 from __future__ import annotations
 
-import copy
-import importlib.util
 import io
 import json
 import stat
@@ -13,29 +14,14 @@ from pathlib import Path
 import pytest
 
 from mlsys_grader import solve
-from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
-from mlsys_grader.course._ingest import (
-    Candidate,
-    bundle_from_marimo_report,
-    discover,
-    load_candidate,
-    read_gradescope_metadata,
-)
+from mlsys_grader.course._ingest import Candidate, discover, load_candidate, read_gradescope_metadata
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("course", ROOT / "benchmarks" / "course.py")
-course = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(course)
+MARIMO = Path(__file__).parent / "fixtures" / "marimo"
 
 
 @pytest.fixture(scope="module")
 def lab07_bundle() -> dict:
     return json.loads(solve("lab07", "mobile", 3).to_json())
-
-
-@pytest.fixture(scope="module")
-def lab11_bundle() -> dict:
-    return json.loads(solve("lab11", "edge", 4).to_json())
 
 
 def _zip(tmp_path: Path, members: dict[str, bytes], *, symlink: str | None = None) -> Path:
@@ -59,7 +45,7 @@ def _load(path: Path):
 def test_otter_zip_bundle_is_read_in_memory_and_hashed_by_content(tmp_path, lab07_bundle):
     text = json.dumps(lab07_bundle).encode()
     loaded = _load(_zip(tmp_path, {"lab07.ipynb": b"{}", "lab07-submission.json": text}))
-    assert loaded.error is None and loaded.bundle.lab == "lab07" and loaded.origin == "zip:bundle"
+    assert loaded.error is None and loaded.bundle.lab == "lab07" and loaded.origin == "otter"
     plain = tmp_path / "lab07-submission.json"
     plain.write_bytes(text)
     assert _load(plain).input_hash == loaded.input_hash, "the same bundle is the same input, zipped or not"
@@ -111,29 +97,28 @@ def test_gradescope_metadata_gives_names_emails_and_groups(tmp_path):
     assert candidate.student.sid == "7; 8"
 
 
-@pytest.mark.parametrize("fixture", ["lab07_bundle", "lab11_bundle"])
-def test_marimo_report_converts_and_earns_full_marks(request, tmp_path, fixture):
-    bundle = request.getfixturevalue(fixture)
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(course.marimo_report(bundle)))
-    converted = bundle_from_marimo_report(json.loads(path.read_text()))
-    assert converted.controls == bundle["controls"], "controls inferred by the lab module"
-    assert all(r.mlsysim_version is None for r in converted.evidence.values())
-    result = grade_candidate(Candidate(str(path), "json", str(path)), resolve_rubrics({}))
-    assert result["origin"] == "marimo" and result["score"] == 100.0, result["findings"]
+@pytest.mark.parametrize("name, origin, controls", [
+    ("lab07-cloud.json", "marimo-json", {"B": {"executions": 100, "recompilations": 2}}),
+    ("lab07-cloud.report.md", "marimo-md", {"D": {"policy": "input_only", "batch_size": 16}}),
+    ("lab11-edge.json", "marimo-json", {"C": {"shape": "misaligned", "operation": "gemm"}}),
+])
+def test_marimo_exports_are_read_by_content_into_bundles(tmp_path, name, origin, controls):
+    """Whatever the file is called (here ``submission.txt``), a marimo export is read as one: its captures
+    become records with no mlsysim version (the export's label is a static default) and the lab module
+    infers the settings they were captured with."""
+    path = tmp_path / "submission.txt"
+    path.write_bytes((MARIMO / name).read_bytes())
+    loaded = _load(path)
+    assert (loaded.error, loaded.origin, loaded.findings) == (None, origin, ())
+    bundle = loaded.bundle
+    assert sorted(bundle.evidence) == list("ABCDE") and all(r.mlsysim_version is None for r in bundle.evidence.values())
+    assert {part: bundle.controls[part] for part in controls} == controls
+    assert bundle.hash_matches() and bundle.synthesis.rationale.startswith("I ")
 
 
-def test_one_edited_number_in_a_marimo_report_is_tampering_not_version_drift(tmp_path, lab07_bundle):
-    """A marimo capture carries no mlsysim version; when every other number replays exactly
-    under the pinned version, one number that does not is an edit, and its part earns nothing."""
-    report = course.marimo_report(copy.deepcopy(lab07_bundle))
-    report["result_snapshot"]["captures"]["C"]["result"]["total_traffic_mb"] += 1.0
-    path = tmp_path / "report.json"
-    path.write_text(json.dumps(report))
-    result = grade_candidate(Candidate(str(path), "json", str(path)), resolve_rubrics({}))
-    assert "integrity" in result["flags"] and "version_drift" not in result["flags"]
-    assert any(f[:2] == ["C", "replay"] and "recapture the part instead of editing numbers" in f[3] for f in result["findings"])
-    assert result["parts"]["C"] == 0
+def test_an_otter_zip_holding_a_marimo_export_says_so(tmp_path):
+    loaded = _load(_zip(tmp_path, {"lab11-submission.json": (MARIMO / "lab11-tinyml.json").read_bytes()}))
+    assert (loaded.error, loaded.origin, loaded.bundle.lab) == (None, "otter/marimo-json", "lab11")
 
 
 def test_json_that_is_neither_bundle_nor_report_names_both(tmp_path):
@@ -141,6 +126,16 @@ def test_json_that_is_neither_bundle_nor_report_names_both(tmp_path):
     path.write_text('{"hello": 1}')
     error = _load(path).error
     assert "neither a submission bundle" in error and "result_snapshot.captures" in error and "['hello']" in error
+    assert "Markdown report" in error
+
+
+def test_markdown_without_the_embedded_snapshot_is_refused_with_the_reason(tmp_path):
+    path = tmp_path / "v1_07_framework_tax_report.md"
+    text = (MARIMO / "lab07-cloud.report.md").read_text(encoding="utf-8")
+    path.write_text(text.split("```json")[0], encoding="utf-8")
+    error = load_candidate(Candidate(str(path), "markdown", str(path))).error
+    assert error == ("BundleFormatError: marimo Markdown report has no JSON block under '### MLSysIM Result Snapshot'; "
+                     "download the report again")
 
 
 def test_named_files_are_always_inputs_and_named_notebooks_find_their_bundle(tmp_path, lab07_bundle):

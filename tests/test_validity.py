@@ -102,9 +102,11 @@ def test_a_missing_label_is_never_cheaper_than_an_honest_one():
         _edit_number(bundle, "A")
     honest_report, unlabelled_report = grade_bundle(reseal(honest)), grade_bundle(reseal(unlabelled))
     assert honest_report.score == unlabelled_report.score == _unedited("lab11", "cloud", 6)[0] - 16
-    assert [f.criterion for f in honest_report.findings if f.part == "A"] == ["version"]
-    assert "install mlsysim==0.3.0 and recapture" in honest_report.findings_for("A")[0].message
-    assert set(honest_report.flags) - {"generated"} == {"integrity", "version_drift"}
+    # One edited number is an edit whatever the label says: version drift is read from the pattern
+    # of the mismatch (many numbers across arms), never from a label the student controls.
+    assert [f.criterion for f in honest_report.findings if f.part == "A"] == ["replay"]
+    assert "(recorded under mlsysim 0.2.9)" in honest_report.findings_for("A")[0].message
+    assert set(honest_report.flags) - {"generated"} == {"integrity"}
     assert [f.criterion for f in unlabelled_report.findings if f.part == "A"] == ["replay"]
     assert set(unlabelled_report.flags) - {"generated"} == {"integrity"}
 

@@ -94,39 +94,95 @@ def _plan_arm(plan, record, name: str):
     return next((arm for arm in (plan.baseline, plan.result, *plan.alternatives) if arm.get("inputs") == inputs), None)
 
 
+DRIFT_MIN_VALUES = 3
+"""A part's mismatch reads as another mlsysim only when at least this many recorded values are off ..."""
+DRIFT_MIN_ARMS = 2
+"""... in at least this many of its arms (baseline, intervention, alternatives): see :func:`check_replay`."""
+_MAX_LISTED = 200
+
+
+def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[str, Any, Any]]) -> None:
+    """Append every place two JSON values differ (same rules as ``first_difference``), up to ``_MAX_LISTED``."""
+    if len(found) >= _MAX_LISTED:
+        return
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual), key=str):
+            if key not in actual or key not in expected:
+                found.append((f"{path}.{key}", expected.get(key, "<absent>"), actual.get(key, "<missing>")))
+            else:
+                _all_differences(expected[key], actual[key], f"{path}.{key}", found)
+        return
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        for index, (left, right) in enumerate(zip(expected, actual)):
+            _all_differences(left, right, f"{path}[{index}]", found)
+        return
+    difference = first_difference(expected, actual, path)
+    if difference:
+        found.append(difference)
+
+
+def _replay_mismatches(ctx: GradingContext) -> dict[str, list[tuple[str, Any, Any]]]:
+    """Per replayed part, every recorded value that the pinned evaluator does not reproduce (arm-prefixed paths)."""
+    mismatches: dict[str, list[tuple[str, Any, Any]]] = {}
+    for part, state in _captured(ctx):
+        if state.plan is None:
+            continue  # reported by check_domain
+        found: list[tuple[str, Any, Any]] = []
+        for name, arm in _arms(state.record):
+            replayed = _plan_arm(state.plan, state.record, name)
+            if replayed is not None:  # a chosen result naming no built arm is a decision finding; never replay foreign inputs
+                _all_differences(replayed, arm, name, found)
+        mismatches[part] = found
+    return mismatches
+
+
+def _spread(found: list[tuple[str, Any, Any]]) -> bool:
+    """True when the mismatch runs through the part: enough values, in more than one arm."""
+    arms = {where.split(".", 1)[0] for where, _, _ in found}
+    return len(found) >= DRIFT_MIN_VALUES and len(arms) >= DRIFT_MIN_ARMS
+
+
 def check_replay(ctx: GradingContext) -> Iterable[Finding]:
     """Every recorded number must be what the pinned evaluator gives for the recorded inputs.
 
     Inputs inside the domain were already evaluated when the part's plan was built,
     so the plan's arms are the replayed arms; inputs outside it are never replayed.
-    A part that does not replay earns nothing (its evidence is unverified).  Its version
-    label only explains why: labelled with another mlsysim, the finding is version drift;
-    a label that differs while every number replays exactly is a note and costs nothing,
-    so a missing label is never cheaper than an honest one.
+    A part that does not replay earns nothing (its evidence is unverified); the finding
+    says why, from the pattern of the mismatch and never from a version label:
+
+    * **version drift** (criterion ``version``): another mlsysim moves many numbers at
+      once, so a part counts as drifted when at least :data:`DRIFT_MIN_VALUES` recorded
+      values are off across at least :data:`DRIFT_MIN_ARMS` of its arms — or when its
+      mismatch is smaller but another part of the same submission drifts that way (one
+      session runs one mlsysim);
+    * **edited evidence** (criterion ``replay``): otherwise — one number, or a few in a
+      single arm, off while the rest replays exactly is an edit, whatever the record's label.
+
+    A record labelled with another mlsysim whose every number replays exactly is a note
+    and costs nothing, so a missing label is never cheaper than an honest one.
     """
-    for part, state in _captured(ctx):
-        if state.plan is None:
-            continue  # reported by check_domain
-        record = state.record
-        label = record.mlsysim_version
-        other_label = label is not None and label != ctx.mlsysim_version
-        difference = None
-        for name, arm in _arms(record):
-            replayed = _plan_arm(state.plan, record, name)
-            if replayed is None:
-                continue  # a chosen result naming no built arm is a decision finding; never replay foreign inputs
-            difference = first_difference(replayed, arm, name)
-            if difference:
-                break
-        if difference:
-            where, expected, actual = difference
+    mismatches = _replay_mismatches(ctx)
+    drifting = any(_spread(found) for found in mismatches.values())
+    for part, found in mismatches.items():
+        label = ctx.parts[part].record.mlsysim_version
+        labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
+        if found and (drifting or _spread(found)):
+            where, expected, actual = found[0]
+            arms = sorted({w.split(".", 1)[0].split("[", 1)[0] for w, _, _ in found})
             yield Finding(
-                part=part, criterion="version" if other_label else "replay", rubric_item="replay", hidden=True, voids_part=True,
-                message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs"
-                         + (f" (recorded under mlsysim {label}); install mlsysim=={ctx.mlsysim_version} and recapture the part."
-                            if other_label else "; recapture the part instead of editing numbers.")),
+                part=part, criterion="version", rubric_item="replay", hidden=True, voids_part=True,
+                message=(f"Part {part}'s numbers do not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}: "
+                         f"{len(found)} values across {', '.join(arms)}, starting with {where}, as when another mlsysim "
+                         f"version produced them; install mlsysim=={ctx.mlsysim_version} and recapture the part."),
                 expected=expected, actual=actual)
-        elif other_label:
+        elif found:
+            where, expected, actual = found[0]
+            yield Finding(
+                part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
+                message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}, "
+                         "while the rest of its evidence replays exactly; recapture the part instead of editing numbers."),
+                expected=expected, actual=actual)
+        elif labelled:
             yield Finding(part=part, criterion="version",
                           message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "
                                   f"{ctx.mlsysim_version}, so it counts in full; nothing to do.",
@@ -134,7 +190,72 @@ def check_replay(ctx: GradingContext) -> Iterable[Finding]:
 
 
 def check_stale(ctx: GradingContext) -> Iterable[Finding]:
+    """Evidence that no longer matches the final settings, the track, or the part it builds on.
+
+    The message names what changed the way the notebook shows it: a control by its name
+    (``shape is now "aligned", captured with "misaligned"``), and a result it builds on by
+    the field's words with a unit chosen for reading (``baseline kernel time is now 30.8 µs``).
+    """
     lab, track = ctx.lab, ctx.track
+    readable_units = (("second", (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))),
+                      ("joule", (("µJ", 1e-6), ("mJ", 1e-3), ("J", 1.0), ("kJ", 1e3), ("MJ", 1e6))))
+
+    def shown(value: Any) -> str:
+        """A recorded value as a student reads it: text in quotes, numbers rounded, quantities in a readable unit."""
+        if isinstance(value, dict) and {"magnitude", "unit"} <= set(value):
+            from mlsysim.core.units import Q_
+
+            magnitude, unit = value["magnitude"], value["unit"]
+            for base, scales in readable_units:
+                try:
+                    amount = float(Q_(magnitude, unit).to(base).magnitude)
+                except (*evaluator_errors(), TypeError):  # another kind of quantity, or an edited one
+                    continue
+                symbol, size = next(((s, z) for s, z in reversed(scales) if abs(amount) >= z), scales[0])
+                return f"{amount / size:.3g} {symbol}"
+            return f"{magnitude:.4g} {unit}" if isinstance(magnitude, (int, float)) else "a different value"
+        if isinstance(value, str):
+            return f'"{value}"'
+        if isinstance(value, bool) or value is None:
+            return str(value)
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        if isinstance(value, int):
+            return str(value)
+        return "a different value"
+
+    def differing(new: Any, old: Any, path: tuple = ()) -> tuple[tuple, Any, Any] | None:
+        """The first field (a quantity counts as one) where the final settings' inputs and the record's differ."""
+        quantity = isinstance(new, dict) and {"magnitude", "unit"} <= set(new)
+        if isinstance(new, dict) and isinstance(old, dict) and not quantity:
+            for key in sorted(set(new) | set(old), key=str):
+                if key not in new or key not in old:
+                    return path + (key,), new.get(key), old.get(key)
+                found = differing(new[key], old[key], path + (key,))
+                if found:
+                    return found
+            return None
+        if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+            return next((found for index, (a, b) in enumerate(zip(new, old)) if (found := differing(a, b, path + (index,)))), None)
+        return None if first_difference(new, old) is None else (path, new, old)
+
+    def detail(part: str, state, final_controls, final_inputs, recorded_inputs) -> str:
+        """`` (shape is now "aligned", captured with "misaligned")`` — what changed, in the notebook's words."""
+        captured = state.controls
+        if captured is None or not isinstance(final_controls, dict):
+            return ""
+        for control in lab.parts[part].controls:
+            before, now = captured.get(control.name), final_controls.get(control.name)
+            if first_difference(now, before) is not None:
+                return f" ({control.name} is now {shown(now)}, captured with {shown(before)})"
+        found = differing(final_inputs, recorded_inputs)  # the settings agree: what it builds on changed
+        if found is None:
+            return ""
+        path, now, before = found
+        words = [key for key in path if isinstance(key, str) and key not in ("magnitude", "unit")]
+        field = words[-1].replace("_", " ") if words else "a recorded input"
+        return f" ({field} is now {shown(now)}, captured with {shown(before)})"
+
     for part, state in _captured(ctx):
         record = state.record
         if record.track != track:
@@ -152,11 +273,10 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
         expected_fp = lab.fingerprint(track, part, final.upstream)
         own_inputs_match = record.inputs == final.upstream and repr(record.inputs) == repr(final.upstream)
         if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
-            where = first_difference(final.upstream, record.inputs, "settings")
-            detail = f" ({where[0]} is now {where[1]!r}, captured with {where[2]!r})" if where else ""
+            detail_text = detail(part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
             upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
             yield Finding(part=part, criterion="stale", rubric_item="fresh",
-                          message=f"Part {part}'s evidence no longer matches your final settings{upstream}{detail}; recapture part {part}.",
+                          message=f"Part {part}'s evidence no longer matches your final settings{upstream}{detail_text}; recapture part {part}.",
                           expected=expected_fp, actual=record.upstream_fingerprint)
             continue
         for dep, used in state.upstream.items():

@@ -9,8 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
 Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale",
-                    "generated", "format", "grader"]
-INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version"})
+                    "generated", "format", "grader", "integrity"]
+# ``integrity``: a file that contradicts itself or could not come from the lab as is
+# (a capture against its own fingerprint or its copies, a stale part in a marimo export).
+INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version", "integrity"})
 # Rubric items graded by hidden tests: their points and findings appear only in the
 # staff view, so a self-check never gives a prediction's answer away.
 HIDDEN_ITEMS = frozenset({"replay", "prediction_correct"})

@@ -10,8 +10,11 @@ score 0 and the reason.
 Row status: ``graded``; ``regrade`` when the grader itself failed on part of the
 submission (flag ``grader_error``: the part's points are held, the reason says which
 check failed; such a result is stored but never reused, so the next run grades it
-again); ``error`` for an input that cannot be read as a bundle; ``timeout``, ``memory``
-or ``crash`` when grading it did not finish.
+again); ``error`` for an input that cannot be read as a bundle, or whose format the
+course does not accept (``BatchOptions.formats``); ``timeout``, ``memory`` or ``crash``
+when grading it did not finish.  Every row's ``origin`` says what the input was read as
+(``bundle``, ``otter``, ``marimo-json``, ``marimo-md``, ``otter/marimo-json``), or
+``unreadable <kind>`` when its content could not be read.
 """
 
 from __future__ import annotations
@@ -26,17 +29,19 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
+from ..core.jsonio import loads_strict
 from ..core.models import PARTS
-from ..core.report import GradeReport
+from ..core.report import Finding, GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
-from ._ingest import Candidate, discover, file_digest, load_candidate
+from ._ingest import FORMATS, Candidate, Loaded, discover, file_digest, load_candidate, read_submission, refusal
+from ._marimo import impossible_findings, looks_like_markdown_report
 
 DB_SCHEMA_VERSION = 1
 STATUSES = ("graded", "regrade", "error", "timeout", "memory", "crash")
@@ -59,6 +64,10 @@ class BatchOptions(BaseModel):
     rubrics: dict[str, str] = Field(default_factory=dict, description="Lab id → rubric TOML replacing the shipped rubric.")
     collusion_threshold: float = Field(default=RATIONALE_THRESHOLD, gt=0, le=1,
                                        description="Word-shingle Jaccard at or above which two rationales are paired.")
+    formats: tuple[Literal["bundle", "otter", "marimo"], ...] = Field(
+        default=FORMATS, min_length=1,
+        description="Input formats the course accepts (bundle JSON, Otter export zip, marimo export); any other is an "
+                    "error row saying so.")
 
 
 @dataclass
@@ -114,9 +123,13 @@ def resolve_rubrics(overrides: Mapping[str, str]) -> dict[str, Rubric]:
     return {lab: load_rubric(overrides[lab], lab) if lab in overrides else default_rubric(lab) for lab in lab_ids()}
 
 
-def rubric_key(rubrics: Mapping[str, Rubric]) -> str:
-    """One digest of every lab's rubric: a stored result is reused only under the same rubrics."""
+def rubric_key(rubrics: Mapping[str, Rubric], formats: Iterable[str] = FORMATS) -> str:
+    """One digest of every lab's rubric (and of the accepted formats, when not all): a stored result
+    is reused only under the same rubrics and formats."""
     text = ";".join(f"{lab}:{rubric.version}:{rubric.digest}" for lab, rubric in sorted(rubrics.items()))
+    accepted = sorted(set(formats))
+    if accepted != sorted(FORMATS):
+        text += ";formats=" + ",".join(accepted)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -141,73 +154,115 @@ def columns_for(rubrics: Iterable[Rubric]) -> list[str]:
 
 # -- one submission (runs in a worker) ---------------------------------------------
 
-def staff_flags(report: GradeReport, origin: str = "") -> list[str]:
-    """The report's staff flags, except that evidence imported from the book's marimo labs
-    (which records no mlsysim version) that fails only on version is ``version_drift``,
-    not ``integrity``: an older evaluator is not evidence of tampering."""
-    flags = set(report.flags)
-    if origin.endswith("marimo") and "integrity" in flags:
-        tampering = [f for f in report.findings
-                     if f.criterion in ("replay", "domain") or (f.part == "bundle" and f.criterion == "format")]
-        if not tampering:
-            flags.discard("integrity")
-    return sorted(flags)
-
-
 def summarize(report: GradeReport, origin: str = "") -> dict[str, Any]:
-    """The JSON-safe part of a row that depends only on the graded bundle (and where it came from)."""
+    """The JSON-safe part of a row that depends only on the graded report (its flags are the report's own,
+    whatever the origin: ``check`` and the gradebook say the same)."""
     items = {f"{name}.{item.item}": item.points for name, part in report.parts.items() for item in part.items}
     return {
         "lab": report.lab, "track": report.track, "score": report.score, "max_score": report.max_score,
         "parts": {name: part.score for name, part in report.parts.items()}, "items": items,
-        "flags": staff_flags(report, origin),
+        "flags": list(report.flags),
         "findings": [[f.part, f.criterion, f.rubric_item or "", f.message] for f in report.findings],
         "rubric": report.versions.get("rubric", ""),
     }
 
 
 LOCK_TIMES = "prediction_locked_at and result_shown_at"
+LOCK_TIME_NOTE = ("Predictions in a marimo export carry no lock time: the lab shows a part's result only after a prediction "
+                  "is chosen, so prediction_locked is not charged for this export; nothing to do.")
 
 
-def excuse_lock_times(report: GradeReport, rubric: Rubric | None) -> GradeReport:
-    """Rescore a marimo import without the "no lock times" findings.
-
-    The book's marimo labs show a part's result only after a prediction is chosen and
-    record no times, so their evidence is not charged for lacking them.  Only the
-    gradebook knows an input was a marimo report; a bundle never earns this.
-    """
+def rescore(report: GradeReport, findings: list[Finding], rubric: Rubric | None) -> GradeReport:
+    """``report`` with ``findings`` in place of its own, scored and flagged by the core's one scoring path."""
     from ..api import default_rubric
-    from ..core.grading import score
+    from ..core.grading import score, staff_flags
 
-    kept = [f for f in report.findings if not (f.rubric_item == "prediction_locked" and f.expected == LOCK_TIMES)]
-    if len(kept) == len(report.findings):
-        return report
-    parts = score(kept, rubric or default_rubric(report.lab))
-    return report.model_copy(update={"findings": kept, "parts": parts,
+    order = {name: index for index, name in enumerate((*PARTS, "synthesis", "bundle"))}
+    findings = sorted(findings, key=lambda f: order[f.part])
+    parts = score(findings, rubric or default_rubric(report.lab))
+    return report.model_copy(update={"findings": findings, "parts": parts, "flags": staff_flags(findings),
                                      "score": round(sum(p.score for p in parts.values()), 6)})
 
 
-def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Grade one input; the result for the row (never raises for a bad input).
+def excuse_lock_times(report: GradeReport, rubric: Rubric | None) -> GradeReport:
+    """Rescore a marimo export without the "no lock times" findings, saying so in the report.
 
-    When the input's hash is in ``reuse`` the stored result is used instead and only
-    ``{"status": "reuse", "input_hash": ...}`` comes back.
+    The book's marimo labs show a part's result only after a prediction is chosen and
+    record no times, so their evidence is not charged for lacking them.  The excuse stays
+    visible: one note (part ``bundle``, criterion ``prediction``) in the report and in the
+    row's reasons.  Only an input whose content is a marimo export earns it, and a course
+    that does not accept marimo exports (``grade --formats bundle,otter``) refuses those,
+    so a hand-converted bundle cannot borrow it.
+    """
+    excused = [f for f in report.findings if f.rubric_item == "prediction_locked" and f.expected == LOCK_TIMES]
+    if not excused:
+        return report
+    kept = [f for f in report.findings if f not in excused]
+    note = Finding(part="bundle", criterion="prediction", message=LOCK_TIME_NOTE, expected=LOCK_TIMES,
+                   actual=f"no lock time in part{'s' if len(excused) > 1 else ''} {', '.join(f.part for f in excused)}")
+    return rescore(report, [*kept, note], rubric)
+
+
+def grade_loaded(loaded: Loaded, rubric: Rubric | None = None) -> GradeReport:
+    """The grade report of a loaded input (raises :class:`GraderError` only when it cannot be graded).
+
+    A bundle is graded as is.  A marimo export is graded as its bundle, then its own
+    findings (fingerprints, copies, completeness: :func:`._marimo.export_findings`) and
+    what the grade found that the lab never downloads (:func:`._marimo.impossible_findings`)
+    join the report's, and everything is scored once more by the core's scoring, with the
+    lock-time excuse (:func:`excuse_lock_times`).  ``check`` and the gradebook both come here.
     """
     from ..api import grade_bundle
 
+    report = grade_bundle(loaded.bundle, rubric)
+    if not loaded.origin.startswith(("marimo", "otter/marimo")):
+        return rescore(report, [*report.findings, *loaded.findings], rubric) if loaded.findings else report
+    report = excuse_lock_times(report, rubric)
+    return rescore(report, [*report.findings, *loaded.findings, *impossible_findings(report)], rubric)
+
+
+def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None) -> GradeReport:
+    """The report ``mlsys-grader check`` prints for one file.
+
+    A bundle is graded exactly as :func:`mlsys_grader.grade_file` grades it (same errors);
+    a marimo export — the JSON snapshot or the Markdown report, told apart by content —
+    exactly as the gradebook grades it (:func:`grade_loaded`).  Raises :class:`GraderError`
+    when the file cannot be graded.
+    """
+    from ..api import grade_bundle, read_bundle_bytes
+
+    data = read_bundle_bytes(path)
+    if not looks_like_markdown_report(data):
+        value = loads_strict(data)
+        if isinstance(value, Mapping) and "schema_version" in value:
+            return grade_bundle(value, rubric)
+    bundle, origin, findings = read_submission(data)
+    return grade_loaded(Loaded(hashlib.sha256(data).hexdigest(), bundle, origin, findings=findings), rubric)
+
+
+def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset(),
+                    formats: Iterable[str] = FORMATS) -> dict[str, Any]:
+    """Grade one input; the result for the row (never raises for a bad input).
+
+    When the input's hash is in ``reuse`` the stored result is used instead and only
+    ``{"status": "reuse", "input_hash": ...}`` comes back.  An input whose content is a
+    format the course does not accept (``formats``) is an ``error`` row that says so and
+    keeps its origin.
+    """
     loaded = load_candidate(candidate, reuse)
     if loaded.origin == "known" or loaded.input_hash in reuse:
         return {"status": "reuse", "input_hash": loaded.input_hash}
     result: dict[str, Any] = {"input_hash": loaded.input_hash, "origin": loaded.origin}
     if loaded.error is not None:
         return {**result, "status": "error", "reason": loaded.error}
+    refused = refusal(loaded.origin, formats)
+    if refused is not None:
+        return {**result, "status": "error", "reason": f"FormatRefused: {refused}"}
     bundle = loaded.bundle
     try:
-        report = grade_bundle(bundle, rubrics.get(bundle.lab))
+        report = grade_loaded(loaded, rubrics.get(bundle.lab))
     except GraderError as exc:
         return {**result, "status": "error", "reason": f"{type(exc).__name__}: {exc}"}
-    if loaded.origin.endswith("marimo"):
-        report = excuse_lock_times(report, rubrics.get(bundle.lab))
     return {**result, **graded_result(report, bundle, loaded.origin)}
 
 
@@ -245,7 +300,7 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str)
         "lab": result.get("lab", ""), "track": result.get("track", ""), "roster_track": "",
         "status": _status(result), "score": result.get("score", 0), "max_score": result.get("max_score", ""),
         "flags": list(result.get("flags", [])), "collusion_group": "", "reasons": _reasons(result),
-        "origin": result.get("origin", ""), "grader_version": __version__, "rubric": result.get("rubric", rubric_label),
+        "origin": result.get("origin") or f"unreadable {candidate.kind}", "grader_version": __version__, "rubric": result.get("rubric", rubric_label),
         "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
         "_rationale": result.get("rationale", ""),  # shown beside collusion pairs in the summary; not a CSV column
     }
@@ -402,7 +457,7 @@ def grade_paths(
     options = options or BatchOptions()
     started = time.perf_counter()
     rubrics = resolve_rubrics(options.rubrics)
-    key = rubric_key(rubrics)
+    key = rubric_key(rubrics, options.formats)
     roster = read_roster(options.roster) if options.roster else None
     # The evaluators are not imported here: a worker imports them on its first grade
     # (in parallel with the others), and a rerun that only reuses stored grades never
@@ -415,7 +470,7 @@ def grade_paths(
         done = [0]
 
         def work(candidate: Candidate) -> dict[str, Any]:
-            return grade_candidate(candidate, rubrics, reuse)
+            return grade_candidate(candidate, rubrics, reuse, options.formats)
 
         def collect(index: int, result: dict[str, Any]) -> None:
             results[index] = result
@@ -432,7 +487,7 @@ def grade_paths(
             if result["status"] == "reuse":
                 stored = db.stored(result["input_hash"], __version__, key) if db else None
                 if stored is None:  # vanished between lookup and use: grade here
-                    stored = grade_candidate(candidate, rubrics)
+                    stored = grade_candidate(candidate, rubrics, formats=options.formats)
                     fresh.append(stored)
                 else:
                     reused += 1

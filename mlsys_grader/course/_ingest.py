@@ -3,13 +3,16 @@
 Two stages, so that the untrusted bytes are only ever opened inside a bounded worker:
 
 * :func:`discover` walks the paths (no symlinks followed, hidden and ``__MACOSX``
-  folders skipped) and returns one :class:`Candidate` per *input*: a bundle or marimo
-  report JSON, an Otter export zip, a notebook (which claims the
-  ``<lab>-submission.json`` beside it), or one folder of a Gradescope "Export
-  Submissions" download (whose ``submission_metadata.yml`` supplies names and emails).
+  folders skipped) and returns one :class:`Candidate` per *input*: a bundle JSON, a
+  marimo export (the JSON snapshot, or the Markdown report ``*report.md``), an Otter
+  export zip, a notebook (which claims the ``<lab>-submission.json`` beside it), or one
+  folder of a Gradescope "Export Submissions" download (whose
+  ``submission_metadata.yml`` supplies names and emails).
 * :func:`load_candidate` reads one candidate with hard limits and returns a
-  :class:`Loaded`: the bundle, the content hash that identifies the input, and — when
-  the input cannot be graded — the reason.
+  :class:`Loaded`: the bundle, the content hash that identifies the input, its origin
+  (what the content is, whatever the file is called), the findings the importer made
+  about the file itself (a marimo export checked against its own seals and copies, see
+  :mod:`._marimo`), and — when the input cannot be graded — the reason.
 
 Zips are read in memory, never extracted: the archive is bounded in size, members
 whose names escape the archive root or that are symlinks make the whole zip refused,
@@ -28,9 +31,12 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..core.jsonio import MAX_BYTES, loads_strict
-from ..core.models import PARTS, Bundle, EvidenceRecord, Synthesis, bundle_from_mapping
+from ..core.models import Bundle, bundle_from_mapping
+from ..core.report import Finding
 from ..errors import BundleFormatError, GraderError
-from ..labs import get_lab, lab_ids
+from ..labs import lab_ids
+from ._marimo import (export_bundle, export_findings, export_from_json, export_from_markdown, is_snapshot,
+                      looks_like_markdown_report)
 
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 """An Otter export zip (notebook, bundle, a few logs) is far below this."""
@@ -45,6 +51,31 @@ HASH_CAP_BYTES = 64 * 1024 * 1024
 
 SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"})
 GRADESCOPE_METADATA = "submission_metadata.yml"
+MARKDOWN_REPORT_SUFFIX = "report.md"
+"""Inside folders, a Markdown file is an input only when its name ends so (the lab downloads ``<lab_id>_report.md``)."""
+
+FORMATS: tuple[str, ...] = ("bundle", "otter", "marimo")
+"""What a course can accept (``grade --formats``): the notebook's bundle JSON, an Otter export zip, a marimo export."""
+ORIGIN_FORMATS: dict[str, frozenset[str]] = {
+    "bundle": frozenset({"bundle"}),
+    "otter": frozenset({"otter"}),
+    "marimo-json": frozenset({"marimo"}),
+    "marimo-md": frozenset({"marimo"}),
+    "otter/marimo-json": frozenset({"otter", "marimo"}),
+}
+"""Each origin a loaded input can have → the formats a course must accept to grade it."""
+ORIGIN_WORDS = {"bundle": "a submission bundle", "otter": "an Otter export zip", "marimo-json": "a marimo JSON snapshot",
+                "marimo-md": "a marimo Markdown report", "otter/marimo-json": "an Otter zip holding a marimo JSON snapshot"}
+
+
+def refusal(origin: str, formats: Iterable[str]) -> str | None:
+    """Why a course accepting ``formats`` refuses an input of ``origin``, or None when it accepts it."""
+    accepted = set(formats)
+    needed = ORIGIN_FORMATS.get(origin, frozenset())
+    if not needed or needed <= accepted:
+        return None
+    return (f"{ORIGIN_WORDS.get(origin, origin)} is not accepted by this course (--formats {','.join(f for f in FORMATS if f in accepted)}); "
+            "submit the lab's <lab>-submission.json bundle from the course notebook instead")
 
 
 def submission_filename(lab_id: str) -> str:
@@ -65,9 +96,11 @@ class Student:
 class Candidate:
     """One input to grade, found by :func:`discover`; nothing in it has been read yet.
 
-    ``kind`` is ``json`` (a bundle or a marimo report), ``zip`` (an Otter export),
-    ``notebook`` (``primary`` is the bundle beside it, or None) or ``gradescope`` (a
-    submission folder; ``primary`` is the file chosen inside it, or None).
+    ``kind`` is ``json`` (a bundle or a marimo JSON snapshot), ``markdown`` (a marimo
+    Markdown report), ``zip`` (an Otter export), ``notebook`` (``primary`` is the bundle
+    beside it, or None) or ``gradescope`` (a submission folder; ``primary`` is the file
+    chosen inside it, or None).  The kind only says how the input was found: what it
+    holds is decided from its content when it is read (``Loaded.origin``).
     """
 
     source: str
@@ -79,12 +112,19 @@ class Candidate:
 
 @dataclass
 class Loaded:
-    """What :func:`load_candidate` made of a candidate."""
+    """What :func:`load_candidate` made of a candidate.
+
+    ``origin`` is what the content is: ``bundle``, ``otter`` (a zip holding a bundle),
+    ``marimo-json``, ``marimo-md`` or ``otter/marimo-json`` (see :data:`ORIGIN_FORMATS`).
+    ``findings`` are the importer's own findings about the file, merged into its grade
+    report by :func:`mlsys_grader.course._gradebook.grade_loaded`.
+    """
 
     input_hash: str
     bundle: Bundle | None = None
     origin: str = ""
     error: str | None = None
+    findings: tuple[Finding, ...] = ()
 
 
 # -- discovery ---------------------------------------------------------------------
@@ -117,10 +157,20 @@ def _walk_files(root: Path) -> Iterable[Path]:
             yield Path(entry.path)
 
 
+def _is_markdown_report(name: str) -> bool:
+    return name.lower().endswith(MARKDOWN_REPORT_SUFFIX)
+
+
+def _kind(path: Path) -> str:
+    suffix = path.suffix.lower()
+    return "zip" if suffix == ".zip" else "markdown" if suffix == ".md" else "json"
+
+
 def _pick_primary(files: list[Path]) -> Path | None:
-    """The file to grade in a Gradescope folder: a ``<lab>-submission.json``, else a zip, else any JSON."""
+    """The file to grade in a Gradescope folder: a ``<lab>-submission.json``, else a zip, else any JSON,
+    else a marimo Markdown report."""
     for test in (lambda p: _is_submission_json(p.name), lambda p: p.suffix.lower() == ".zip",
-                 lambda p: p.suffix.lower() == ".json"):
+                 lambda p: p.suffix.lower() == ".json", lambda p: _is_markdown_report(p.name)):
         chosen = [p for p in files if test(p)]
         if chosen:
             return chosen[0]
@@ -196,9 +246,9 @@ def _folder_candidates(root: Path) -> list[Candidate]:
         found.append(Candidate(source=str(notebook), kind="notebook", primary=str(bundles[name]) if name else None))
     for path in files:
         suffix = path.suffix.lower()
-        if path.name in claimed or suffix not in (".json", ".zip"):
+        if path.name in claimed or not (suffix in (".json", ".zip") or _is_markdown_report(path.name)):
             continue
-        found.append(Candidate(source=str(path), kind="zip" if suffix == ".zip" else "json", primary=str(path)))
+        found.append(Candidate(source=str(path), kind=_kind(path), primary=str(path)))
     for entry in entries:
         if entry.is_dir(follow_symlinks=False) and not entry.is_symlink() and not entry.name.startswith(".") \
                 and entry.name not in SKIP_DIRS:
@@ -219,8 +269,8 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Candidate]:
     """Every input under ``paths``, in a stable order, each source once.
 
     A file named on the command line is always an input (whatever its name); inside
-    folders only ``*.json``, ``*.zip`` and ``*.ipynb`` files are, and each Gradescope
-    submission folder is one input.  Symlinks are never followed.
+    folders only ``*.json``, ``*.zip``, ``*.ipynb`` and ``*report.md`` files are, and
+    each Gradescope submission folder is one input.  Symlinks are never followed.
     """
     found: list[Candidate] = []
     for raw in paths:
@@ -232,8 +282,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Candidate]:
         elif path.suffix.lower() == ".ipynb":
             found.append(_notebook_candidate(path))
         else:
-            found.append(Candidate(source=str(path), kind="zip" if path.suffix.lower() == ".zip" else "json",
-                                   primary=str(path)))
+            found.append(Candidate(source=str(path), kind=_kind(path), primary=str(path)))
     seen: set[str] = set()
     unique = []
     for candidate in found:
@@ -329,18 +378,27 @@ def _zip_member_bytes(data: bytes, source: str) -> tuple[bytes, str]:
     return content, chosen.filename
 
 
-def _bundle_or_report(data: bytes) -> tuple[Bundle, str]:
-    """A bundle from JSON that is either a submission bundle or a marimo lab report."""
+def read_submission(data: bytes) -> tuple[Bundle, str, tuple[Finding, ...]]:
+    """(bundle, origin, importer findings) from the bytes of a bundle JSON or a marimo export.
+
+    What the bytes are is read from their content, never from a file name: a submission
+    bundle (``schema_version`` …), a marimo JSON snapshot (``result_snapshot.captures``)
+    or a marimo Markdown report (its embedded snapshot).  Raises :class:`BundleFormatError`
+    naming all three when it is none of them.
+    """
+    if looks_like_markdown_report(data):
+        export = export_from_markdown(data)
+        return export_bundle(export), export.origin, tuple(export_findings(export))
     value = loads_strict(data)
-    if isinstance(value, Mapping) and "schema_version" in value and "evidence" in value:
-        return bundle_from_mapping(value), "bundle"
-    snapshot = find_result_snapshot(value)
-    if snapshot is not None:
-        return bundle_from_marimo_report(value), "marimo"
+    if isinstance(value, Mapping) and "schema_version" in value:
+        return bundle_from_mapping(value), "bundle", ()
+    if is_snapshot(value):
+        export = export_from_json(value)
+        return export_bundle(export), export.origin, tuple(export_findings(export))
     keys = sorted(value)[:8] if isinstance(value, Mapping) else type(value).__name__
     raise BundleFormatError(
-        "JSON is neither a submission bundle (schema_version, lab, track, evidence) nor a marimo lab report "
-        f"(result_snapshot.captures); got {keys}")
+        "JSON is neither a submission bundle (schema_version, lab, track, evidence) nor a marimo lab export "
+        f"(result_snapshot.captures, or the Markdown report that embeds it); got {keys}")
 
 
 def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset()) -> Loaded:
@@ -371,101 +429,7 @@ def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset()) ->
             digest = hashlib.sha256(data).hexdigest()  # the bundle inside identifies the input, not the zip's timestamps
         if digest in known:
             return Loaded(digest, origin="known")
-        bundle, origin = _bundle_or_report(data)
-        return Loaded(digest, bundle, f"zip:{origin}" if is_zip else origin)
+        bundle, origin, findings = read_submission(data)
+        return Loaded(digest, bundle, f"otter/{origin}".replace("otter/bundle", "otter") if is_zip else origin, findings=findings)
     except GraderError as exc:
         return Loaded(digest, error=f"{type(exc).__name__}: {exc}")
-
-
-# -- the book's marimo report ------------------------------------------------------
-
-RECORD_FIELDS = ("track", "part", "prediction", "inputs", "baseline", "result", "alternatives", "decision",
-                 "model_key", "chosen_result", "result_role")
-"""The fields of a marimo capture kept in an :class:`EvidenceRecord` (the seed's ``to_dict``)."""
-
-
-def find_result_snapshot(value: Any) -> Mapping[str, Any] | None:
-    """The ``result_snapshot`` of a marimo lab report (top level or one level down), or None."""
-    if not isinstance(value, Mapping):
-        return None
-    for candidate in (value, *[v for v in value.values() if isinstance(v, Mapping)]):
-        snapshot = candidate.get("result_snapshot")
-        if isinstance(snapshot, Mapping) and isinstance(snapshot.get("captures"), Mapping):
-            return snapshot
-    return None
-
-
-def _report_text(report: Mapping[str, Any], snapshot: Mapping[str, Any], key: str) -> Any:
-    for holder in (snapshot, report, *[v for v in report.values() if isinstance(v, Mapping)]):
-        for section in ("final_decision", "reflections", None):
-            source = holder.get(section) if section else holder
-            if isinstance(source, Mapping) and source.get(key) is not None:
-                return source[key]
-    return None
-
-
-def _marimo_lab(captures: Mapping[str, Any]) -> str:
-    keys = {str(c.get("model_key", "")) for c in captures.values() if isinstance(c, Mapping)}
-    for lab_id in lab_ids():
-        model = get_lab(lab_id).model_id
-        if any(key == model or key.startswith(model + ".") for key in keys):
-            return lab_id
-    raise BundleFormatError(f"marimo report captures name no known evaluator (model_key {sorted(keys)[:3]}); "
-                            f"expected one of {[get_lab(lab).model_id for lab in lab_ids()]}")
-
-
-def bundle_from_marimo_report(report: Mapping[str, Any]) -> Bundle:
-    """Convert the book's marimo report JSON into a bundle.
-
-    Each capture becomes an :class:`EvidenceRecord` with no mlsysim version, so replay
-    runs under the pinned version and a mismatch is reported as version drift.  Final
-    controls are inferred from the records by the lab module.  The records carry no
-    lock times (the marimo UI shows a part's result only once a prediction is chosen);
-    :func:`mlsys_grader.course._gradebook.grade_candidate` does not charge for that.
-    The marimo fingerprint uses the book's own scheme, so the record gets this package's
-    fingerprint of its recorded inputs; staleness of Lab 11 D against C is still found by
-    comparing D's upstream arm with the captured C result.
-    """
-    snapshot = find_result_snapshot(report)
-    if snapshot is None:
-        raise BundleFormatError("marimo report has no result_snapshot.captures")
-    captures = snapshot["captures"]
-    lab_id = _marimo_lab(captures)
-    lab = get_lab(lab_id)
-    track = snapshot.get("track")
-    if track not in lab.tracks:
-        raise BundleFormatError(f"marimo report track must be one of {', '.join(lab.tracks)} (got {track!r})")
-    evidence: dict[str, EvidenceRecord] = {}
-    controls: dict[str, dict[str, Any]] = {}
-    for part in PARTS:
-        capture = captures.get(part)
-        if not isinstance(capture, Mapping):
-            continue
-        fields = {name: capture[name] for name in RECORD_FIELDS if name in capture}
-        if "inputs" not in fields and isinstance(capture.get("upstream_inputs"), Mapping):
-            fields["inputs"] = capture["upstream_inputs"]
-        fields.setdefault("alternatives", [])
-        fields["alternatives"] = list(fields["alternatives"]) if isinstance(fields["alternatives"], (list, tuple)) else fields["alternatives"]
-        inputs = fields.get("inputs")
-        fields["upstream_fingerprint"] = lab.fingerprint(str(capture.get("track", track)), part, inputs if isinstance(inputs, Mapping) else {})
-        try:
-            record = EvidenceRecord.model_validate(fields)
-        except ValueError as exc:
-            raise BundleFormatError(f"marimo capture {part} does not match the evidence record: {str(exc).splitlines()[0]}") from exc
-        evidence[part] = record
-        inferred = lab.infer_controls(track, part, record) if record.baseline and record.result else None
-        if inferred is not None:
-            controls[part] = inferred[0]
-    if lab_id == "lab07":
-        answers = {"recommendation": snapshot.get("recommendation"), "rejected_alternative": snapshot.get("rejected_alternative"),
-                   "reevaluation_trigger": snapshot.get("reevaluation_trigger"), "residual_risk": snapshot.get("residual_risk")}
-    else:
-        answers = {"reevaluation_trigger": snapshot.get("trigger", snapshot.get("reevaluation_trigger")),
-                   "residual_risk": snapshot.get("residual_risk")}
-    rationale = _report_text(report, snapshot, "rationale")
-    try:
-        synthesis = Synthesis.model_validate({**answers, "rationale": rationale if isinstance(rationale, str) else ""})
-        bundle = Bundle(lab=lab_id, track=track, controls=controls, evidence=evidence, synthesis=synthesis)
-    except ValueError as exc:
-        raise BundleFormatError(f"marimo report answers do not match the bundle schema: {str(exc).splitlines()[0]}") from exc
-    return bundle.sealed()

@@ -62,6 +62,11 @@ def _histogram(scores: Sequence[float], max_score: float, label: str) -> str:
             f'{axis}{"".join(bars)}<text x="{width / 2}" y="{height - 4}" text-anchor="middle">score</text></svg></figure>')
 
 
+# Pass-rate bar colours by the share earning the item in full: (lowest rate, colour, words for the legend).
+RATE_COLOURS = ((1.0, "#2f9e44", "100 %"), (0.9, "#94d82d", "90–99 %"), (0.75, "#fab005", "75–89 %"),
+                (0.5, "#f76707", "50–74 %"), (0.0, "#e03131", "below 50 %"))
+
+
 def _pass_rates(rates: Sequence[tuple[str, float, int]], label: str) -> str:
     """Horizontal SVG bars: the share of graded submissions earning each rubric item in full."""
     row_h, left, width = 16, 270, 600
@@ -70,13 +75,16 @@ def _pass_rates(rates: Sequence[tuple[str, float, int]], label: str) -> str:
     for i, (item, rate, n) in enumerate(rates):
         y = 10 + i * row_h
         w = (width - left - 60) * rate
-        color = "#2f9e44" if rate >= 0.8 else "#f08c00" if rate >= 0.5 else "#c92a2a"
+        color = next(colour for floor, colour, _ in RATE_COLOURS if rate >= floor)  # 83 % must not look like 100 %
         parts.append(f'<text x="{left - 6}" y="{y + 11}" text-anchor="end">{_esc(item)}</text>'
                      f'<rect class="bar" x="{left}" y="{y + 2}" width="{w:.1f}" height="{row_h - 4}" fill="{color}">'
                      f'<title>{_esc(item)}: {rate:.0%} of {n}</title></rect>'
                      f'<text x="{left + w + 4:.1f}" y="{y + 11}">{rate:.0%}</text>')
+    legend = " ".join(f'<span class="swatch" style="display:inline-block;width:10px;height:10px;background:{colour}"></span> '
+                      f'{_esc(words)}' for _, colour, words in RATE_COLOURS)
     return (f'<figure><figcaption>{_esc(label)}</figcaption><svg class="chart passrate" role="img" aria-label="{_esc(label)}" '
-            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">{"".join(parts)}</svg></figure>')
+            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}">{"".join(parts)}</svg>'
+            f'<div class="legend">{legend}</div></figure>')
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], css: str = "") -> str:
