@@ -29,13 +29,12 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from functools import lru_cache
 from typing import Any
 
 LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 NOTEBOOK = json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-# Seeds whose reference rationales are far enough apart not to look copied (see collusion.py).
-CLEAN_SEED_BASE = 1000
 LAST_CPU_S = 0.0
 
 
@@ -48,10 +47,44 @@ def _reseal(data: dict) -> dict:
     return data
 
 
-def _solved(lab: str, track: str, seed: int) -> dict:
+def _solved(lab: str, track: str, seed: int | None) -> dict:
     from mlsys_grader import solve
 
     return json.loads(solve(lab, track, seed).to_json())
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@lru_cache(maxsize=1)
+def _honest_students() -> tuple[tuple[str, str, int | None, tuple[tuple[str, Any], ...]], ...]:
+    """(lab, track, seed, synthesis answers) of every hand-written rationale the repository holds:
+    the realistic corpus of ``tests/rationale_corpus`` and the reference answers of each track.
+    ``solve``'s own rationale is the grader's template (flagged ``generated``), never a clean student's."""
+    import tomllib
+
+    fields = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
+    found = []
+    for lab in LABS:
+        corpus = tomllib.loads((ROOT / "tests" / "rationale_corpus" / f"{lab}.toml").read_text(encoding="utf-8"))
+        for entry in corpus["honest"]:
+            found.append((lab, entry["track"], entry.get("seed"), tuple((k, entry[k]) for k in fields if k in entry)))
+        references = tomllib.loads((ROOT / "solutions" / "reference_rationales.toml").read_text(encoding="utf-8"))[lab]
+        for track, entry in references.items():
+            found.append((lab, track, None, tuple((k, entry[k]) for k in fields if k in entry)))
+    found.sort(key=lambda item: (LABS.index(item[0]), item[1], -1 if item[2] is None else item[2]))
+    by_lab = [[item for item in found if item[0] == lab] for lab in LABS]
+    return tuple(item for pair in zip(*by_lab) for item in pair)  # alternate the labs
+
+
+def clean_student(index: int) -> tuple[str, dict]:
+    """The ``index``-th clean student: a bundle with a hand-written rationale (labs alternate).
+    Past the distinct students they repeat, and a repeat is a copy (collusion pairs it)."""
+    students = _honest_students()
+    lab, track, seed, answers = students[index % len(students)]
+    bundle = _solved(lab, track, seed)
+    bundle["synthesis"].update(dict(answers))
+    return lab, _reseal(bundle)
 
 
 def _write(path: Path, data: dict | bytes | str) -> Path:
@@ -134,8 +167,8 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
             path = _write(subs / f"student{i:04d}" / name, data)
             manifest[str(path)] = {"category": "clean", "lab": lab, "track": track}
             continue
-        lab, track = LABS[i % 2], TRACKS[(i // 2) % 4]
-        bundle = _solved(lab, track, CLEAN_SEED_BASE + i)
+        lab, bundle = clean_student(i - marimo)
+        track = bundle["track"]
         clean_bundles.append((lab, bundle))
         if style == 0:
             path = _write(subs / f"student{i:04d}" / f"{lab}-submission.json", bundle)
