@@ -14,10 +14,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "solutions"))
 
 from mlsys_grader import __version__, get_lab, mlsysim_version, solve  # noqa: E402
 from mlsys_grader.core.capture import bundle_from_controls  # noqa: E402
 from mlsys_grader.core.models import PARTS  # noqa: E402
+from reference_answers import reference_synthesis  # noqa: E402
 
 OUT = Path(__file__).parent / "fixtures" / "scenarios"
 
@@ -29,7 +31,10 @@ def build(lab_id: str, track: str, **overrides) -> dict:
         controls[part] = {**controls[part], **values}
     bundle = bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version(), grader_version=__version__,
                                   rng=random.Random(7))
-    return json.loads(bundle.to_json())
+    # A student's own synthesis (hand-written for the track's default settings), not solve's template.
+    data = json.loads(bundle.to_json())
+    data["synthesis"].update(reference_synthesis(lab_id, track))
+    return sealed(data)
 
 
 def sealed(data: dict) -> dict:

