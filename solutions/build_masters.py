@@ -34,8 +34,10 @@ MASTER_TRACK = "tinyml"
 TRACK_LINE = 'TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"'
 
 # The seeds' words, part by part: heading (with the seed's minutes), scenario,
-# calculation notes.  Track-specific names (target device, training host) are shown
-# by the lab header and the part's result, so the text refers to them generically.
+# calculation notes.  A scenario of None is one the seed words for the track (it names
+# the target device, the training host, or says something else on TinyML): the notebook
+# shows it with ``lab.scenario(part)``, which fills it in for the student's track
+# (``mlsys_grader/student/_text.py``).
 TEXT = {
     "lab07": {
         "title": "Lab 07: The Framework Tax",
@@ -49,14 +51,11 @@ TEXT = {
         ),
         "parts": {
             "A": ("A · Why can small operations waste the machine? (9 min)",
-                  "Maya, the performance engineer, keeps arithmetic and payload fixed on this track's target device "
-                  "while changing only the number of dispatches.",
+                  None,
                   "Useful time is the larger of arithmetic time and fixed input/output movement time. Total time adds one "
                   "registry-backed dispatch cost per launch. The two runs use identical operations and bytes."),
             "B": ("B · When does compilation repay setup? (9 min)",
-                  "Ishan, the compiler engineer, separates repeated execution count from guard-triggered recompilation "
-                  "count (on TinyML: the offline host rebuild and redeployment count — TinyML compiles ahead-of-time on "
-                  "the host, not via on-device JIT guards).",
+                  None,
                   "Compiled total = compilation count × setup time + repetitions × fused execution time. Eager total = "
                   "repetitions × unfused execution time. Break-even is the first repetition that recovers all setup work. "
                   "Setup time uses a shared illustrative compiler pass assumption (constant framework dispatch tax across "
@@ -72,8 +71,7 @@ TEXT = {
                   "graph boundary adds another full read/write pair. Fusion changes dispatch and intermediate traffic, not "
                   "the graph's arithmetic."),
             "D": ("D · Which activations should remain stored? (9 min)",
-                  "Noah, the training engineer, runs this track on its training host (named in the result) and compares "
-                  "saved activations against repeated forward work.",
+                  None,
                   "Training counts one forward pass and a two-forward-equivalent backward pass. A discarded activation "
                   "repeats its forward operation during backward. Retained bytes are checked directly against the selected "
                   "training host's memory capacity."),
@@ -249,7 +247,8 @@ def build(lab_id: str) -> nbformat.NotebookNode:
                           "every number. Set the controls as plain Python values (the allowed values are in the comment "
                           "beside each one); if you change a control after capturing, the evidence becomes **stale** — "
                           "capture again. `lab.progress()` shows where you stand and `grader.check(\"A\")` (or "
-                          "`lab.check(\"A\")`) runs the public checks for one part.\n\n"
+                          "`lab.check(\"A\")`) runs the public checks for one part. A value that is not allowed "
+                          "stops its cell with one line naming the allowed values: fix it and run the cell again.\n\n"
                           "Choose your deployment track below (TinyML, Mobile, Edge or Cloud). Evidence belongs to one "
                           "track; opening another track starts a new submission and keeps the old file aside."),
         new_code_cell("from mlsys_grader.student import open_lab\n\n"
@@ -264,14 +263,19 @@ def build(lab_id: str) -> nbformat.NotebookNode:
         choices = "\n".join(f"- `\"{value}\"` — {label}" for value, label in spec.predictions.items())
         items = rubric.parts[part]
         cells.append(_question(part))
-        cells.append(new_markdown_cell(
-            f"## Part {heading}\n\n{scenario}\n\n**Predict first:** {spec.question}\n\n{choices}\n\n"
-            "Set the controls, lock your prediction, then run the part."))
+        predict = f"**Predict first:** {spec.question}\n\n{choices}\n\nSet the controls, lock your prediction, then run the part."
+        if scenario is None:  # the seed words it for the track: the session fills it in
+            cells.append(new_markdown_cell(f"## Part {heading}"))
+            cells.append(new_code_cell(f"lab.scenario({part!r})"))
+            cells.append(new_markdown_cell(predict))
+        else:
+            cells.append(new_markdown_cell(f"## Part {heading}\n\n{scenario}\n\n{predict}"))
         cells.append(new_raw_cell("# BEGIN SOLUTION"))
         lines = [f"# Part {part} controls", *_control_lines(lab_id, part, spec.defaults(), solution), "",
                  f"# Your prediction: {spec.question}",
                  f"prediction_{part} = {_literal(record.prediction)}  # SOLUTION",
-                 f"lab.predict({part!r}, prediction_{part})"]
+                 f"lab.predict({part!r}, prediction_{part}"
+                 + "".join(f", {c.name}={c.name}" for c in spec.controls if not c.decision) + ")"]
         cells.append(new_code_cell("\n".join(lines)))
         cells.append(new_raw_cell("# END SOLUTION"))
         arguments = ", ".join(f"{c.name}={c.name}" for c in spec.controls if not c.decision)
@@ -298,13 +302,14 @@ def build(lab_id: str) -> nbformat.NotebookNode:
     cells.append(new_markdown_cell(f"## {heading}\n\n{prompt}\n\nYour evidence so far:"))
     cells.append(new_code_cell("lab.progress()"))
     cells.append(_question("synthesis"))
-    option_text = "\n".join(
-        f"- `{name}`: " + "; ".join(f"`\"{value}\"` ({label})" for value, label in options.items())
-        for name, options in session_options.items())
+    names = " and ".join(f"`{name}`" for name in session_options) if len(session_options) <= 2 else \
+        ", ".join(f"`{name}`" for name in list(session_options)[:-1]) + f" and `{list(session_options)[-1]}`"
     cells.append(new_markdown_cell(
-        "Answer with the values below. The rationale must compare your recommendation with the rejected alternative "
-        "using numbers from your saved evidence (with their units, e.g. `4.61 ms` or `1.84x`), and name the remaining "
-        "limitation and the re-evaluation trigger.\n\n" + option_text))
+        f"Answer {names} with one of the values listed below (as the book labels them for your track), and write "
+        "the rationale in your own words. It must compare your recommendation with the rejected alternative using "
+        "numbers from your saved evidence (with their units, e.g. `4.61 ms` or `1.84x`), and name the remaining "
+        "limitation and the re-evaluation trigger."))
+    cells.append(new_code_cell("lab.synthesis_options()"))
     synthesis = {**reference.synthesis.model_dump(), **reference_synthesis(lab_id, MASTER_TRACK)}
     fields = ["recommendation", "rejected_alternative"] if lab_id == "lab07" else []
     fields += ["reevaluation_trigger", "residual_risk", "rationale"]
@@ -317,9 +322,15 @@ def build(lab_id: str) -> nbformat.NotebookNode:
     cells += _tests(lab_id, "synthesis", items)
     cells.append(new_raw_cell("# END TESTS"))
     cells.append(new_raw_cell("# END QUESTION"))
-    cells.append(new_markdown_cell("## Self-check\n\nThe public checks of your saved bundle, rationale included. Two "
-                                   "checks stay hidden until grades are published: that every number replays, and whether "
-                                   "each prediction matched the numbers (feedback only, no points)."))
+    cells.append(new_markdown_cell(
+        "## Local evidence report\n\nAs the book's lab ends: the learning objectives, your prediction, settings, "
+        "evidence and decision for each part, your final decision and the big takeaways — built from your saved "
+        f"`{lab_id}-submission.json`, so it shows exactly what will be graded and what is still missing."))
+    cells.append(new_code_cell("lab.report()"))
+    cells.append(new_markdown_cell("## Self-check\n\nThe public checks of your saved bundle, rationale included. Their "
+                                   "total is not your grade: two checks stay hidden until grades are published — that "
+                                   "every number replays (its points are not in this total), and whether each prediction "
+                                   "matched the numbers (feedback only, no points)."))
     cells.append(new_code_cell("lab.check()"))
     for index, cell in enumerate(cells):
         cell["id"] = f"{lab_id}-{index:03d}"  # stable ids: rebuilding an unchanged master changes nothing

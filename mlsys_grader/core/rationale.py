@@ -1,49 +1,330 @@
-"""Rationale completeness: length, cited quantities (unit-aware, via pint) and named choices.
+"""Rationale completeness, read the way a person reads a rationale.
 
-A cited quantity is a number with a unit ("0.42 ms", "1.2 MB"), a percentage
-("88%") or a multiplier ("3.7x", "3.7×").  It matches the evidence when pint says
-both have the same dimensionality and the values agree within the rubric's
-relative tolerance or the rounding the student wrote (so "0.42 ms" matches a
-recorded 420.3 µs).  Bare numbers do not count: "50" could be anything.
+Six rubric items grade the synthesis rationale: ``rationale_length``,
+``rationale_cites_evidence``, ``rationale_names_recommendation``,
+``rationale_names_rejected``, ``rationale_names_limitation`` and
+``rationale_names_trigger``.  Their findings are public (a self-check shows them), so
+each message says what is missing without giving an answer away.
+
+Reading rules
+-------------
+
+Text.  Before any name is looked for, the text is normalised: Unicode compatibility
+forms, lower case, hyphens, underscores and slashes as spaces, "+" and "&" as "and",
+contractions spelled out ("don't" → "do not"), and British spellings mapped to
+American ones ("unmodelled", "behaviour", "optimise" → "unmodeled", "behavior",
+"optimize").  Every name then matches whole words only: "threshold" does not name
+*hold* and "Nonetheless" does not name *none*.  Length counts words as written.
+
+Quantities (``rationale_cites_evidence``).  A cited quantity is a number with a unit:
+time (s, ms, µs/us/μs, ns, min, h), data (B, kB/KB, KiB, MB, MiB, GB, GiB), work and
+rates (FLOP, FLOPs, MFLOP(S), GFLOP/s, TFLOPS, FLOP/B), energy and power (J, mJ, kJ, Wh,
+W, mW), money ($, USD, dollars; "per hour"), a percentage (%, percent, per cent,
+percentage points) or a multiplier (x, ×, X, times, -fold, "a factor of").  A bare
+number never counts.  Units are converted with pint through mlsysim's own registry,
+so "0.42 ms" matches a recorded 420 µs.  A cited value agrees with the evidence within
+the rubric's relative tolerance or the rounding the student wrote ("340 ms" covers
+339.5–340.5 ms), that rounding allowance being capped at :data:`ROUNDING_CAP`.
+
+Not evidence: a written 0 or 1 in any unit ("1x", "0 ms", "1 ms"), a percentage or
+multiplier equal to 1 ("100 %", "1.0x"), and a percentage or multiplier equal to a
+setting the student chose (Lab 11 D's kernel speedup "10x", A's factor "4x", Lab 07's
+"50 times" for 50 executions).
+
+Evidence is every quantity the captured records show, plus what a student derives
+from them where the derivation is one a student would make.  Each lab module declares
+which fields those are; the derivations themselves are defined here, once:
+:func:`compared` — the same quantity twice within one record (baseline vs result, or
+two paths the record compares, such as eager vs compiled totals): ratio both ways,
+difference, and change relative to either; :func:`share` — a part's share of its
+total within one record (dispatch share of total time, kernel share of the whole
+path).  Never arbitrary pairs of numbers: with some 45 recorded values a bundle has
+about 1,000 pairwise ratios, and "about 3x" would match one of them by chance.  A
+percentage matches fractions, shares, relative changes and ratios; a multiplier
+matches ratios only.
+
+Recommendation and rejected alternative.  An option counts as named only where the
+text takes a stance on it.  A small clause reader does this, deterministically:
+
+1. Sentences end at ``. ! ? ;``, at a blank line and before a bullet; clauses end at
+   the words in :data:`CLAUSE_BREAKS` ("because", "so", "but", "if", "which"…).
+2. Option names are found by longest match first (``Choice.keywords`` and
+   ``Choice.phrasings``); a name inside a cue ("the rejected alternative is …") is
+   part of the cue, not a mention.
+3. A *cue* (:data:`CUES`) either precedes the name it applies to ("I recommend X",
+   "choose X", "go with X", "keep X", "reject Y", "rule out Y", "not Y", "instead of
+   Y", "over Y", "rather than Y") or follows it ("X is the better choice", "X wins",
+   "Y loses", "Y is rejected", "Y fails the latency budget").  A cue applies to the
+   nearest mention in its clause within its reach, and never across a mention of
+   another option, so "I recommend X over Y" recommends X and rejects Y.  When both
+   a preceding and a following cue reach a mention, the nearer one wins.  A negation
+   just before a recommending verb turns it into a rejection ("I would not choose Y").
+4. Decisive phrasings state a choice by themselves: "no change for now", "hold the
+   current path", "keep the native baseline", "no feasible target path",
+   "neither candidate is feasible".
+5. The recommendation is named when one of the options that stand for it (the lab
+   says which: Lab 11's *hold* also accepts keeping the primary) is recommended
+   somewhere; the rejected alternative when it is rejected somewhere.
+6. A contradiction — a strong cue recommending the rejected option, or rejecting the
+   recommended one, in a sentence that is not conditional or concessive ("if",
+   "unless", "when", "although"…) — is a finding that costs both naming items.
+
+Limitation and trigger.  Each option of both labs lists natural phrasings in its lab
+module (synonyms, negations such as "not measured on the phone", device names as
+people write them).  The chosen limitation must be stated somewhere; the chosen
+trigger must be stated in a sentence that says when to look again ("if", "when",
+"once", "revisit", "re-evaluate", "trigger"…).  A sentence that names three or more
+options of the same list is a keyword list and names none of them.
+
+Compiled patterns are cached per lab and track on the lab object.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 import re
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from .._mlsysim import import_mlsysim
+from .labspec import Choice
 from .report import Finding
 
 if TYPE_CHECKING:
     from .context import GradingContext
 
-_QUANTITY = re.compile(
-    r"(?P<dollar>\$\s?)?(?P<number>(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)"
-    r"(?:\s?(?P<unit>%|×|[A-Za-zµμ][A-Za-z0-9µμ]*(?:/[A-Za-zµμ][A-Za-z0-9µμ]*)?))?"
-)
-_MULTIPLIERS = {"x", "×", "X"}
+RATIO = "ratio"        # dimensionless evidence cited as a multiplier ("3.7x") or a percentage
+FRACTION = "fraction"  # dimensionless evidence cited as a percentage only ("88 %")
+CHANGE = "change"      # a relative change, cited as a percentage ("72 % less")
+ROUNDING_CAP = 0.05    # the rounding a student wrote covers at most 5 % of the recorded value
+DERIVED = "derived:"   # unit prefix of a value derived from the records (see ``compared`` and ``share``)
+DERIVED_TOLERANCE = 0.002  # a derived value agrees within the rounding written plus 0.2 % (its inputs were shown rounded)
+CHANGE_TOLERANCE = 0.001   # … and a relative change c within that rounding plus 0.1 % of 1 + c
+MAX_CITED = 200        # quantities considered per rationale, so a wall of numbers costs bounded time
+
+# -- text normalisation -----------------------------------------------------------------
+
+_BRITISH = {
+    "behaviour": "behavior", "behaviours": "behaviors", "behavioural": "behavioral",
+    "favour": "favor", "favours": "favors", "favoured": "favored", "favouring": "favoring",
+    "favourable": "favorable", "colour": "color", "honour": "honor", "labour": "labor",
+    "neighbour": "neighbor", "flavour": "flavor", "endeavour": "endeavor", "rumour": "rumor",
+    "analyse": "analyze", "analysed": "analyzed", "analysing": "analyzing", "catalyse": "catalyze",
+    "centre": "center", "centres": "centers", "metre": "meter", "litre": "liter", "fibre": "fiber",
+    "catalogue": "catalog", "analogue": "analog", "dialogue": "dialog",
+    "defence": "defense", "licence": "license", "offence": "offense",
+    "programme": "program", "programmes": "programs", "grey": "gray", "judgement": "judgment",
+    "amongst": "among", "whilst": "while", "towards": "toward",
+}
+for _stem in ("model", "unmodel", "remodel", "label", "travel", "cancel", "signal", "fuel", "level", "total",
+              "tunnel", "channel", "model"):
+    for _ending in ("led", "ling"):
+        _BRITISH[_stem + _ending] = _stem + _ending[1:]
+for _stem in ("optim", "util", "minim", "maxim", "amort", "real", "special", "normal", "recogn", "character",
+              "parallel", "serial", "initial", "priorit", "summar", "emphas", "stabil", "penal", "standard",
+              "general", "organ", "categor", "quant", "vector", "token", "memor", "custom", "visual", "local",
+              "central", "synchron", "linear", "final", "rational", "capital", "modern", "econom", "critic",
+              "author", "subsid", "harmon", "familiar", "energ", "util", "digit", "idol", "material"):
+    for _brit, _amer in (("ise", "ize"), ("ised", "ized"), ("ises", "izes"), ("ising", "izing"),
+                         ("isation", "ization"), ("isations", "izations"), ("iser", "izer"), ("isers", "izers")):
+        _BRITISH[_stem + _brit] = _stem + _amer
+_BRITISH["cannot"] = "can not"
+_CONTRACTION = re.compile(r"\b(?:can'?t|won'?t|i'm)\b|n't\b|'(?:d|ll|re|ve|s)\b")
+_CONTRACTED = {"can't": "can not", "cant": "can not", "won't": "will not", "wont": "will not", "i'm": "i am",
+               "n't": " not", "'d": " would", "'ll": " will", "'re": " are", "'ve": " have", "'s": ""}
+_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|vs|etc|approx|cf|incl|resp)\.")
+_BULLET_BREAK = re.compile(r"\n[ \t]*(?:[-*•·‣▪◦]|\d{1,2}[.)])[ \t]+|\n[ \t]*\n|\n[ \t]*(?=[A-Z])")
+# Punctuation: sentence ends become " . ", ", : ( )" stay tokens of their own, a dash between
+# words is a pause, joiners inside words become spaces and the rest (quotes, markup) goes.
+_PUNCTUATION = {
+    **{mark: " . " for mark in "!?;"}, **{mark: f" {mark} " for mark in ",:()"}, "[": " ( ", "]": " ) ", "{": " ( ",
+    "}": " ) ", "–": " , ", "—": " , ", **{mark: " " for mark in "-_/\\\"'`*#|<>=~^"},
+}
+_PUNCTUATION_RE = re.compile("[" + re.escape("".join(_PUNCTUATION)) + "]")
+_PERIOD = re.compile(r"\.")
+
+
+def _period(match: re.Match[str]) -> str:
+    """A decimal point stays; any other period ends a sentence."""
+    text, i = match.string, match.start()
+    return "." if 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit() else " . "
+
+
+def normalise(text: str) -> str:
+    """The text as the reader sees it: compatibility forms, lower case, American spelling,
+    contractions spelled out, sentence ends as ``" . "`` and ``, : ( )`` as their own tokens.
+
+    A line break ends a sentence before a bullet, a blank line or a capital letter.
+    """
+    text = unicodedata.normalize("NFKC", text)
+    if "\n" in text:
+        text = _BULLET_BREAK.sub(" . ", text)
+    text = text.lower()
+    if "'" in text or "’" in text or "‘" in text:
+        text = _CONTRACTION.sub(lambda m: _CONTRACTED.get(m.group(), " "), text.replace("’", "'").replace("‘", "'"))
+    if "." in text:
+        text = _PERIOD.sub(_period, _ABBREVIATIONS.sub(lambda m: m.group(1).replace(".", ""), text))
+    text = text.replace(" - ", " , ").replace(" -- ", " , ").replace("+", " and ").replace("&", " and ")
+    text = _PUNCTUATION_RE.sub(lambda m: _PUNCTUATION[m.group()], text)
+    return " ".join(_BRITISH.get(word, word) for word in text.split())
+
+
 _WORD = re.compile(r"[A-Za-z0-9µμ%$]+(?:[.'’-][A-Za-z0-9]+)*")
+
+
+def word_count(text: str) -> int:
+    """Words as written (numbers count; punctuation does not)."""
+    return len(_WORD.findall(text))
+
+
+def _bounded(source: str) -> str:
+    return rf"(?<![\w]){source}(?![\w])"
+
+
+@lru_cache(maxsize=256)
+def _phrases_re(keywords: tuple[str, ...]) -> re.Pattern[str] | None:
+    literal = sorted({normalise(k) for k in keywords if k and normalise(k)}, key=len, reverse=True)
+    return re.compile(_bounded("(?:" + "|".join(map(re.escape, literal)) + ")")) if literal else None
+
+
+def names_any(text: str, keywords: Iterable[str]) -> bool:
+    """True when ``text`` contains any of ``keywords`` as whole words, after normalisation."""
+    pattern = _phrases_re(tuple(keywords))
+    return pattern is not None and pattern.search(normalise(text)) is not None
+
+
+# -- quantities -------------------------------------------------------------------------
+
+_PERCENT, _TIMES = "%", "x"
+_UNIT_WORDS: dict[str, tuple[str, ...]] = {}
+
+
+def _units(names: str, *pint_units: str) -> None:
+    for name in names.split():
+        _UNIT_WORDS[name] = pint_units
+
+
+_units("% percent pct", _PERCENT)
+_units("x × times fold", _TIMES)
+_units("s sec secs second seconds", "second")
+_units("ms msec msecs millisecond milliseconds", "millisecond")
+_units("us µs μs usec usecs microsecond microseconds", "microsecond")
+_units("ns nanosecond nanoseconds", "nanosecond")
+_units("min mins minute minutes", "minute")
+_units("h hr hrs hour hours", "hour")
+_units("b byte bytes", "B")
+_units("kb kilobyte kilobytes", "kB")
+_units("kib kibibyte kibibytes", "KiB")
+_units("mb megabyte megabytes", "MB")
+_units("mib mebibyte mebibytes", "MiB")
+_units("gb gigabyte gigabytes", "GB")
+_units("gib gibibyte gibibytes", "GiB")
+_units("tb terabyte terabytes", "TB")
+_units("flop", "flop")
+_units("flops ops", "flop", "flop/s")  # "FLOPs" is a count, "FLOPS" a rate: people write both ways
+_units("kflop", "kiloflop")
+_units("kflops", "kiloflop", "kiloflop/s")
+_units("mflop mop", "MFLOP")
+_units("mflops mops", "MFLOP", "MFLOP/s")
+_units("gflop gop", "GFLOP")
+_units("gflops gops", "GFLOP", "GFLOP/s")
+_units("tflop", "TFLOP")
+_units("tflops tops", "TFLOP", "TFLOP/s")
+_units("pflop", "PFLOP")
+_units("pflops", "PFLOP", "PFLOP/s")
+_units("j joule joules", "joule")
+_units("mj millijoule millijoules", "millijoule")
+_units("uj µj μj microjoule microjoules", "microjoule")
+_units("kj kilojoule kilojoules", "kilojoule")
+_units("wh", "watt_hour")
+_units("mwh", "milliwatt_hour")
+_units("kwh", "kilowatt_hour")
+_units("w watt watts", "watt")
+_units("mw milliwatt milliwatts", "milliwatt")
+_units("kw kilowatt kilowatts", "kilowatt")
+_units("usd dollar dollars", "dollar")
+# "per X" where X counts events, not a unit: "36.9 mJ per inference" is an energy.
+_PER_EVENT = frozenset("inference inferences run runs query queries request requests token tokens call calls "
+                       "execution executions step steps batch image images sample samples".split())
+
+_NUMBER = r"10\^[-+−]?\d+|[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+−]?\.\d+"
+_EXPONENT = r"(?:[eE](?P<e1>[-+−]?\d+)|\s?[×x*·]\s?10\s?(?:\^|\*\*)\s?(?P<e2>[-+−]?\d+))?"
+_UNIT = r"(?P<unit>%|×|per\s?cent\b|percentage\s+points?\b|[a-zµμ]+(?:\s?(?:/|\bper\s)\s?[a-zµμ]+)?)"
+_QUANTITY = re.compile(
+    rf"(?P<dollar>(?<![\w$])(?:us)?\$)\s?(?P<dnum>{_NUMBER}){_EXPONENT.replace('e1', 'de1').replace('e2', 'de2')}"
+    rf"(?:\s?(?:/|\bper\s)\s?(?P<dper>h|hr|hour)\b)?"
+    rf"|\bfactor\s+of\s+(?:about\s+|around\s+|roughly\s+|nearly\s+|almost\s+|~|≈)?(?P<fnum>{_NUMBER})(?![\w.])"
+    rf"|(?<![\w.,$^])(?P<num>{_NUMBER}){_EXPONENT}(?:[ \t]?-?[ \t]?){_UNIT}",
+    re.IGNORECASE,  # matched on lower-cased text; the flag covers the rare text lower() cannot keep aligned
+)
+_QUANTITY_START = re.compile(r"\d+|\$|factor")
+
+
+def _quantities(text: str) -> Iterator[re.Match[str]]:
+    """:data:`_QUANTITY` matches, tried only where one can start: a number that is not part of a
+    word or of another number, a "$" (or "US$"), or "factor"."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # a few characters change length when lower-cased
+        lowered = text
+    end = 0
+    for hit in _QUANTITY_START.finditer(lowered):
+        start = hit.start()
+        if start < end:
+            continue
+        if hit.group()[0].isdigit():
+            if start and lowered[start - 1] in "-+−.":
+                start -= 1
+            before = lowered[start - 1] if start else " "
+            if before.isalnum() or before in "_.,$^":
+                continue
+        elif hit.group() == "$" and lowered[max(0, start - 2):start] == "us":
+            start -= 2
+        match = _QUANTITY.match(lowered, start)
+        if match is not None:
+            end = match.end()
+            yield match
+
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SUPERSCRIPT_POWER = re.compile(r"10([⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 
 
 @dataclass(frozen=True)
 class CitedQuantity:
-    """A number the student wrote, in base units."""
+    """A number the student wrote with its unit: ``value`` and ``tolerance`` in base units.
+
+    ``dims`` lists the dimensionalities it may mean ("FLOPS" is a count or a rate; "%"
+    a fraction or a ratio); ``written`` is the number as written, before the unit.
+    """
 
     text: str
     value: float
     tolerance: float
-    dimensionality: str
+    dims: tuple[str, ...]
+    written: float
+
+    @property
+    def dimensionality(self) -> str:
+        return self.dims[0]
 
 
 @lru_cache(maxsize=512)
 def _unit_scale(unit: str) -> tuple[float, str] | None:
-    """(factor to base units, dimensionality) for a pint unit string, or None if pint cannot parse it."""
+    """(factor to base units, dimensionality key) for a pint unit or a pseudo-unit, or None.
+
+    A derived quantity's unit carries the :data:`DERIVED` prefix, kept in its key.
+    """
+    if unit.startswith(DERIVED):
+        inner = _unit_scale(unit[len(DERIVED):])
+        return None if inner is None else (inner[0], DERIVED + inner[1])
+    if unit in (RATIO, FRACTION, CHANGE):
+        return 1.0, unit
     if unit in ("dimensionless", ""):
-        return 1.0, "dimensionless|dimensionless"
+        return 1.0, RATIO
     import_mlsysim()
     from mlsysim.core.units import ureg  # the evaluators' own registry (defines flop, dollar…)
 
@@ -58,109 +339,752 @@ def _unit_scale(unit: str) -> tuple[float, str] | None:
     return float(quantity.magnitude), f"{quantity.dimensionality}|{quantity.units}"
 
 
+@lru_cache(maxsize=1024)
+def _unit_meanings(raw: str) -> tuple[str, ...]:
+    """The pint units a written unit may mean, or () when it is not a unit ("executions")."""
+    unit = " ".join(raw.lower().replace("μ", "µ").split())
+    if unit.startswith("per") and unit.replace(" ", "") == "percent":
+        return (_PERCENT,)
+    if unit.startswith("percentage point"):
+        return (_PERCENT,)
+    if unit in _UNIT_WORDS:
+        return _UNIT_WORDS[unit]
+    parts = re.split(r"\s?/\s?|\s?\bper\s", unit, maxsplit=1)
+    if len(parts) != 2:
+        return ()
+    top, bottom = _UNIT_WORDS.get(parts[0].strip(), ()), parts[1].strip()
+    top = tuple(u for u in top if "/" not in u and u not in (_PERCENT, _TIMES))[:1]
+    if not top:
+        return ()
+    if bottom in _PER_EVENT:
+        return top
+    below = _UNIT_WORDS.get(bottom, ())
+    if len(below) != 1 or below[0] in (_PERCENT, _TIMES) or "/" in below[0]:
+        return ()
+    return (f"{top[0]}/{below[0]}",)
+
+
 def _decimals(number: str) -> int:
-    mantissa = number.lower().split("e")[0]
-    return len(mantissa.split(".")[1]) if "." in mantissa else 0
+    return len(number.split(".")[1]) if "." in number else 0
+
+
+def _parse_number(number: str, exponent: str | None) -> tuple[float, float] | None:
+    """(value, half a unit in the last written digit) or None."""
+    number = number.replace(",", "").replace("−", "-")
+    if number.startswith("10^"):  # "10⁻⁷ s" written as a power of ten alone
+        number, exponent = "1", number[3:]
+    try:
+        value = float(number)
+        power = int(exponent.replace("−", "-")) if exponent else 0
+    except ValueError:
+        return None
+    if abs(power) > 300:
+        return None
+    value *= 10.0 ** power
+    if not math.isfinite(value):
+        return None
+    return value, 0.5 * 10.0 ** (power - _decimals(number))
 
 
 def cited_quantities(text: str) -> list[CitedQuantity]:
-    """Every quantity with a unit, %, × or $ in ``text``."""
-    found = []
-    for match in _QUANTITY.finditer(text):
-        number, unit = match.group("number"), match.group("unit")
-        try:
-            value = float(number.replace(",", ""))
-        except ValueError:
-            continue
-        if not math.isfinite(value):
-            continue
-        exponent = int(number.lower().split("e")[1]) if "e" in number.lower() else 0
-        rounding = 0.5 * 10.0 ** (exponent - _decimals(number))
+    """Every quantity with a unit, percentage, multiplier or dollar sign in ``text``, in order."""
+    text = text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    if "⁰" in text or any(ch in text for ch in "¹²³⁴⁵⁶⁷⁸⁹"):
+        text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
+    found: list[CitedQuantity] = []
+    for match in _quantities(text):
         if match.group("dollar"):
-            unit_text = "dollar"
-        elif unit is None:
-            continue
-        elif unit == "%":
-            value, rounding, unit_text = value / 100, rounding / 100, "dimensionless"
-        elif unit in _MULTIPLIERS:
-            unit_text = "dimensionless"
+            parsed = _parse_number(match.group("dnum"), match.group("de1") or match.group("de2"))
+            meanings: tuple[str, ...] = ("dollar/hour",) if match.group("dper") else ("dollar",)
+        elif match.group("fnum"):
+            parsed, meanings = _parse_number(match.group("fnum"), None), (_TIMES,)
         else:
-            unit_text = unit.replace("μ", "µ")
-        scale = _unit_scale(unit_text)
-        if scale is None and "/" in unit_text:
-            unit_text = unit_text.split("/")[0]
-            scale = _unit_scale(unit_text)
-        if scale is None:
+            parsed = _parse_number(match.group("num"), match.group("e1") or match.group("e2"))
+            meanings = _unit_meanings(match.group("unit"))
+        if parsed is None or not meanings:
             continue
-        factor, dims = scale
-        found.append(CitedQuantity(match.group(0).strip(), value * factor, abs(rounding * factor), dims))
+        written, rounding = parsed
+        value, tolerance = abs(written), rounding
+        if meanings[0] == _PERCENT:
+            value, tolerance, dims = value / 100, rounding / 100, (FRACTION, CHANGE, RATIO)
+        elif meanings[0] == _TIMES:
+            dims = (RATIO,)
+        else:
+            scales = [scale for scale in map(_unit_scale, meanings) if scale is not None]
+            if not scales:
+                continue
+            factor = scales[0][0]
+            value, tolerance, dims = value * factor, rounding * factor, tuple(dict.fromkeys(s[1] for s in scales))
+        found.append(CitedQuantity(text[match.start():match.end()].strip(), value, abs(tolerance), dims, written))
+        if len(found) >= MAX_CITED:
+            break
     return found
 
 
+def _close(cited: CitedQuantity, recorded: float, rel_tol: float, *, derived: bool | str = False) -> bool:
+    """True when ``cited`` agrees with ``recorded`` (base units).
+
+    A recorded value allows the rubric's relative tolerance or the rounding the student wrote
+    (capped at :data:`ROUNDING_CAP`); a derived value allows that rounding plus
+    :data:`DERIVED_TOLERANCE` (:data:`CHANGE_TOLERANCE` for a change), since the student
+    computed it from numbers displayed rounded.
+    """
+    written = min(cited.tolerance * 1.000001, ROUNDING_CAP * abs(recorded))
+    if not derived:
+        return abs(cited.value - recorded) <= max(rel_tol * abs(recorded), written)
+    if derived == CHANGE:  # c = |b - a| / a comes from the ratio b / a = 1 ± c, so its error scales with 1 + c
+        return abs(cited.value - recorded) <= written + CHANGE_TOLERANCE * (1 + abs(recorded))
+    return abs(cited.value - recorded) <= written + DERIVED_TOLERANCE * abs(recorded)
+
+
+def trivial_reason(cited: CitedQuantity, settings: Iterable[float] = ()) -> str | None:
+    """Why a cited quantity is not evidence ("0 or 1", "a setting you chose"), or None."""
+    if cited.written in (0.0, 1.0) or cited.value == 0:
+        return "0 or 1"
+    dimensionless = set(cited.dims) <= {RATIO, FRACTION, CHANGE}
+    if dimensionless and _close(cited, 1.0, 1e-9):
+        return "0 or 1"
+    if dimensionless and any(_close(cited, float(s), 1e-9) for s in settings):
+        return "a setting you chose"
+    return None
+
+
+# -- evidence ---------------------------------------------------------------------------
+
+def usable(quantities: Iterable[tuple[float, str]]) -> Iterator[tuple[float, str, float]]:
+    """(base value, dimensionality, magnitude) for each recorded quantity that can be evidence:
+    finite, not 0, and not a dimensionless 1 (one dispatch, reuse 1.0)."""
+    for magnitude, unit in quantities:
+        if not isinstance(magnitude, (int, float)) or isinstance(magnitude, bool):
+            continue
+        if not math.isfinite(magnitude) or magnitude == 0:
+            continue
+        scale = _unit_scale(unit)
+        if scale is None or (scale[1].removeprefix(DERIVED) in (RATIO, FRACTION, CHANGE) and math.isclose(magnitude, 1.0, rel_tol=1e-12)):
+            continue
+        yield magnitude * scale[0], scale[1], magnitude
+
+
+@dataclass(frozen=True)
+class _Arms:
+    """A part's arms as a record holds them (what ``evidence_quantities`` reads)."""
+
+    part: str
+    baseline: Any
+    result: Any
+    alternatives: list
+
+
+EVIDENCE_CACHE_SIZE = 4096
+
+
+def _indexed(quantities: Iterable[tuple[float, str]]) -> dict[str, list[float]]:
+    """Usable recorded values by dimensionality, as sorted absolute base values (for bisecting)."""
+    index: dict[str, list[float]] = {}
+    for value, dims, _ in usable(quantities):
+        index.setdefault(dims, []).append(abs(value))
+    for values in index.values():
+        values.sort()
+    return index
+
+
+def part_evidence(lab: Any, state: Any) -> dict[str, list[float]]:
+    """One captured part's usable evidence, indexed by :func:`_indexed`.
+
+    When the record replays, its arms are the lab's memoised replay (the same objects every
+    time those settings are graded), so the index is cached on the lab by arm identity;
+    otherwise it is read from the record itself.
+    """
+    plan = getattr(state, "plan", None)
+    if plan is None:
+        return _indexed(lab.evidence_quantities(state.record))
+    arms = (plan.baseline, plan.result, *plan.alternatives)
+    key = (state.part, *map(id, arms))
+    cache = lab.__dict__.setdefault("_rationale_evidence", {})
+    hit = cache.get(key)
+    if hit is None or any(held is not arm for held, arm in zip(hit[0], arms)):
+        hit = (arms, _indexed(lab.evidence_quantities(_Arms(state.part, plan.baseline, plan.result, list(plan.alternatives)))))
+        if len(cache) >= EVIDENCE_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = hit
+    return hit[1]
+
+
+def _agrees(cited: Sequence[CitedQuantity], index: Mapping[str, list[float]], rel_tol: float) -> bool:
+    """True when a cited quantity agrees with a value in ``index`` (only values within the widest
+    allowance :func:`_close` can give are looked at)."""
+    widest = max(rel_tol, ROUNDING_CAP + DERIVED_TOLERANCE)
+    for quantity in cited:
+        for dims in quantity.dims:
+            for key, derived in ((dims, False), (DERIVED + dims, CHANGE if dims == CHANGE else True)):
+                values = index.get(key)
+                if not values:
+                    continue
+                reach = max(quantity.value * widest / (1 - widest) if widest < 1 else math.inf,
+                            quantity.tolerance + CHANGE_TOLERANCE * (2 + quantity.value))
+                low = bisect.bisect_left(values, quantity.value - reach)
+                high = bisect.bisect_right(values, quantity.value + reach)
+                if any(_close(quantity, recorded, rel_tol, derived=derived) for recorded in values[low:high]):
+                    return True
+    return False
+
+
 class EvidenceIndex:
-    """Recorded quantities grouped by dimensionality, in base units."""
+    """Recorded quantities by dimensionality, for looking cited quantities up."""
 
     def __init__(self, quantities: Iterable[tuple[float, str]]):
-        self._by_dims: dict[str, list[float]] = {}
-        for magnitude, unit in quantities:
-            scale = _unit_scale(unit)
-            if scale is None or not math.isfinite(magnitude) or magnitude == 0:
-                continue
-            self._by_dims.setdefault(scale[1], []).append(magnitude * scale[0])
+        self._index = _indexed(quantities)
 
     def __len__(self) -> int:
-        return sum(len(values) for values in self._by_dims.values())
+        return sum(len(values) for values in self._index.values())
+
+    def match(self, cited: CitedQuantity, rel_tol: float) -> bool:
+        """True when ``cited`` agrees with a recorded value."""
+        return _agrees((cited,), self._index, rel_tol)
+
+
+def compared(a: Any, b: Any, unit: str | None, *, both: bool = False) -> list[tuple[float, str]]:
+    """What a student derives from one quantity seen twice in one record (``a``, the baseline,
+    then ``b``): the ratio both ways, the difference (in ``unit``; percentage points for a
+    fraction; none for a count, ``unit=None``) and the change relative to the baseline
+    ("72 % less").  ``both``: two paths side by side, neither a baseline ("eager costs 21 %
+    more", "compiled saves 18 %"), so the change relative to either."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (a, b)) or a == b:
+        return []
+    derived: list[tuple[float, str]] = []
+    if a and b:
+        derived += [(a / b, DERIVED + RATIO), (b / a, DERIVED + RATIO)]
+    if unit is not None:
+        derived.append((abs(a - b), DERIVED + unit))
+    derived += [(abs(a - b) / abs(v), DERIVED + CHANGE) for v in ((a, b) if both else (a,)) if v]
+    return derived
+
+
+def share(part: Any, total: Any) -> list[tuple[float, str]]:
+    """A part's share of its total within one record, cited as a percentage."""
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (part, total)):
+        return []
+    return [(part / total, DERIVED + FRACTION)] if total and part else []
+
+
+def magnitude_in(payload: Any, unit: str) -> float | None:
+    """The magnitude of a recorded ``{"magnitude", "unit"}`` payload in ``unit``, or None when it
+    is not one or the dimensions differ (so two recorded quantities can be :func:`compared`)."""
+    if not isinstance(payload, Mapping) or not isinstance(payload.get("unit"), str):
+        return None
+    magnitude = payload.get("magnitude")
+    if not isinstance(magnitude, (int, float)) or isinstance(magnitude, bool):
+        return None
+    have, want = _unit_scale(payload["unit"]), _unit_scale(unit)
+    if have is None or want is None or have[1] != want[1]:
+        return None
+    return float(magnitude) * have[0] / want[0]
+
+
+_VENDORS = frozenset({"nvidia", "google", "apple", "nordic", "espressif", "qualcomm", "intel", "amd", "arm", "samsung"})
+_TOO_GENERIC = frozenset({"ai", "pro", "max", "cpu", "gpu", "reference"})
+
+
+def device_names(name: str, *nicknames: str) -> tuple[str, ...]:
+    """Ways people write a registered device: as registered, without the vendor, without the
+    part in parentheses and that part alone ("Nordic nRF52840 (Cortex-M4F)" → "nRF52840",
+    "Cortex-M4F"), plus ``nicknames``."""
+    forms = [name.strip(), re.sub(r"\s*\([^)]*\)\s*", " ", name).strip(), *re.findall(r"\(([^)]*)\)", name)]
+    for form in list(forms):
+        words = form.split()
+        if len(words) > 1 and words[0].lower() in _VENDORS:
+            forms.append(" ".join(words[1:]))
+    forms += nicknames
+    return tuple(dict.fromkeys(f for f in forms if normalise(f) and normalise(f) not in _TOO_GENERIC))
+
+
+# -- choices: what the lab tells the reader ----------------------------------------------
+
+@dataclass(frozen=True)
+class ChoiceTerms:
+    """The options a rationale may name on one lab and track, and the submission's choices.
+
+    ``recommended`` / ``rejected`` are the option values that stand for the
+    recommendation / the rejected alternative; ``slots`` fill ``{name}`` placeholders
+    in phrasings (device names per track).  ``key`` identifies the compiled patterns.
+    """
+
+    key: str
+    options: tuple[Choice, ...]
+    recommended: frozenset[str]
+    rejected: frozenset[str]
+    slots: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+# -- choices: the clause reader ----------------------------------------------------------
+
+REC, REJ = "recommend", "reject"
+
+
+@dataclass(frozen=True)
+class Cue:
+    """Words that take a stance on the option they point at.
+
+    ``before``: the cue precedes the name ("reject Y") rather than follows it ("Y loses").
+    ``strong`` cues can make a contradiction; weak ones only name.  ``reach``: most tokens
+    between cue and name; ``filler_only``: those tokens must be :data:`FILLER` words.
+    """
+
+    pattern: str
+    before: bool
+    stance: str
+    strong: bool
+    reach: int
+    filler_only: bool = False
+
+
+_NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )"
+_FIRST_PERSON = (r"(?:i|we)(?: (?:would|will|should|must|can|do|therefore|thus|hence|so|still|also|now|then|clearly|definitely"
+                 r"|strongly|instead|firmly|ultimately|finally))*")
+_DECIDE = r"choose|chose|pick|picked|select|selected|opt for|opted for|go with|went with|adopt|adopted|settle on|settled on|recommend"
+_REC_VERBS = (r"recommend(?:s|ed|ing)?|choos(?:e|es|ing)|chose|chosen|pick(?:s|ed|ing)?|select(?:s|ing)?|opt(?:s|ed|ing)? for"
+              r"|go(?:es|ing)? with|went with|prefer(?:s|red|ring)?|favor(?:s|ed|ing)?|adopt(?:s|ed|ing)?|settl(?:e|ed|ing) on")
+_USE_VERBS = (r"use|deploy|ship|run with|keep(?! in mind)|kept|retain|stay with|stick with|stay on|remain on|switch to|move to"
+              r"|migrate to|standardize on|commit to|prefer|favor")
+_ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so))?"
+_QUALITY = r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior|natural"
+_WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
+_ROLE = r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment"
+_BUDGETS = r"budgets?|limits?|constraints?|deadline|requirements?|target|contract|cap|slo"
+CUES: tuple[Cue, ...] = (
+    # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
+    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6),
+    Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6),
+    Cue(rf"(?:wrong|mistake|unwise|no reason|little reason|hard to justify) (?:to |for )(?:{_REC_VERBS}|{_USE_VERBS})?",
+        True, REJ, True, 6),
+    # -- preceding cues that reject
+    Cue(r"rejected (?:alternative|option|candidate|plan|path|design)(?: is| was| would be)?", True, REJ, True, 4),
+    Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)", True, REJ, True, 6),
+    Cue(r"(?:dismiss|drop|abandon|decline|forgo|skip|avoid)(?:s|ed|ing|ped|ping)?|steer(?:s|ed|ing)? clear of"
+        r"|(?:switch|move|migrat)(?:e|es|ed|ing)? away from", True, REJ, False, 4),
+    Cue(r"instead of|rather than|in place of|in preference to", True, REJ, False, 3),
+    Cue(r"not|over|neither|nor|(?:better|faster|cheaper|preferable|superior|more efficient) (?:than|to)|beats?|outperforms?|dominates",
+        True, REJ, False, 2, filler_only=True),
+    # -- preceding cues that recommend
+    Cue(r"(?:final )?(?:recommendation|choice|pick|decision|verdict|proposal|answer) (?:is|would be|here is)(?: to)?"
+        r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
+    Cue(r"(?:recommendation|recommended|choice|chosen|pick|decision|verdict|winner|selected|preferred)"
+        r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
+    Cue(rf"(?:{_QUALITY}) (?:{_ROLE}) (?:is|remains|would be|here is)", True, REC, True, 4),
+    Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),
+    Cue(_NOT_PASSIVE + r"recommend(?:s|ed|ing)?", True, REC, True, 6),
+    Cue(_NOT_PASSIVE + rf"(?:{_REC_VERBS})", True, REC, False, 6),
+    Cue(rf"(?:i|we|you|they|team|should|would|will|must|to|us|can|shall)(?: \w+)? (?:{_USE_VERBS})|(?:^|(?<=\. )|(?<=: ))(?:{_USE_VERBS})",
+        True, REC, False, 4),
+    Cue(r"in favor of|loses to|lost to|beaten by|outperformed by|(?:worse|slower|costlier|more expensive) than", True, REC, False, 3),
+    # -- following cues that reject (negated forms first, so "is not the best choice" is not read as "is … the best choice")
+    Cue(r"(?:is|are|was|were|gets|got|should be|must be)" + _ADVERB + r" (?:rejected|ruled out|discarded|not recommended|dismissed)"
+        rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
+        r"|should not be (?:used|deployed|chosen|kept|adopted)", False, REJ, True, 6),
+    # -- following cues that recommend
+    Cue(rf"(?:is|are|remains|stays|becomes|would be|will be|should be){_ADVERB} (?:the|my|our) (?:{_QUALITY}) (?:{_ROLE})",
+        False, REC, True, 6),
+    Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|the way to go|my (?:choice|pick|recommendation))"
+        r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
+        r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
+    Cue(r"wins|won|comes out ahead|comes out on top|is the winner|pays off|repays (?:its|the) setup|beats|outperforms|dominates"
+        r"|(?:is|are)(?: \S+)? (?:faster|cheaper|better|more efficient|leaner)", False, REC, False, 5),
+    Cue(r"loses|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
+        rf"|never (?:pays off|repays)|(?:fails|failed|misses|missed|violates|violated|exceeds|exceeded|breaks|blows)"
+        rf"(?: the| its| our| every| both| all)?(?: \w+)? (?:{_BUDGETS})"
+        r"|fails to \w+|(?:is|are|was|were|becomes|remains)(?: \S+)? (?:infeasible|not feasible|unsupported|too slow|too expensive"
+        r"|too costly|slower|costlier|more expensive|worse|less efficient|over budget|out of budget|not viable|unviable)"
+        r"|(?:can|could|does|did|will) not (?:run|execute|fit|meet|pass|survive|win|compete|keep up|deliver)", False, REJ, False, 6),
+)
+NEGATORS = frozenset({"not", "never", "nor", "hardly"})
+FILLER = frozenset("the a an our my this that its their plain pure just only simple simply current existing native whole "
+                   "full fully tested selected candidate option ( ) using keeping choosing picking".split())
+CLAUSE_BREAKS = frozenset("because since so therefore thus hence whereas while although though but however yet which when "
+                          "whenever if unless once until".split())
+HYPOTHETICAL = frozenset("if unless whenever once until assuming provided otherwise although though whereas while "
+                         "despite could might only below above beyond single fewer".split())
+# A trigger is said as a condition ("if", "revisit when") or as a change ("the execution count changes");
+# the bare label "trigger:" before a name is not enough.
+TRIGGER_CUE = re.compile(
+    r"(?<!\w)(?:if|when|whenever|once|unless|until|should|as soon as|in case|re ?evaluat\w*|revisit\w*|reconsider\w*"
+    r"|reopen\w*|re ?(?:check|run|test|assess|examine|measure|do|benchmark|profile|visit|open)\w*|monitor\w*|watch\w*)(?!\w)")
+CHANGE_WORDS = re.compile(
+    r"(?<!\w)(?:chang|grow|grew|drop|fall|fell|ris|rose|shrink|shrank|tighten|increas|decreas|doubl|halv|shift|mov|vari|vary"
+    r"|differ|improv|arriv|appear|fir|trip|break|broke|exceed|relax)\w*(?!\w)")
+LIST_SIZE = 3  # a sentence naming this many options of one list is a keyword list
+_BREAKS = CLAUSE_BREAKS | {"."}
+
+
+# -- scanning only where a match can start ----------------------------------------------
+
+try:  # the standard library's regular-expression parser (a private module since Python 3.11)
+    from re import _constants as _sre_constants, _parser as _sre_parser
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parser
+
+_REPEATS = tuple(getattr(_sre_constants, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
+                 if hasattr(_sre_constants, name))
+_ZERO_WIDTH = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
+
+
+class _Unknown(Exception):
+    """A pattern may start in a way :func:`_first_words` does not follow."""
+
+
+def _first_words(pattern: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """The words a match of ``pattern`` can start with: (whole words, prefixes of longer words),
+    or None when that cannot be told (then the whole text is scanned)."""
+    exact: set[str] = set()
+    prefixes: set[str] = set()
+    steps = [0]
+
+    def walk(items: list, prefix: str) -> None:
+        steps[0] += 1
+        if steps[0] > 20_000:
+            raise _Unknown
+        if not items:
+            if not prefix:
+                raise _Unknown
+            exact.add(prefix)
+            return
+        (op, av), rest = items[0], items[1:]
+        if op is _sre_constants.LITERAL:
+            char = chr(av)
+            if char.isalnum():
+                walk(rest, prefix + char)
+            elif prefix:
+                exact.add(prefix)
+            else:
+                raise _Unknown
+        elif op in _ZERO_WIDTH:
+            walk(rest, prefix)
+        elif op is _sre_constants.SUBPATTERN:
+            walk(list(av[-1]) + rest, prefix)
+        elif op is _sre_constants.BRANCH:
+            for alternative in av[1]:
+                walk(list(alternative) + rest, prefix)
+        elif op in _REPEATS:
+            low, high, sub = av
+            if low == 0:
+                walk(rest, prefix)
+            if high != 0:
+                again = [(op, (0, high if high == _sre_constants.MAXREPEAT else high - 1, sub))] if high != 1 else []
+                walk(list(sub) + again + rest, prefix)
+        elif prefix:  # a character class continues the word: any longer word with this prefix
+            prefixes.add(prefix)
+        else:
+            raise _Unknown
+
+    try:
+        walk(list(_sre_parser.parse(pattern)), "")
+    except (_Unknown, RecursionError, re.error):
+        return None
+    return frozenset(exact), tuple(sorted(prefixes))
+
+
+class _Scanner:
+    """A compiled pattern tried only at the tokens a match can start with."""
+
+    def __init__(self, source: str):
+        self.pattern = re.compile(source)
+        self.starts = _first_words(source)
+
+    def finditer(self, doc: "_Text") -> Iterator[re.Match[str]]:
+        if self.starts is None:
+            yield from self.pattern.finditer(doc.norm)
+            return
+        exact, prefixes = self.starts
+        hits = doc.words & exact
+        if prefixes:
+            hits |= {word for word in doc.words if word.startswith(prefixes)}
+        end = 0
+        for start in sorted(position for word in hits for position in doc.offsets(word)):
+            if start >= end and (match := self.pattern.match(doc.norm, start)):
+                end = match.end()
+                yield match
+
+    def search(self, text: str) -> bool:
+        return self.pattern.search(text) is not None
+
+
+def _alternatives(prefix: str, sources: Sequence[str]) -> str:
+    """One pattern trying ``sources`` in order as whole words, each in group ``{prefix}{i}``."""
+    return r"(?<![\w])(?:" + "|".join(f"(?P<{prefix}{i}>{source})" for i, source in enumerate(sources)) + r")(?![\w])"
+
+
+_CUES = _Scanner(_alternatives("c", [cue.pattern for cue in CUES]))
+
+
+@dataclass(frozen=True)
+class Stance:
+    """One option the text recommends or rejects, where, and how firmly."""
+
+    option: str
+    stance: str
+    strong: bool
+    hypothetical: bool
+    excerpt: str
+
+
+def _fill(pattern: str, slots: Mapping[str, str]) -> str:
+    """``pattern`` with ``{slot}`` placeholders filled and its groups made non-capturing."""
+    pattern = re.sub(r"(?<!\\)\((?!\?)", "(?:", pattern)
+    return re.sub(r"\{([a-z_]\w*)\}", lambda m: slots.get(m.group(1), r"(?!x)x"), pattern)
+
+
+class Reader:
+    """The compiled patterns for one lab and track: option names, decisive phrasings,
+    limitation and trigger phrasings."""
+
+    def __init__(self, terms: ChoiceTerms, triggers: Sequence[Choice], limitations: Sequence[Choice]):
+        slots = {name: "(?:" + "|".join(sorted({re.escape(normalise(a)) for a in aliases if normalise(a)}, key=len, reverse=True)) + ")"
+                 for name, aliases in terms.slots}
+        names: list[tuple[bool, int, str, str]] = []
+        decisive: list[tuple[str, str]] = []
+        for option in terms.options:
+            names += [(True, -len(normalise(k)), re.escape(normalise(k)), option.value) for k in option.keywords if normalise(k)]
+            names += [(False, 0, _fill(p, slots), option.value) for p in option.phrasings]
+            decisive += [(_fill(p, slots), option.value) for p in option.decisive]
+        names.sort(key=lambda item: (item[0], item[1]))  # phrasings first, then the longest keyword first
+        self.name_options = [value for *_, value in names]
+        self.names = _Scanner(_alternatives("n", [source for _, _, source, _ in names])) if names else None
+        self.decisive_options = [value for _, value in decisive]
+        self.decisive = _Scanner(_alternatives("d", [source for source, _ in decisive])) if decisive else None
+        self.triggers = {c.value: self._choice(c, slots) for c in triggers}
+        self.limitations = {c.value: self._choice(c, slots) for c in limitations}
 
     @staticmethod
-    def first_match(cited: list[CitedQuantity], quantities: Iterable[tuple[float, str]], rel_tol: float) -> tuple[CitedQuantity, float] | None:
-        """The first (cited, recorded) pair that matches, reading ``quantities`` lazily.
+    def _choice(choice: Choice, slots: Mapping[str, str]) -> _Scanner:
+        sources = [re.escape(normalise(k)) for k in choice.keywords if normalise(k)] + [_fill(p, slots) for p in choice.phrasings]
+        return _Scanner(r"(?<![\w])(?:" + "|".join(sources) + r")(?![\w])")
 
-        Stops at the first hit, so a rationale that quotes an early number never pays
-        for walking the rest of the evidence.
-        """
-        wanted: dict[str, list[CitedQuantity]] = {}
-        for quantity in cited:
-            wanted.setdefault(quantity.dimensionality, []).append(quantity)
-        for magnitude, unit in quantities:
-            scale = _unit_scale(unit)
-            if scale is None or scale[1] not in wanted or not math.isfinite(magnitude) or magnitude == 0:
+
+def reader_for(lab: Any, terms: ChoiceTerms) -> Reader:
+    """The compiled :class:`Reader` for ``terms.key``, built once per lab object."""
+    cache = lab.__dict__.setdefault("_rationale_readers", {})
+    reader = cache.get(terms.key)
+    if reader is None:
+        reader = cache[terms.key] = Reader(terms, lab.triggers, lab.limitations)
+    return reader
+
+
+class _Text:
+    """A normalised text split into tokens (one space between tokens, so a character offset
+    gives its token by counting spaces)."""
+
+    def __init__(self, text: str):
+        self.norm = normalise(text)
+        self.tokens = self.norm.split(" ") if self.norm else []
+        self.words = frozenset(self.tokens)
+        self._padded = f" {self.norm} "
+        self._hypothetical: dict[int, bool] = {}
+
+    def offsets(self, word: str) -> Iterator[int]:
+        """Character offsets of every occurrence of ``word`` as a token."""
+        needle = f" {word} "
+        position = self._padded.find(needle)
+        while position >= 0:
+            yield position
+            position = self._padded.find(needle, position + len(word) + 1)
+
+    def span(self, match: re.Match[str]) -> tuple[int, int]:
+        """Token indices [start, end) of a match."""
+        return self.norm.count(" ", 0, match.start()), self.norm.count(" ", 0, match.end()) + 1
+
+    def bounds(self, position: int) -> tuple[int, int]:
+        """Character offsets [low, high) of the sentence holding ``position``."""
+        low = self.norm.rfind(" . ", 0, position + 1)
+        high = self.norm.find(" . ", position)
+        return (low + 3 if low >= 0 else 0), (high if high >= 0 else len(self.norm))
+
+    def sentence_at(self, position: int) -> str:
+        """The sentence holding character ``position`` (between the sentence ends around it)."""
+        low, high = self.bounds(position)
+        return self.norm[low:high]
+
+    def hypothetical(self, position: int) -> bool:
+        """True when the sentence at ``position`` is conditional or concessive ("if", "although"…)."""
+        low, high = self.bounds(position)
+        if low not in self._hypothetical:
+            self._hypothetical[low] = not HYPOTHETICAL.isdisjoint(self.norm[low:high].split(" "))
+        return self._hypothetical[low]
+
+    def one_clause(self, low: int, high: int) -> bool:
+        """True when tokens [low, high) hold no sentence end or clause break."""
+        return _BREAKS.isdisjoint(self.tokens[low:high])
+
+
+_REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)
+
+
+def read_stances(text: "str | _Text", reader: Reader) -> list[Stance]:
+    """Every stance the text takes on an option (see the module docstring, steps 1–4)."""
+    doc = text if isinstance(text, _Text) else _Text(text)
+    if not doc.tokens or reader.names is None:
+        return []
+    mentions = [(*doc.span(m), reader.name_options[int(m.lastgroup[1:])], m.start()) for m in reader.names.finditer(doc)]
+    stances: list[Stance] = []
+    if mentions:
+        cues = [(*doc.span(m), CUES[int(m.lastgroup[1:])]) for m in _CUES.finditer(doc)]
+        cue_starts = [cue[0] for cue in cues]
+        inside = [False] * len(mentions)
+        for i, (start, end, _, _) in enumerate(mentions):
+            j = bisect.bisect_right(cue_starts, start) - 1
+            inside[i] = j >= 0 and cues[j][1] >= end
+        mentions = [mention for mention, covered in zip(mentions, inside) if not covered]
+        mention_starts = [mention[0] for mention in mentions]
+        for index, (start, end, option, position) in enumerate(mentions):
+            low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
+            found = _nearest_cue(doc, cues[low:high], mentions, mention_starts, index)
+            if found is not None:
+                strong, stance, cue_start, cue_end = found
+                lo, hi = min(start, cue_start), max(end, cue_end)
+                stances.append(Stance(option, stance, strong, doc.hypothetical(position), " ".join(doc.tokens[lo:hi])))
+    if reader.decisive is not None:
+        for match in reader.decisive.finditer(doc):
+            start, end = doc.span(match)
+            if NEGATORS.isdisjoint(doc.tokens[max(0, start - 2):start]):
+                stances.append(Stance(reader.decisive_options[int(match.lastgroup[1:])], REC, True,
+                                      doc.hypothetical(match.start()), " ".join(doc.tokens[start:end])))
+    return stances
+
+
+def _nearest_cue(doc: _Text, cues: list, mentions: list, mention_starts: list[int],
+                 index: int) -> tuple[bool, str, int, int] | None:
+    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end) — or None."""
+    start, end, option, _ = mentions[index]
+    best = None
+    for c_start, c_end, cue in cues:
+        if cue.before:
+            if c_end > start:
                 continue
-            recorded = magnitude * scale[0]
-            for quantity in wanted[scale[1]]:
-                if abs(quantity.value - recorded) <= max(rel_tol * abs(recorded), quantity.tolerance * 1.000001):
-                    return quantity, recorded
-        return None
-
-    def match(self, cited: CitedQuantity, rel_tol: float) -> float | None:
-        """The recorded value (base units) that ``cited`` matches, or None."""
-        for recorded in self._by_dims.get(cited.dimensionality, ()):
-            allowed = max(rel_tol * abs(recorded), cited.tolerance * 1.000001)
-            if abs(cited.value - recorded) <= allowed:
-                return recorded
-        return None
-
-
-def word_count(text: str) -> int:
-    return len(_WORD.findall(text))
-
-
-def normalise(text: str) -> str:
-    """Lower case, with ``-``/``_`` as spaces and whitespace collapsed, for keyword search."""
-    return " ".join(re.sub(r"[-_]", " ", text.lower()).split())
-
-
-def names_any(text: str, keywords: Iterable[str]) -> bool:
-    """True when the normalised ``text`` contains any of ``keywords``."""
-    haystack = normalise(text)
-    return any(normalise(keyword) in haystack for keyword in keywords if keyword)
+            lo, hi = c_end, start
+        else:
+            if c_start < end:
+                continue
+            lo, hi = end, c_start
+        if hi - lo > cue.reach:
+            continue
+        between = range(bisect.bisect_left(mention_starts, lo), bisect.bisect_left(mention_starts, hi))
+        if any(mentions[i][2] != option for i in between):
+            continue  # a cue never reaches across a mention of another option
+        if cue.filler_only and not FILLER.issuperset(doc.tokens[lo:hi]):
+            continue
+        if not doc.one_clause(lo, hi):  # the gap; a cue's own words ("is therefore rejected") never split it
+            continue
+        stance, strong = cue.stance, cue.strong
+        if cue.before and stance == REC:
+            words = doc.tokens[max(0, c_start - 4):c_start]
+            while words and not _BREAKS.isdisjoint(words):
+                words = words[1:]
+            if not NEGATORS.isdisjoint(words):
+                stance, strong = REJ, False  # "I do not think we should choose Y"
+        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end)
+        if best is None or candidate[:2] < best[:2]:
+            best = candidate
+    return None if best is None else best[2:]
 
 
-MAX_CITED = 200  # quantities considered per rationale, so a wall of numbers costs bounded time
+MAX_NAMED_TRIES = 50  # matches of one limitation or trigger examined, so a repeated phrase costs bounded time
+
+
+def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, needs_trigger_cue: bool = False) -> bool:
+    """True when ``scanner`` matches in a sentence that is not a keyword list (and, for a
+    trigger, says when to look again)."""
+    for tries, match in enumerate(scanner.finditer(doc)):
+        if tries >= MAX_NAMED_TRIES:
+            break
+        low, high = doc.bounds(match.start())
+        sentence = doc.norm[low:high]
+        if sum(1 for other in others.values() if other.search(sentence)) >= LIST_SIZE:
+            continue
+        if needs_trigger_cue and not (TRIGGER_CUE.search(sentence)
+                                      or CHANGE_WORDS.search(doc.norm, match.start(), min(match.end() + 40, high))):
+            continue
+        return True
+    return False
+
+
+# -- the check ----------------------------------------------------------------------------
+
+def _settings(controls: Mapping[str, Mapping[str, Any]]) -> list[float]:
+    return [float(v) for values in controls.values() for v in values.values()
+            if isinstance(v, (int, float)) and not isinstance(v, bool)]
+
+
+def _quote(items: Sequence[str]) -> str:
+    return ", ".join(repr(item) for item in items)
+
+
+def _evidence_findings(ctx: "GradingContext", text: str) -> Iterator[Finding]:
+    cited = cited_quantities(text)
+    settings = _settings(ctx.bundle.controls)
+    reasons = [trivial_reason(q, settings) for q in cited]
+    excluded = [q for q, reason in zip(cited, reasons) if reason]
+    candidates = [q for q, reason in zip(cited, reasons) if not reason]
+    if candidates and any(_agrees(candidates, part_evidence(ctx.lab, state), ctx.rubric.quantity_tolerance)
+                          for state in ctx.parts.values() if state.record is not None):
+        return
+    if excluded and not candidates:
+        tail = f"{_quote([q.text for q in excluded[:4]])} {'is' if len(excluded) == 1 else 'are'} not evidence (values of 0 or 1 and settings you chose do not count)."
+    elif candidates:
+        tail = f"none of {_quote([q.text for q in candidates[:4]])} appears in your evidence."
+    else:
+        tail = "the rationale cites no quantity with a unit."
+    yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence",
+                  message="Cite at least one number from your saved evidence with its unit (e.g. '0.42 ms' or '3.7x'); " + tail,
+                  expected="a quantity from the saved evidence, with its unit", actual=[q.text for q in cited[:8]])
+
+
+def _choice_findings(ctx: "GradingContext", doc: _Text, terms: ChoiceTerms, reader: Reader) -> Iterator[Finding]:
+    stances = read_stances(doc, reader)
+    clash = terms.recommended & terms.rejected
+    against = [s for s in stances if not clash and s.strong and not s.hypothetical
+               and ((s.stance == REC and s.option in terms.rejected) or (s.stance == REJ and s.option in terms.recommended))]
+    if against:
+        first = against[0]
+        what = "argues for the alternative you reject" if first.stance == REC else "rejects the option you recommend"
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_names_recommendation",
+                      also_costs=("rationale_names_rejected",),
+                      message=f"Your rationale {what} ('{first.excerpt}'); make it defend your recommendation against your rejected alternative.",
+                      expected="the rationale recommends what you recommend and rejects what you reject", actual=first.excerpt)
+        return
+    if not any(s.stance == REC and s.option in terms.recommended for s in stances):
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_names_recommendation",
+                      message=("Say which option you recommend in a sentence such as 'I recommend …', naming it as the notebook does."
+                               if terms.recommended else "Choose your recommendation first, then say in the rationale why you recommend it."),
+                      expected="a sentence that recommends your option", actual=None)
+    if clash:
+        return  # the choices themselves are invalid (``choices_valid``); the text cannot reject what it recommends
+    if not any(s.stance == REJ and s.option in terms.rejected for s in stances):
+        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_names_rejected",
+                      message=("Say which alternative you reject in a sentence such as 'I reject … because …', naming it as the notebook does."
+                               if terms.rejected else "Choose the alternative you reject first, then say in the rationale why you reject it."),
+                      expected="a sentence that rejects your rejected alternative", actual=None)
+
+
+def _listed_findings(ctx: "GradingContext", doc: _Text, reader: Reader) -> Iterator[Finding]:
+    s = ctx.bundle.synthesis
+    for item, value, patterns, trigger, missing, unchosen in (
+        ("rationale_names_limitation", s.residual_risk, reader.limitations, False,
+         "State the remaining limitation you selected in your own words, in a sentence about what the evidence does not capture.",
+         "Choose the remaining limitation first, then state it in the rationale."),
+        ("rationale_names_trigger", s.reevaluation_trigger, reader.triggers, True,
+         "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger you selected.",
+         "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision."),
+    ):
+        pattern = patterns.get(value) if isinstance(value, str) else None
+        if pattern is None or not _named(doc, pattern, patterns, needs_trigger_cue=trigger):
+            yield Finding(part="synthesis", criterion="rationale", rubric_item=item,
+                          message=missing if pattern is not None else unchosen,
+                          expected="the option you selected, in words", actual=None)
 
 
 def check_rationale(ctx: "GradingContext") -> Iterable[Finding]:
+    """Findings for the six rationale items (see the module docstring for the reading rules)."""
     text = ctx.bundle.synthesis.rationale or ""
-    lab, rubric = ctx.lab, ctx.rubric
+    rubric = ctx.rubric
     words = word_count(text)
     if words == 0:
         yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
@@ -168,29 +1092,11 @@ def check_rationale(ctx: "GradingContext") -> Iterable[Finding]:
                       expected=f"at least {rubric.min_rationale_words} words", actual=0)
     elif words < rubric.min_rationale_words:
         yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
-                      message=f"Your rationale has {words} words; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
+                      message=f"Your rationale has {words} word{'' if words == 1 else 's'}; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
                       expected=rubric.min_rationale_words, actual=words)
-    cited = cited_quantities(text)[:MAX_CITED]
-    matched = bool(cited) and EvidenceIndex.first_match(
-        cited,
-        (q for state in ctx.parts.values() if state.record is not None for q in lab.evidence_quantities(state.record)),
-        rubric.quantity_tolerance,
-    ) is not None
-    if not matched:
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence", hidden=True,
-                      message=("Cite at least one number with its unit exactly as your saved evidence shows it (e.g. '0.42 ms', '3.7x'); "
-                               + ("none of " + ", ".join(repr(q.text) for q in cited[:4]) + " appears in your evidence."
-                                  if cited else "the rationale cites no quantity with a unit.")),
-                      expected="a quantity from the saved evidence", actual=[q.text for q in cited[:8]])
-    rec_terms, rej_terms = lab.final_choice_terms(ctx.bundle)
-    s = ctx.bundle.synthesis
-    for item, terms, what in (
-        ("rationale_names_recommendation", rec_terms, "your recommendation"),
-        ("rationale_names_rejected", rej_terms, "the rejected alternative"),
-        ("rationale_names_limitation", next((c.keywords for c in lab.limitations if c.value == s.residual_risk), ()), "the remaining limitation"),
-        ("rationale_names_trigger", next((c.keywords for c in lab.triggers if c.value == s.reevaluation_trigger), ()), "the re-evaluation trigger"),
-    ):
-        if not terms or not names_any(text, terms):
-            yield Finding(part="synthesis", criterion="rationale", rubric_item=item, hidden=True,
-                          message=f"Name {what} in the rationale" + (f" (for example '{terms[0]}')." if terms else "; choose it first."),
-                          expected=list(terms[:3]), actual=None)
+    yield from _evidence_findings(ctx, text)
+    terms = ctx.lab.final_choice_terms(ctx.bundle)
+    reader = reader_for(ctx.lab, terms)
+    doc = _Text(text)
+    yield from _choice_findings(ctx, doc, terms, reader)
+    yield from _listed_findings(ctx, doc, reader)

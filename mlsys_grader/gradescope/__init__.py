@@ -2,13 +2,19 @@
 
 Outer layer: it imports the core and Otter, never the reverse.  Modules (private):
 
-- ``_embed``     — the bundle as a notebook output (custom MIME type) and how to find it again;
-- ``_record``    — the score of record: which bundle was submitted, graded by the core;
-- ``_results``   — a grade report as Gradescope results JSON;
-- ``_hardening`` — closing the channels through which the student's kernel can reach the runner;
-- ``_plugin``    — the Otter plugin wiring those into ``otter run`` / Gradescope;
-- ``_assign``    — ``otter assign``: masters → student notebooks (``mlsys-grader assign``);
-- ``_build``     — ``mlsys-grader autograder``: ``otter assign`` plus the wheel and pinned versions.
+- ``_embed``      — the bundle as a notebook output (custom MIME type) and how to find it again;
+- ``_options``    — the autograder's options (the plugin's block in ``otter_config.json``);
+- ``_upload``     — what a student uploaded, read as data: notebook, bundle, or why neither;
+- ``_record``     — the score of record: the submitted bundle, graded by the core;
+- ``_otter_tests``— Otter's test files run against a bundle, item by item, and compared with the record;
+- ``_results``    — a score of record as Gradescope results JSON;
+- ``_runner``     — Gradescope's ``run_autograder`` (``python -I -m mlsys_grader.gradescope``);
+- ``_sandbox``    — running a notebook as an unprivileged user and killing all it started;
+  ``_in_sandbox`` is the program that runs there, ``_watch`` what it tried;
+- ``_hardening``  — closing the channels through which a kernel can reach Otter's runner;
+- ``_plugin``     — the Otter plugin for ``otter run``;
+- ``_assign``     — ``otter assign``: masters → student notebooks (``mlsys-grader assign``);
+- ``_build``, ``_lock`` — ``mlsys-grader autograder``: the zips, pinned to the build environment.
 
 Otter's configuration names the plugin by the dotted path
 ``mlsys_grader.gradescope.ScoreOfRecordPlugin`` (pinned by a test).  Names that import
@@ -25,7 +31,9 @@ from ._embed import BUNDLE_MIME, bundle_display_data, display_bundle, find_embed
 
 _LAZY = {
     "ScoreOfRecordPlugin": "._plugin",
-    "PLUGIN_NAME": "._plugin",
+    "PLUGIN_NAME": "._options",
+    "AutograderOptions": "._options",
+    "grade_submission": "._runner",
     "build_autograders": "._build",
     "AutograderBuildError": "._build",
     "regenerate": "._assign",

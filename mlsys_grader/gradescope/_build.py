@@ -1,41 +1,51 @@
 """``mlsys-grader autograder``: build each lab's Gradescope autograder zip from its Otter master.
 
-Steps per lab: copy the master's folder to a scratch directory, run ``otter assign``
-there, then rewrite the zip it made so that it
+Steps per lab: copy the master's folder to a scratch directory, run ``otter assign`` there
+(the masters stay the single source of the tests), then rewrite the zip it made so that
 
-- ships a wheel of this package (built once from the source tree) at the zip's root, which
-  Gradescope unpacks to ``/autograder/source``;
-- installs that wheel and the pinned requirements (``autograder/requirements.txt``) through
-  the ``environment.yml`` Otter's ``setup.sh`` builds the image from;
-- enables :class:`~mlsys_grader.gradescope.ScoreOfRecordPlugin` for the lab in
-  ``otter_config.json``.
+- ``run_autograder`` is one line that execs this package's grader (:mod:`._runner`) in the
+  image's environment — Otter's runner, which executes the notebook as root, is not used;
+- ``setup.sh`` is Otter's, without what a PDF-less, conda-kernel-less run never uses (the
+  Chromium download, ``nb_conda_kernels``), plus two steps: let the sandbox's user enter
+  ``/root`` (where the environment lives) and check the environment;
+- the environment is pinned to *this* environment (:mod:`._lock`): the Python version and
+  every package the grader and Otter need, at the versions installed here, plus a wheel of
+  this package built from the source tree and shipped in the zip;
+- ``otter_config.json`` configures :class:`~mlsys_grader.gradescope.ScoreOfRecordPlugin`
+  with the autograder's options (:mod:`._options`), PDFs and grading from the log off.
 
-The masters stay the single source of the tests; this module only adds what Gradescope needs.
+The build needs the source tree (``pyproject.toml``, ``mlsys_grader/``, ``solutions/``): from
+an installed copy of the package it is found in the working directory or given as ``root``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import GraderError
 from ..labs import lab_ids
-from ._plugin import PLUGIN_NAME
+from ._lock import Lock, lock
+from ._options import AutograderOptions, with_options
 
 GRADESCOPE_SOURCE = "/autograder/source"
-PYTHON_VERSION = "3.11"
-DEFAULT_REQUIREMENTS = ("mlsysim==0.3.0", "otter-grader[grading,plugins]==7.0.0")
+MINIFORGE_ENVS = "/root/miniforge3/envs"
+LOCK_NAME = "requirements-lock.txt"
+SANDBOX_PACKAGES = ("ipykernel", "nbclient", "jupyter_client")
+"""Roots the sandbox needs beyond the package's own dependencies (the kernel and the notebook client)."""
 
 
 class AutograderBuildError(GraderError, RuntimeError):
-    """Raised when a master, ``otter assign`` or the wheel build does not give what the zip needs."""
+    """Raised when the source tree, a master, ``otter assign`` or the wheel build does not give what the zip needs."""
 
 
 @dataclass(frozen=True)
@@ -44,33 +54,66 @@ class BuiltAutograder:
     path: Path
     wheel: str
     assign_seconds: float
+    pins: int
 
 
-def project_root() -> Path:
-    """The source tree this package was imported from (``pyproject.toml`` beside the package)."""
-    root = Path(__file__).resolve().parents[2]
-    if not (root / "pyproject.toml").is_file():
-        raise AutograderBuildError(f"expected pyproject.toml in {root} (the autograder build needs the source tree, not an installed wheel)")
-    return root
+def _is_project(folder: Path) -> bool:
+    pyproject = folder / "pyproject.toml"
+    return (pyproject.is_file() and (folder / "mlsys_grader").is_dir()
+            and re.search(r'^name\s*=\s*"mlsys-grader"', pyproject.read_text(encoding="utf-8"), re.M) is not None)
 
 
-def default_masters(root: Path | None = None) -> dict[str, Path]:
-    root = root or project_root()
+def project_root(root: str | os.PathLike | None = None) -> Path:
+    """The source tree: ``root`` if given, else the working directory, else the tree this package runs from."""
+    candidates = [Path(root)] if root else [Path.cwd(), Path(__file__).resolve().parents[2]]
+    for folder in candidates:
+        if _is_project(folder.resolve()):
+            return folder.resolve()
+    where = Path(root) if root else Path.cwd()
+    raise AutograderBuildError(f"{where} is not the mlsys-grader repository: run this command from the repository root "
+                               "(the folder holding pyproject.toml, mlsys_grader/ and solutions/) or pass --root PATH")
+
+
+def default_masters(root: Path) -> dict[str, Path]:
     return {lab: root / "solutions" / lab / f"{lab}-master.ipynb" for lab in lab_ids()}
 
 
-def read_requirements(root: Path | None = None) -> list[str]:
-    """Pinned requirements from ``autograder/requirements.txt`` (comments dropped)."""
-    path = (root or project_root()) / "autograder" / "requirements.txt"
-    if not path.is_file():
-        return list(DEFAULT_REQUIREMENTS)
-    lines = [line.split("#", 1)[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+def _requirement_lines(text: str) -> list[str]:
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines()]
     return [line for line in lines if line]
 
 
-def build_wheel(dest: Path, root: Path | None = None) -> Path:
+def image_roots(root: Path) -> list[str]:
+    """What the image needs: the package's dependencies (pyproject), ``autograder/requirements.txt``, the sandbox's."""
+    import tomllib
+
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    roots = list(project.get("dependencies", []))
+    extra = root / "autograder" / "requirements.txt"
+    if extra.is_file():
+        roots += _requirement_lines(extra.read_text(encoding="utf-8"))
+    return roots + list(SANDBOX_PACKAGES)
+
+
+def imported_distributions() -> list[str]:
+    """Distributions the grader imports when it grades (optional imports included, e.g. scipy by mlsysim).
+
+    Measured in a fresh interpreter that grades a solved bundle of every lab, so the image
+    has whatever changes the grader's behaviour here.
+    """
+    script = ("import json, sys\nfrom importlib import metadata\nfrom mlsys_grader import grade_bundle, solve\n"
+              "from mlsys_grader.labs import lab_ids\n"
+              "for lab in lab_ids():\n    grade_bundle(solve(lab, 'cloud').to_json())\n"
+              "owners = metadata.packages_distributions()\n"
+              "print(json.dumps(sorted({d for m in list(sys.modules) for d in owners.get(m.split('.')[0], [])})))\n")
+    done = subprocess.run([sys.executable, "-I", "-c", script], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise AutograderBuildError(f"grading a solved bundle failed while pinning the image:\n{done.stderr.strip()[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def build_wheel(dest: Path, root: Path) -> Path:
     """Build this package's wheel into ``dest`` from a clean copy of the source (the tree stays untouched)."""
-    root = root or project_root()
     with tempfile.TemporaryDirectory(prefix="mlsys-wheel-") as scratch:
         src = Path(scratch) / "src"
         src.mkdir()
@@ -89,56 +132,80 @@ def build_wheel(dest: Path, root: Path | None = None) -> Path:
     return wheels[0]
 
 
-def _environment_yml(original: str, requirements: list[str], wheel_name: str) -> str:
-    """The conda environment Gradescope builds: Otter's (and the master's) packages, Python
-    pinned to the tested version, our pins replacing Otter's, and the shipped wheel."""
+def environment_yml(original: str, pinned: Lock, wheel_name: str) -> tuple[str, str]:
+    """(environment.yml, its name): Otter's environment with the Python version and every pip package pinned."""
     import yaml
 
     environment = yaml.safe_load(original) or {}
     if not isinstance(environment, dict) or not isinstance(environment.get("dependencies", []), list):
         raise AutograderBuildError(f"environment.yml from otter assign is not a conda environment: {original[:200]!r}")
-    conda, pip = [], []
-    for dependency in environment.get("dependencies", []):
-        if isinstance(dependency, dict) and "pip" in dependency:
-            pip.extend(dependency["pip"])
-        elif isinstance(dependency, str) and not dependency.startswith("python"):
-            conda.append(dependency)
-
-    def name(requirement: str) -> str:
-        return requirement.split("==")[0].split("[")[0].strip().lower()
-
-    pinned = {name(requirement) for requirement in requirements}
-    pip = [r for r in pip if name(r) not in pinned] + requirements + [f"{GRADESCOPE_SOURCE}/{wheel_name}"]
-    environment["dependencies"] = [f"python={PYTHON_VERSION}", *conda, {"pip": pip}]
-    return yaml.safe_dump(environment, sort_keys=False)
+    name = str(environment.get("name") or "otter-env")
+    environment["dependencies"] = [f"python={pinned.python}", f"pip={pinned.pip}" if pinned.pip else "pip",
+                                   {"pip": [*pinned.pins, f"{GRADESCOPE_SOURCE}/{wheel_name}"]}]
+    return yaml.safe_dump(environment, sort_keys=False), name
 
 
-def _otter_config(original: dict, lab: str) -> dict:
-    config = dict(original)
-    plugins = [p for p in config.get("plugins", []) if not (p == PLUGIN_NAME or (isinstance(p, dict) and PLUGIN_NAME in p))]
-    config["plugins"] = plugins + [{PLUGIN_NAME: {"lab": lab}}]
+def run_autograder_script(env_name: str) -> str:
+    return ("#!/usr/bin/env bash\n"
+            "# mlsys-grader grades the upload in one process (see autograder/README.md): the score of record is\n"
+            "# written before any student code could run, and no student code runs as root. exec: bash reads no\n"
+            "# further line of this file.\n"
+            f"exec {MINIFORGE_ENVS}/{env_name}/bin/python -I -m mlsys_grader.gradescope /autograder\n")
+
+
+SETUP_DROPS = (
+    re.compile(r"^mamba install .*nb_conda_kernels.*$", re.M),  # the notebook runs in the environment's own kernel
+    re.compile(r"^mamba run .*playwright install.*$", re.M),    # a browser for PDFs; PDFs are off
+)
+
+
+def setup_sh(original: str, env_name: str) -> str:
+    """Otter's ``setup.sh`` without the browser download and conda kernels, plus the sandbox's two steps."""
+    text = original
+    for pattern in SETUP_DROPS:
+        text, count = pattern.subn("", text)
+        if count != 1:
+            raise AutograderBuildError(f"setup.sh from otter assign changed: expected one line matching {pattern.pattern}")
+    python = f"{MINIFORGE_ENVS}/{env_name}/bin/python"
+    return (text.rstrip("\n") + "\n\n"
+            "# mlsys-grader: a notebook re-run executes as an unprivileged user, which must be able to start this\n"
+            "# environment's Python under /root: others may enter /root (not list or write it).\n"
+            "chmod 711 /root\n"
+            f"{python} -I -m mlsys_grader.gradescope --check-image\n")
+
+
+def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel: Path, pinned: Lock) -> None:
+    """Copy ``assigned`` to ``target`` with our run_autograder, setup.sh, pinned environment, options and wheel."""
+    with zipfile.ZipFile(assigned) as source:
+        names = source.namelist()
+        for required in ("otter_config.json", "environment.yml", "run_autograder", "setup.sh"):
+            if required not in names:
+                raise AutograderBuildError(f"{assigned.name}: expected {required} from otter assign; the zip holds {names}")
+        environment, env_name = environment_yml(source.read("environment.yml").decode(), pinned, wheel.name)
+        replaced = {
+            "environment.yml": environment.encode(),
+            "setup.sh": setup_sh(source.read("setup.sh").decode(), env_name).encode(),
+            "run_autograder": run_autograder_script(env_name).encode(),
+            "otter_config.json": json.dumps(_otter_config(json.loads(source.read("otter_config.json")), options),
+                                            indent=2).encode(),
+            "requirements.txt": pinned.text(f"Pinned from the build environment (Python {pinned.python}); "
+                                            "installed through environment.yml").encode()
+                                + f"{GRADESCOPE_SOURCE}/{wheel.name}\n".encode(),
+        }
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+            for name in names:
+                info = source.getinfo(name)
+                out.writestr(info, replaced.pop(name, None) or source.read(name))
+            for name, data in replaced.items():
+                out.writestr(name, data)
+            out.write(wheel, arcname=wheel.name)
+
+
+def _otter_config(original: dict, options: AutograderOptions) -> dict:
+    config = with_options(original, options)
     config["grade_from_log"] = False
     config["pdf"] = False
     return config
-
-
-def rewrite_zip(assigned: Path, target: Path, lab: str, wheel: Path, requirements: list[str]) -> None:
-    """Copy ``assigned`` to ``target`` with our environment, plugin config and wheel."""
-    with zipfile.ZipFile(assigned) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-        names = source.namelist()
-        for required in ("otter_config.json", "environment.yml", "run_autograder"):
-            if required not in names:
-                raise AutograderBuildError(f"{assigned.name}: expected {required} from otter assign; the zip holds {names}")
-        for name in names:
-            data = source.read(name)
-            if name == "otter_config.json":
-                data = json.dumps(_otter_config(json.loads(data), lab), indent=2).encode()
-            elif name == "environment.yml":
-                data = _environment_yml(data.decode(), requirements, wheel.name).encode()
-            info = source.getinfo(name)
-            out.writestr(info, data)
-        out.write(wheel, arcname=wheel.name)
-        out.writestr("requirements.txt", "\n".join(requirements + [f"{GRADESCOPE_SOURCE}/{wheel.name}"]) + "\n")
 
 
 def assign(master: Path, lab: str, scratch: Path, *, run_tests: bool) -> Path:
@@ -162,23 +229,32 @@ def assign(master: Path, lab: str, scratch: Path, *, run_tests: bool) -> Path:
     return zips[0]
 
 
-def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | None = None, *,
-                      run_tests: bool = True, wheel: Path | None = None) -> list[BuiltAutograder]:
-    """Build ``<lab>-autograder.zip`` in ``output_dir`` for each master (default: ``solutions/<lab>/<lab>-master.ipynb``)."""
-    import time
+def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | None = None, *, run_tests: bool = True,
+                      wheel: Path | None = None, root: str | os.PathLike | None = None,
+                      options: dict | None = None) -> list[BuiltAutograder]:
+    """Build ``<lab>-autograder.zip`` and ``requirements-lock.txt`` in ``output_dir``.
 
-    masters = masters or default_masters()
+    ``masters`` default to ``solutions/<lab>/<lab>-master.ipynb`` of the source tree;
+    ``options`` are :class:`~._options.AutograderOptions` fields other than ``lab``.
+    """
+    tree = project_root(root)
+    masters = masters or default_masters(tree)
+    for lab, master in masters.items():  # fail on a missing master before the slow steps
+        if not Path(master).is_file():
+            raise AutograderBuildError(f"{lab}: expected an Otter master notebook at {master}, found none")
+    lab_options = {lab: AutograderOptions(lab=lab, **(options or {})) for lab in masters}
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    requirements = read_requirements()
+    pinned = lock(image_roots(tree) + imported_distributions())
+    (output / LOCK_NAME).write_text(pinned.text(f"mlsys-grader autograder image, Python {pinned.python}"), encoding="utf-8")
     built = []
     with tempfile.TemporaryDirectory(prefix="mlsys-autograder-") as scratch_name:
         scratch = Path(scratch_name)
-        wheel = wheel or build_wheel(scratch / "wheel")
+        wheel = wheel or build_wheel(scratch / "wheel", tree)
         for lab, master in masters.items():
             started = time.perf_counter()
             assigned = assign(Path(master).resolve(), lab, scratch, run_tests=run_tests)
             target = output / f"{lab}-autograder.zip"
-            rewrite_zip(assigned, target, lab, wheel, requirements)
-            built.append(BuiltAutograder(lab, target, wheel.name, time.perf_counter() - started))
+            rewrite_zip(assigned, target, lab_options[lab], wheel, pinned)
+            built.append(BuiltAutograder(lab, target, wheel.name, time.perf_counter() - started, len(pinned.pins)))
     return built

@@ -13,6 +13,11 @@ Unpickling runs arbitrary code, in the process that writes the results.  ``insta
 aside and routes 2 and 3 through unpicklers that build only Otter's own result classes
 (2) or plain data (3).  It also guards execution and bounds each cell's run time, so a
 kernel that dies or never finishes still leaves the score of record.
+
+Under ``otter run`` (the plugin) that process is the one that reports the grade.  On
+Gradescope the notebook runs in the sandbox instead (:mod:`._sandbox`), where Otter's
+runner is itself unprivileged; the same loaders keep its kernel-side results honest
+data there, although those results never change the grade.
 """
 
 from __future__ import annotations
@@ -128,12 +133,13 @@ def drop_writable_import_paths(autograder_dir: str | os.PathLike | None) -> list
 DEFAULT_CELL_TIMEOUT_S = 300.0
 
 
-def limit_cell_time(cell_timeout_s: float) -> None:
+def limit_cell_time(cell_timeout_s: float, *, interrupt: bool = False) -> None:
     """Give every notebook cell at most ``cell_timeout_s`` seconds (Otter sets no limit).
 
     A cell that runs longer raises ``CellTimeoutError``; the guarded execution turns that
     into missing kernel results, so a submission that never finishes still gets its score
-    of record instead of using up the whole Gradescope time budget.
+    of record instead of using up the whole Gradescope time budget.  With ``interrupt``
+    the kernel is interrupted instead and the next cells (Otter's tests) still run.
     """
     from nbconvert.preprocessors import ExecutePreprocessor
 
@@ -143,9 +149,24 @@ def limit_cell_time(cell_timeout_s: float) -> None:
         original(self, *args, **kwargs)
         if self.timeout is None or self.timeout > cell_timeout_s:
             self.timeout = cell_timeout_s
+        if interrupt:
+            self.interrupt_on_timeout = True
 
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
     ExecutePreprocessor.__init__ = __init__
+
+
+def install_safe_unpickling() -> None:
+    """Route Otter's unpickling of the kernel's results file and log records through the safe loaders."""
+    import otter.execute as execute
+    import otter.execute.logging as execute_logging
+
+    if not getattr(execute.pickle, "_mlsys_safe", False):
+        shim = types.SimpleNamespace(load=safe_load_results, loads=lambda data: safe_load_results(io.BytesIO(data)),
+                                     dump=pickle.dump, dumps=pickle.dumps, UnpicklingError=pickle.UnpicklingError,
+                                     _mlsys_safe=True)
+        execute.pickle = shim  # grade_notebook looks ``pickle`` up in its module at call time
+    execute_logging.LogRecordStreamHandler.unpickle = lambda self, data: safe_loads_plain(data)
 
 
 def install(autograder_dir: str | os.PathLike | None = None, *, cell_timeout_s: float = DEFAULT_CELL_TIMEOUT_S) -> None:
@@ -156,15 +177,24 @@ def install(autograder_dir: str | os.PathLike | None = None, *, cell_timeout_s: 
     """
     drop_writable_import_paths(autograder_dir)
     limit_cell_time(cell_timeout_s)
-    import otter.execute as execute
-    import otter.execute.logging as execute_logging
+    install_safe_unpickling()
     from otter.run.run_autograder.runners import python_runner
 
-    if not getattr(execute.pickle, "_mlsys_safe", False):
-        shim = types.SimpleNamespace(load=safe_load_results, loads=lambda data: safe_load_results(io.BytesIO(data)),
-                                     dump=pickle.dump, dumps=pickle.dumps, UnpicklingError=pickle.UnpicklingError,
-                                     _mlsys_safe=True)
-        execute.pickle = shim  # grade_notebook looks ``pickle`` up in its module at call time
-    execute_logging.LogRecordStreamHandler.unpickle = lambda self, data: safe_loads_plain(data)
     if not hasattr(python_runner.grade_notebook, "__wrapped__"):
         python_runner.grade_notebook = _guard_grade_notebook(python_runner.grade_notebook)
+
+
+def skip_execution(results: Callable[[], Any]) -> None:
+    """Otter's runner gets ``results()`` instead of executing the notebook: no student code runs at all.
+
+    ``results`` is responsible for reporting (the plugin renders the score of record there).
+    """
+    from otter.run.run_autograder.runners import python_runner
+
+    original = getattr(python_runner.grade_notebook, "__wrapped__", python_runner.grade_notebook)
+
+    def not_executed(*args: Any, **kwargs: Any) -> Any:
+        return results()
+
+    not_executed.__wrapped__ = original  # type: ignore[attr-defined]
+    python_runner.grade_notebook = not_executed

@@ -1,18 +1,25 @@
-"""The Otter plugin that makes the score of record, computed outside the student's kernel, the reported score.
+"""The Otter plugin: the score of record, computed outside the student's kernel, is the reported score under ``otter run``.
 
-Configured in the autograder's ``otter_config.json`` (``mlsys-grader autograder`` writes it)::
+Configured in the autograder's ``otter_config.json`` (``mlsys-grader autograder`` writes it;
+the options are :class:`~._options.AutograderOptions`)::
 
-    {"plugins": [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": "lab07"}}]}
+    {"plugins": [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": "lab07", "rerun_notebook": false}}]}
 
-Events, all in Otter's runner process:
+On Gradescope the zip's ``run_autograder`` does not start Otter's runner at all (see
+:mod:`._runner`); this plugin is what ``otter run -a <lab>-autograder.zip`` uses on a staff
+machine.  Events, all in Otter's runner process:
 
 ``before_grading``   before any student code runs: close the pickle channels
-                     (:mod:`.hardening`), then read the submitted bundle and grade it —
-                     this is the score of record.
-``before_execution`` returns the notebook unchanged (the record is already fixed).
-``after_grading``    reads what the kernel-side tests reported (safely), compares it
-                     with the record, and makes the record the reported result; any
+                     (:mod:`._hardening`), read the upload and grade the submitted bundle —
+                     the score of record.  Unless ``rerun_notebook`` is on, the notebook is
+                     not executed: Otter's tests run against the graded bundle instead.
+``after_grading``    compares Otter's per-item results (the kernel's, with the re-run on)
+                     with the record and makes the record the reported result; any
                      disagreement flags the submission for staff.
+
+With ``rerun_notebook`` on, ``otter run`` executes the notebook as the user who runs it —
+there is no sandbox on a staff machine; run untrusted uploads through Gradescope (or its
+emulator) instead.
 """
 
 from __future__ import annotations
@@ -23,17 +30,13 @@ from typing import Any
 from otter.plugins import AbstractOtterPlugin
 from otter.test_files import GradingResults
 
-from ..labs import lab_ids
 from . import _hardening as hardening
-from ._results import (
-    FLAG_BUNDLE_REWRITTEN,
-    KernelComparison,
-    compare_kernel,
-    gradescope_results,
-)
-from ._record import ScoreOfRecord, file_fingerprint, score_of_record
+from ._options import PLUGIN_NAME, AutograderOptions, options_from_mapping
+from ._otter_tests import OtterResults, case_names, disagreements, from_grading_results, run_tests_on_bundle, with_case_names
+from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, score_of_record
+from ._results import FLAG_KERNEL_DISAGREES, FLAG_KERNEL_RESULTS_REJECTED, FLAG_TESTS_DISAGREE, Review, gradescope_results
 
-PLUGIN_NAME = "mlsys_grader.gradescope.ScoreOfRecordPlugin"
+__all__ = ["PLUGIN_NAME", "RecordGradingResults", "ScoreOfRecordPlugin"]
 
 
 class RecordGradingResults(GradingResults):
@@ -61,60 +64,71 @@ class RecordGradingResults(GradingResults):
                            if not public_only or test.get("visibility") == "visible")
 
 
-def kernel_scores(results: GradingResults) -> tuple[dict[str, tuple[float, float]] | None, str | None]:
-    """Per question (score, possible) from the kernel-side results, or None and why not."""
-    error = results.catastrophic_error
-    if error is not None:
-        return None, f"{type(error).__name__}: {error}"
-    try:
-        return {str(name): (float(test.score), float(test.possible)) for name, test in results.results.items()}, None
-    except Exception as exc:  # noqa: BLE001 — the object came from student-controlled bytes
-        return None, f"unreadable kernel results ({type(exc).__name__}: {exc})"
-
-
 def fallback_results(record: ScoreOfRecord, error: str) -> dict[str, Any]:
-    """The bare score of record, for when the full rendering failed (flagged ``grader-error``)."""
+    """The bare score of record, for when the full rendering failed (flagged ``grader_error``)."""
     report = record.report
     return {
         "score": round(report.score, 5),
-        "output": f"{report.lab}: {report.score:g} / {report.max_score:g} (score of record; detailed feedback failed to render).",
-        "tests": [{"name": "Staff review", "visibility": "hidden", "status": "failed",
-                   "output": f"flags: grader-error; rendering the results failed: {error}"}],
-        "extra_data": {"mlsys_grader": {"flags": sorted(set(record.all_flags) | {"grader-error"}),
+        "output": f"{report.lab}: {report.score:g} / {report.max_score:g} (detailed feedback failed to render).",
+        "tests": [{"name": "Score of record", "score": round(report.score, 5), "max_score": report.max_score,
+                   "visibility": "visible", "output": "Detailed feedback will follow after a staff regrade."},
+                  {"name": "Staff review", "visibility": "hidden", "status": "failed",
+                   "output": f"flags: {FLAG_GRADER_ERROR}; rendering the results failed: {error}"}],
+        "extra_data": {"mlsys_grader": {"flags": sorted(set(record.all_flags) | {FLAG_GRADER_ERROR}),
                                         "max_score": report.max_score, "source": record.source}},
     }
 
 
 class ScoreOfRecordPlugin(AbstractOtterPlugin):
-    """Grade the submitted bundle before the notebook runs and report that score."""
+    """Grade the submitted bundle before any student code runs and report that score."""
 
     def __init__(self, submission_path: str, submission_metadata: dict, plugin_config: dict):
         super().__init__(submission_path, submission_metadata, plugin_config or {})
-        lab = self.plugin_config.get("lab")
-        if lab not in lab_ids():
-            raise ValueError(f"ScoreOfRecordPlugin needs plugin config 'lab' set to one of {', '.join(lab_ids())} (got {lab!r})")
-        self.lab: str = lab
-        self.question_parts: dict[str, str] = dict(self.plugin_config.get("question_parts") or {})
+        self.options: AutograderOptions = options_from_mapping(self.plugin_config)
+        self.lab: str = self.options.lab
         self.record: ScoreOfRecord | None = None
-        self.bundle_digest_before: str | None = None
-        self.notes: list[str] = []
+        self.review = Review()
+
+    @property
+    def submission_dir(self) -> str:
+        return os.path.dirname(os.path.abspath(self.submission_path))
+
+    @property
+    def tests_dir(self) -> str:
+        """The master's test files: the autograder's ``source/tests`` (Otter also copies them into the submission)."""
+        for candidate in (os.path.join(os.path.dirname(self.submission_dir), "source", "tests"),
+                          os.path.join(self.submission_dir, "tests")):
+            if os.path.isdir(candidate):
+                return candidate
+        return os.path.join(self.submission_dir, "tests")
 
     # -- before any student code ---------------------------------------------------
     def _fix_record(self) -> ScoreOfRecord:
         if self.record is None:
-            submission_dir = os.path.dirname(os.path.abspath(self.submission_path))
-            self.record = score_of_record(self.lab, submission_dir, self.submission_path)
-            self.bundle_digest_before = file_fingerprint(self.record.bundle_path)
+            self.record = score_of_record(self.lab, self.submission_dir)
         return self.record
 
     def before_grading(self, config: Any) -> None:
-        submission_dir = os.path.dirname(os.path.abspath(self.submission_path))
-        hardening.install(os.path.dirname(submission_dir),  # the autograder folder holds the submission
-                          cell_timeout_s=float(self.plugin_config.get("cell_timeout_s", hardening.DEFAULT_CELL_TIMEOUT_S)))
-        if hardening.quarantine_otter_log(submission_dir):
-            self.notes.append(".OTTER_LOG was set aside unread (the runner never unpickles submitted files)")
+        hardening.install(os.path.dirname(self.submission_dir),  # the autograder folder holds the submission
+                          cell_timeout_s=self.options.cell_timeout_s)
+        if hardening.quarantine_otter_log(self.submission_dir):
+            self.review.notes.append(".OTTER_LOG was set aside unread (the runner never unpickles submitted files)")
         config.grade_from_log = False
-        self._fix_record()
+        record = self._fix_record()
+        try:
+            self.review.otter_tests = run_tests_on_bundle(self.tests_dir, self.lab, record.bundle)
+        except Exception as exc:  # noqa: BLE001 — the master's test files are code; a failure is a staff matter
+            self.review.otter_tests = OtterResults(error=f"{type(exc).__name__}: {exc}"[:500])
+        for line in disagreements(record.report, self.review.otter_tests, self.options.question_parts):
+            self.review.flag(FLAG_TESTS_DISAGREE, f"Otter test vs score of record: {line}")
+        if not self.options.rerun_notebook:
+            hardening.skip_execution(self._results_without_execution)
+
+    def _results_without_execution(self) -> GradingResults:
+        """What Otter's runner gets instead of executing the notebook: no kernel results (nothing ran)."""
+        results = GradingResults([])
+        self._report(results, executed=False)
+        return results
 
     def before_execution(self, submission: Any) -> Any:
         self._fix_record()  # no-op when before_grading ran; the record predates student code either way
@@ -122,19 +136,23 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
 
     # -- after the student's notebook ran ------------------------------------------
     def after_grading(self, results: GradingResults) -> None:
+        self._report(results, executed=True)
+
+    def _report(self, results: GradingResults, *, executed: bool) -> None:
         record = self._fix_record()
-        extra_flags = []
+        if executed:
+            try:
+                kernel = with_case_names(from_grading_results(results), case_names(self.tests_dir))
+            except Exception as exc:  # noqa: BLE001 — the object came from student-controlled bytes
+                kernel = OtterResults(error=f"unreadable kernel results ({type(exc).__name__}: {exc})")
+            if kernel.error is not None:
+                self.review.flag(FLAG_KERNEL_RESULTS_REJECTED, f"the kernel's results were not accepted: {kernel.error}")
+            else:
+                self.review.kernel_tests = kernel
+                for line in disagreements(record.report, kernel, self.options.question_parts):
+                    self.review.flag(FLAG_KERNEL_DISAGREES, f"kernel test vs score of record: {line}")
         try:
-            scores, error = kernel_scores(results)
-            kernel: KernelComparison | None = compare_kernel(record.report, scores, error, self.question_parts)
-        except Exception as exc:  # noqa: BLE001
-            kernel = KernelComparison(error=repr(exc), flags=["kernel-results-rejected"], disagreements=[repr(exc)])
-        if record.bundle_path and file_fingerprint(record.bundle_path) != self.bundle_digest_before:
-            extra_flags.append(FLAG_BUNDLE_REWRITTEN)
-            self.notes.append(f"{os.path.basename(record.bundle_path)} was rewritten while the notebook ran; "
-                              "the bundle read before execution was graded")
-        try:
-            document = gradescope_results(record, kernel, extra_flags=extra_flags, extra_notes=self.notes)
+            document = gradescope_results(record, self.review)
         except Exception as exc:  # noqa: BLE001 — a rendering bug must not cost the student the score
             document = fallback_results(record, f"{type(exc).__name__}: {exc}")
         results.__class__ = RecordGradingResults
@@ -146,5 +164,5 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
         if self.record is None:
             return "score of record: not computed"
         report = self.record.report
-        flags = ", ".join(self.record.all_flags) or "none"
+        flags = ", ".join(sorted(set(self.record.all_flags) | set(self.review.flags))) or "none"
         return f"score of record: {report.score:g} / {report.max_score:g} from {self.record.source}; flags: {flags}"

@@ -1,40 +1,47 @@
-"""The score of record: find the bundle a student submitted and grade it with the core.
+"""The score of record: the submitted bundle, graded by the core.
 
-Runs in the grading process before any student code executes, so nothing the kernel
-does later can change which bytes are graded.  Never raises for a bad submission: an
-unreadable, missing or wrong-lab bundle becomes a zero report whose findings say why.
+Computed in the grading process before any student code could run, from the bytes the
+student uploaded (see :mod:`._upload`), so nothing a notebook does later can change which
+bytes are graded.  Never raises for a bad submission: an unreadable, missing or wrong-lab
+upload becomes a zero report whose one submission-level finding says why and what to do.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..api import default_rubric, grade_bundle, read_bundle_bytes
-from ..core.jsonio import MAX_BYTES, sha256_of
+from ..api import default_rubric, grade_bundle
+from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle
 from ..core.report import Finding, GradeReport, ItemScore, PartScore
 from ..errors import GraderError
-from ._embed import find_embedded_bundles
+from ._upload import (
+    FLAG_BUNDLE_MISMATCH,
+    FLAG_NO_BUNDLE,
+    FLAG_WRONG_LAB,
+    Upload,
+    bundle_filename,
+    export_advice,
+    inspect_upload,
+    lab_title,
+    read_regular_file,
+)
 
-#: Staff flags this layer adds to the core's (``integrity``, ``stale``, ``missing``).
-FLAG_NO_BUNDLE = "no-bundle"
-FLAG_WRONG_LAB = "wrong-lab"
-FLAG_BUNDLE_MISMATCH = "bundle-mismatch"
-FLAG_GRADER_ERROR = "grader-error"
+FLAG_GRADER_ERROR = "grader_error"
+FLAG_UNREADABLE = "integrity"
 
-
-def bundle_filename(lab_id: str) -> str:
-    """The shared convention: the student API saves ``<lab>-submission.json`` next to the notebook."""
-    return f"{lab_id}-submission.json"
+SAVE_AGAIN = "save it again from the notebook (never edit it by hand), then run the export cell and upload the zip it makes"
 
 
 @dataclass
 class ScoreOfRecord:
-    """What was graded, how it scored, and what staff should look at."""
+    """What was graded, how it scored, and what staff should look at.
+
+    ``problem`` is set when nothing gradable was uploaded: one sentence for the student.
+    """
 
     lab: str
     report: GradeReport
@@ -43,50 +50,103 @@ class ScoreOfRecord:
     bundle_path: str | None = None
     flags: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    public_notes: list[str] = field(default_factory=list)
+    problem: str | None = None
+    bundle: bytes | None = None
 
     @property
     def all_flags(self) -> list[str]:
         return sorted(set(self.report.flags) | set(self.flags))
 
+    @property
+    def track(self) -> str | None:
+        return None if self.problem else self.report.track
 
-SAVE_AGAIN = "save it again from the notebook (never edit it by hand), then run the export cell and upload the zip it makes"
 
-
-def ungradable_report(lab_id: str, reason: str, action: str | None = None) -> GradeReport:
-    """A zero report for ``lab_id`` whose every part says, in one sentence, why and what to do."""
+def ungradable_report(lab_id: str, sentence: str) -> GradeReport:
+    """A zero report for ``lab_id``: every item 0, one submission-level finding (``sentence``)."""
     rubric = default_rubric(lab_id)
     parts = {}
     for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]:
         scored = [ItemScore(item=item, points=0.0, max_points=points) for item, points in items.items()]
         parts[name] = PartScore(part=name, score=0.0, max_score=sum(items.values()), items=scored)
-    if len(reason) > 240:
-        reason = reason[:237] + "..."
-    action = action or (f"run the notebook's predict, run and capture cells so it saves {bundle_filename(lab_id)}, "
-                        "then run the export cell and upload the zip it makes")
-    hint = f"No points could be given because {reason}; {action}."
-    findings = [Finding(part=name, criterion="missing", message=hint) for name in parts]
-    return GradeReport(lab=lab_id, track="unknown", score=0.0, max_score=rubric.max_score, parts=parts,
-                       findings=findings, flags=["missing"])
+    finding = Finding(part="bundle", criterion="missing", message=sentence)
+    return GradeReport(lab=lab_id, track="none", score=0.0, max_score=rubric.max_score, parts=parts,
+                       findings=[finding], flags=["missing"])
 
 
-def _grade_text(lab_id: str, text: bytes | str, source: str) -> ScoreOfRecord:
-    raw = text.encode("utf-8") if isinstance(text, str) else text
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def ungradable(lab_id: str, sentence: str, flag: str, source: str = "none", notes: list[str] | None = None,
+               digest: str | None = None) -> ScoreOfRecord:
+    return ScoreOfRecord(lab_id, ungradable_report(lab_id, sentence), source, digest, flags=[flag],
+                         notes=list(notes or []), problem=sentence)
+
+
+def grade_bytes(lab_id: str, raw: bytes, source: str) -> ScoreOfRecord:
+    """The score of record of one bundle's bytes (``source`` says where they came from)."""
     digest = hashlib.sha256(raw).hexdigest()
     try:
         bundle = load_bundle(raw)
     except GraderError as exc:
-        report = ungradable_report(lab_id, f"the submitted bundle ({source}) cannot be read: {exc}", SAVE_AGAIN)
-        return ScoreOfRecord(lab_id, report, source, digest, flags=["integrity"], notes=[str(exc)])
+        sentence = f"Your bundle ({source}) cannot be read ({_short(exc)}): {SAVE_AGAIN}."
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [str(exc)], digest)
     if bundle.lab != lab_id:
-        report = ungradable_report(lab_id, f"the submitted bundle is for {bundle.lab} but this assignment is {lab_id}",
-                                   f"upload the {lab_id} notebook's export zip to this assignment")
-        return ScoreOfRecord(lab_id, report, source, digest, flags=[FLAG_WRONG_LAB])
+        sentence = (f"This upload is {lab_title(bundle.lab)} work ({source} is a {bundle.lab} bundle), but this assignment "
+                    f"is {lab_title(lab_id)}: {export_advice(lab_id)}.")
+        return ungradable(lab_id, sentence, FLAG_WRONG_LAB, source, digest=digest)
     try:
         report = grade_bundle(bundle)
     except GraderError as exc:
-        report = ungradable_report(lab_id, f"the submitted bundle ({source}) cannot be graded: {exc}", SAVE_AGAIN)
-        return ScoreOfRecord(lab_id, report, source, digest, flags=["integrity"], notes=[str(exc)])
-    return ScoreOfRecord(lab_id, report, source, digest)
+        sentence = f"Your bundle ({source}) cannot be graded ({_short(exc)}): {SAVE_AGAIN}."
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [str(exc)], digest)
+    return ScoreOfRecord(lab_id, report, source, digest, bundle=raw)
+
+
+def grader_failed(lab_id: str, error: BaseException, source: str = "error") -> ScoreOfRecord:
+    """The record when the grader itself failed: zero for now, flagged for a staff regrade."""
+    sentence = "The autograder failed on your upload (not your error): course staff will regrade it from your upload."
+    return ungradable(lab_id, sentence, FLAG_GRADER_ERROR, source, [f"{type(error).__name__}: {error}"])
+
+
+def grade_upload(upload: Upload) -> ScoreOfRecord:
+    """The score of record of an inspected upload."""
+    if upload.bundle is None:
+        record = ungradable(upload.lab, upload.problem or f"Nothing gradable was uploaded: {export_advice(upload.lab)}.",
+                            upload.flag or FLAG_NO_BUNDLE, upload.source, list(upload.notes))
+    else:
+        record = grade_bytes(upload.lab, upload.bundle, upload.source)
+        record.notes[:0] = list(upload.notes)
+    record.bundle_path = str(upload.bundle_path) if upload.bundle_path else None
+    record.flags.extend(flag for flag in upload.flags if flag not in record.flags)
+    record.public_notes.extend(upload.public_notes)
+    return record
+
+
+def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_path: str | os.PathLike | None = None) -> ScoreOfRecord:
+    """Grade what was uploaded in ``submission_dir`` for ``lab_id``.  Never raises for a bad submission.
+
+    ``notebook_path`` is accepted for callers that already resolved the notebook (Otter's
+    runner); the upload is inspected as a whole either way.
+    """
+    del notebook_path  # the upload is classified from the folder; kept for the plugin's call
+    try:
+        return grade_upload(inspect_upload(submission_dir, lab_id))
+    except Exception as exc:  # noqa: BLE001 — a grader bug must still yield a score and a reason
+        return grader_failed(lab_id, exc)
+
+
+def saved_at(raw: bytes | str) -> str | None:
+    """The bundle's own ``created_at`` text, or None when the bytes are not a readable bundle."""
+    try:
+        value = loads_strict(raw)
+    except GraderError:
+        return None
+    created = value.get("created_at") if isinstance(value, dict) else None
+    return created if isinstance(created, str) else None
 
 
 def bundle_fingerprint(text: bytes | str) -> str:
@@ -104,81 +164,11 @@ def bundle_fingerprint(text: bytes | str) -> str:
     return "bundle:" + sha256_of(data)
 
 
-def find_bundle_file(submission_dir: Path, lab_id: str) -> Path | None:
-    """``<lab>-submission.json`` at the top of the submission, or one folder down (a zipped folder)."""
-    name = bundle_filename(lab_id)
-    top = submission_dir / name
-    if top.is_file():
-        return top
-    candidates = sorted(p for p in submission_dir.glob(f"*/{name}") if p.is_file() and "tests" not in p.parts)
-    return candidates[0] if candidates else None
-
-
-def read_notebook(path: Path) -> dict | None:
-    """The submitted notebook as plain JSON data (bounded read), or None if it is not one."""
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(8 * MAX_BYTES + 1)
-        if len(raw) > 8 * MAX_BYTES:
-            return None
-        data = json.loads(raw)
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_path: str | os.PathLike | None) -> ScoreOfRecord:
-    """Grade the bundle the student submitted: the bundle file if present, else the latest one
-    embedded in the notebook's outputs.  Never raises for a bad submission."""
-    submission_dir = Path(submission_dir)
-    try:
-        bundle_file = find_bundle_file(submission_dir, lab_id)
-        notebook = read_notebook(Path(notebook_path)) if notebook_path and str(notebook_path).endswith(".ipynb") else None
-        embedded = find_embedded_bundles(notebook) if notebook else []
-        if bundle_file is not None:
-            text = read_bundle_bytes(bundle_file)
-            record = _grade_text(lab_id, text, f"file {bundle_file.name}")
-            record.bundle_path = str(bundle_file)
-            if embedded and bundle_fingerprint(embedded[-1].text) != bundle_fingerprint(text):
-                record.flags.append(FLAG_BUNDLE_MISMATCH)
-                record.notes.append(
-                    f"{bundle_file.name} differs from the latest bundle shown in the notebook (cell {embedded[-1].cell_index}); "
-                    "the file was graded"
-                )
-            return record
-        if embedded:
-            latest = embedded[-1]
-            return _grade_text(lab_id, latest.text, f"notebook output in cell {latest.cell_index}")
-        report = ungradable_report(lab_id, f"no saved bundle was found (no {bundle_filename(lab_id)} and none in the notebook's outputs)")
-        return ScoreOfRecord(lab_id, report, "none", flags=[FLAG_NO_BUNDLE])
-    except Exception as exc:  # noqa: BLE001 — a grader bug must still yield a score and a reason
-        report = ungradable_report(lab_id, f"the grader failed on this submission ({type(exc).__name__})",
-                                   "tell your course staff, who will regrade it from your upload")
-        return ScoreOfRecord(lab_id, report, "error", flags=[FLAG_GRADER_ERROR], notes=[repr(exc)])
-
-
 def file_fingerprint(path: str | None) -> str | None:
-    """:func:`bundle_fingerprint` of a file's current bytes (None when it is gone), to notice a
-    rewrite with different content while the notebook runs."""
+    """:func:`bundle_fingerprint` of a file's current bytes (None when it is gone or not a regular file)."""
     if not path:
         return None
     try:
-        return bundle_fingerprint(_read_regular_file(path, MAX_BYTES + 1))
+        return bundle_fingerprint(read_regular_file(Path(path), MAX_BYTES))
     except OSError:
         return None
-
-
-def _read_regular_file(path: str, limit: int) -> bytes:
-    """At most ``limit`` bytes of a regular file; ``OSError`` for anything else.
-
-    Used after student code ran: it may have replaced the file with a FIFO (a plain
-    ``open`` would then block forever) or a device, so the file is opened without
-    blocking and checked on the open descriptor.
-    """
-    import stat
-
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(descriptor, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(f"{path} is no longer a regular file")
-        return handle.read(limit)

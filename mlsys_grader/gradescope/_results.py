@@ -1,43 +1,36 @@
-"""A score of record as Gradescope results JSON, and the kernel-side results compared with it.
+"""A score of record as Gradescope results JSON.
 
 Layout (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
 
-- ``Public checks`` — visible at once: per part, the public items' points and what to do;
-  no score of its own, so nothing hidden leaks through it;
+- top-level ``output`` — one line: lab, track, score, what was graded (or the one sentence
+  saying why nothing could be graded);
+- ``Public checks`` — visible at once, no score of its own: one line per part with its public
+  points and what to do, each sentence said once;
 - one entry per part A–E and one for the synthesis — ``after_published``: the rubric's
-  points and max points, and one actionable sentence for every lost point, hidden items
-  included;
-- ``Staff review`` — ``hidden`` (instructors only), present when the submission is flagged.
+  points and max points (they add up to the rubric's 100), and one line per lost item,
+  hidden items included;
+- ``Staff review`` — ``hidden`` (instructors only), present when there is a flag or a note.
 
-The top-level ``score`` is the score of record; ``extra_data`` keeps flags and provenance.
+The top-level ``score`` is the score of record; ``extra_data`` keeps flags, provenance and
+Otter's per-item test results.  Text a student sees never names files of the autograder,
+Python modules, tracebacks or hashes.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Iterable
 
 from ..core.report import HIDDEN_ITEMS, GradeReport
+from ._otter_tests import OtterResults, question_part
 from ._record import ScoreOfRecord
+from ._upload import lab_title
 
-FLAG_KERNEL_DISAGREES = "kernel-disagrees"
-FLAG_KERNEL_RESULTS_REJECTED = "kernel-results-rejected"
-FLAG_BUNDLE_REWRITTEN = "bundle-rewritten-during-grading"
+FLAG_KERNEL_DISAGREES = "kernel_disagrees"
+FLAG_KERNEL_RESULTS_REJECTED = "kernel_results_rejected"
+FLAG_TESTS_DISAGREE = "tests_disagree"
 
-_PART_NAME = re.compile(r"(?:^|[^a-z])(?:part)?[\s_\-]*([a-e])$")
-
-
-def question_part(name: str, overrides: Mapping[str, str] | None = None) -> str | None:
-    """The rubric part an Otter question grades (``part_a``/``q_a``/``A`` → ``A``; ``*synth*`` → synthesis)."""
-    if overrides and name in overrides:
-        return overrides[name]
-    lower = name.strip().lower()
-    if "synth" in lower:
-        return "synthesis"
-    match = _PART_NAME.search(lower)
-    return match.group(1).upper() if match else None
 
 
 def part_title(name: str) -> str:
@@ -45,94 +38,143 @@ def part_title(name: str) -> str:
 
 
 @dataclass
-class KernelComparison:
-    """What the tests inside the student's kernel reported, next to the score of record."""
+class Review:
+    """What staff should know beyond the score of record: flags, notes, Otter's results, the re-run."""
 
-    scores: dict[str, tuple[float, float]] = field(default_factory=dict)
-    error: str | None = None
-    disagreements: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    otter_tests: OtterResults | None = None
+    kernel_tests: OtterResults | None = None
+    run: dict[str, Any] = field(default_factory=dict)
+
+    def flag(self, name: str, note: str | None = None) -> None:
+        if name not in self.flags:
+            self.flags.append(name)
+        if note:
+            self.notes.append(note)
 
 
-def compare_kernel(record: GradeReport, kernel_scores: Mapping[str, tuple[float, float]] | None, error: str | None,
-                   overrides: Mapping[str, str] | None = None) -> KernelComparison:
-    """Per part, the kernel's points against the score of record; any difference is a disagreement."""
-    if kernel_scores is None:
-        return KernelComparison(error=error, flags=[FLAG_KERNEL_RESULTS_REJECTED],
-                                disagreements=[f"the kernel's results were not accepted: {error}"])
-    per_part: dict[str, list[float]] = {}
-    for question, (score, _possible) in kernel_scores.items():
-        part = question_part(question, overrides)
-        if part in record.parts:
-            per_part.setdefault(part, []).append(score)
-    comparison = KernelComparison(scores=dict(kernel_scores))
-    if per_part:
-        for part, scores in per_part.items():
-            kernel, recorded = sum(scores), record.parts[part].score
-            if not math.isclose(kernel, recorded, abs_tol=1e-6):
-                comparison.disagreements.append(f"{part_title(part)}: kernel tests gave {kernel:g}, score of record is {recorded:g}")
-    else:
-        kernel = sum(score for score, _ in kernel_scores.values())
-        if not math.isclose(kernel, record.score, abs_tol=1e-6):
-            comparison.disagreements.append(f"kernel tests gave {kernel:g} in total, score of record is {record.score:g}")
-    if comparison.disagreements:
-        comparison.flags.append(FLAG_KERNEL_DISAGREES)
-    return comparison
+def _lost_lines(report: GradeReport, part: str) -> list[str]:
+    """One line per lost rubric item (hidden items included): the points and the finding's sentence.
 
-
-def _lost_points(report: GradeReport, part: str, *, public_only: bool) -> list[str]:
-    """One line per lost rubric item: the points and the finding's sentence.
-
-    A part with no evidence loses every item for one reason, so that reason is said once.
+    A part that loses every item for one reason says that reason once.
     """
-    findings = report.findings_for(part)
-    if report.parts[part].held:
+    scores = report.parts[part]
+    if scores.held:
         return [f"{part_title(part)} will be reviewed by staff: the grader failed on it (not your error), so its "
-                f"{report.parts[part].max_score:g} points are held until then."]
-    items = [item for item in report.parts[part].items
-             if item.points < item.max_points and not (public_only and item.item in HIDDEN_ITEMS)]
+                f"{scores.max_score:g} points are held until then."]
+    items = [item for item in scores.items if item.points < item.max_points]
     if not items:
         return []
-    voiding = next((f for f in findings if f.voids_part and not (public_only and f.hidden)), None)
+    findings = report.findings_for(part)
+    voiding = next((f for f in findings if f.voids_part), None)
     if voiding is not None:
         return [f"-{sum(i.max_points - i.points for i in items):g} (all items): {voiding.message}"]
-    lines = []
+    if not findings and report.findings_for("bundle"):
+        return [f"-{sum(i.max_points - i.points for i in items):g} (all items): {report.findings_for('bundle')[0].message}"]
+    groups: dict[str, list] = {}  # one line per sentence: a finding that costs several items is said once
     for item in items:
-        owner = next((f for f in findings if f.rubric_item == item.item and not (public_only and f.hidden)), None)
-        sentence = owner.message if owner else f"The {item.item.replace('_', ' ')} check did not pass; see the public feedback."
-        lines.append(f"-{item.max_points - item.points:g} {item.item}: {sentence}")
-    return lines
+        owner = next((f for f in findings if item.item in (f.rubric_item, *f.also_costs)), None)
+        sentence = owner.message if owner else f"The {item.item.replace('_', ' ')} check did not pass."
+        groups.setdefault(sentence, []).append(item)
+    return [f"-{sum(i.max_points - i.points for i in group):g} {', '.join(i.item for i in group)}: {sentence}"
+            for sentence, group in groups.items()]
 
 
-def _advice(report: GradeReport, part: str, *, public_only: bool) -> list[str]:
+def _notes_for(report: GradeReport, part: str, *, public_only: bool) -> list[str]:
     """Findings that cost no points but still tell the student something."""
-    return [f"note: {f.message}" for f in report.findings_for(part)
-            if f.rubric_item is None and not f.voids_part and f.criterion != "grader" and not (public_only and f.hidden)]
+    return [f.message for f in report.findings_for(part)
+            if f.rubric_item is None and not f.also_costs and not f.voids_part and f.criterion != "grader"
+            and not (public_only and f.hidden)]
 
 
-def public_summary(report: GradeReport) -> tuple[str, bool]:
-    """The visible feedback: public points and sentences per part; True when nothing public was lost."""
+def _public_sentences(report: GradeReport, part: str) -> list[str]:
+    """What a student may read now about ``part``: sentences of public findings, in order, once each."""
+    scores = report.parts[part]
+    if scores.held:
+        return [f"held for staff review (the grader failed on this part, not your error)."]
+    findings = [f for f in report.findings_for(part) if not f.hidden]
+    lost_public = [i for i in scores.items if i.item not in HIDDEN_ITEMS and i.points < i.max_points]
+    sentences = [f.message for f in findings if f.voids_part or f.rubric_item or f.also_costs]
+    if lost_public and not sentences and any(f.voids_part for f in report.findings_for(part)):
+        sentences.append("this part's evidence did not pass a check shown when grades are published, so the part "
+                         "earns nothing until it is captured again.")
+    sentences += _notes_for(report, part, public_only=True)
+    return list(dict.fromkeys(sentences))
+
+
+MAX_SENTENCES_PER_LINE = 3
+
+
+def _template(sentence: str, part: str) -> str:
+    """The sentence with its part's name blanked, so "Part A has no …" and "Part B has no …" count as one."""
+    return sentence.replace(f"Part {part}", "Part ?").replace(f"part {part}", "part ?")
+
+
+def public_summary(record: ScoreOfRecord) -> tuple[str, bool]:
+    """The visible feedback — one line per part, no sentence twice — and True when nothing public is wrong."""
+    report = record.report
     public = report.public()
-    lines, clean = [], True
+    lines: list[str] = []
+    said: dict[str, str] = {}  # sentence template → the part line that said it first
+    clean = True
+    if record.problem:
+        lines.append(record.problem)
+        clean = False
+    for finding in report.findings_for("bundle"):
+        if not finding.hidden and finding.message not in said and finding.message != record.problem:
+            lines.append(finding.message)
+            said[finding.message] = "above"
+            clean = False
+    lines.extend(record.public_notes)
+    header_at = len(lines)
     for name, part in public.parts.items():
-        lost = _lost_points(report, name, public_only=True)
-        clean &= not lost
-        lines.append(f"{part_title(name)}: {part.score:g} / {part.max_score:g} public points")
-        lines.extend(f"  {line}" for line in lost + _advice(report, name, public_only=True))
-    bundle = [f"  {f.message}" for f in report.findings_for("bundle") if not f.hidden]
-    if bundle:
-        lines.append("Submission:")
-        lines.extend(bundle)
-    lines.append("Hidden checks (replay, and whether each prediction matched the numbers) are shown when grades are published.")
+        line = f"{part_title(name)}: {part.score:g} / {part.max_score:g}"
+        if record.problem:
+            lines.append(line + ".")
+            continue
+        sentences = _public_sentences(report, name)
+        clean &= not sentences and math.isclose(part.score, part.max_score)
+        fresh = [s for s in sentences if _template(s, name) not in said]
+        earlier = list(dict.fromkeys(said[_template(s, name)] for s in sentences if _template(s, name) in said))
+        for sentence in fresh:
+            said[_template(sentence, name)] = part_title(name)
+        shown = fresh[:MAX_SENTENCES_PER_LINE]
+        if len(fresh) > len(shown):
+            shown.append(f"…and {len(fresh) - len(shown)} more; your notebook's check cell lists them all.")
+        if earlier:
+            shown.append("As for " + " and ".join(earlier) + ".")
+        lines.append(line + (" — " + " ".join(shown) if shown else "."))
+    track = f", track {record.track}" if record.track else ""
+    lines.insert(header_at, f"{lab_title(record.lab)}{track}: public checks {public.score:g} / {public.max_score:g} "
+                            "(replay and prediction checks are shown when grades are published).")
     return "\n".join(lines), clean
 
 
-def gradescope_results(record: ScoreOfRecord, kernel: KernelComparison | None = None, *,
-                       extra_flags: list[str] | None = None, extra_notes: list[str] | None = None) -> dict[str, Any]:
-    """The Gradescope results document for a score of record."""
+def _headline(record: ScoreOfRecord) -> str:
     report = record.report
-    flags = sorted(set(record.all_flags) | set(kernel.flags if kernel else []) | set(extra_flags or []))
-    summary, clean = public_summary(report)
+    if record.problem:
+        return f"{lab_title(record.lab)}: {report.score:g} / {report.max_score:g}. {record.problem}"
+    return (f"{lab_title(record.lab)}, track {record.track}: {report.score:g} / {report.max_score:g}, "
+            f"graded from {record.source}.")
+
+
+def _staff_lines(record: ScoreOfRecord, flags: list[str], notes: Iterable[str]) -> list[str]:
+    lines = [f"flags: {', '.join(flags) or 'none'}",
+             f"graded: {record.source}" + (f" (sha256 {record.bundle_sha256})" if record.bundle_sha256 else "")]
+    lines += [f"- {note}" for note in dict.fromkeys(notes)]
+    lines += [f"- [{f.part}] {f.criterion}: {f.message}" for f in record.report.findings
+              if f.criterion in ("replay", "domain", "version", "format", "grader", "generated")]
+    return lines
+
+
+def gradescope_results(record: ScoreOfRecord, review: Review | None = None) -> dict[str, Any]:
+    """The Gradescope results document for a score of record (and what staff should review)."""
+    review = review or Review()
+    report = record.report
+    flags = sorted(set(record.all_flags) | set(review.flags))
+    notes = list(record.notes) + list(review.notes)
+    summary, clean = public_summary(record)
     tests: list[dict[str, Any]] = [{
         "name": "Public checks",
         "visibility": "visible",
@@ -140,7 +182,10 @@ def gradescope_results(record: ScoreOfRecord, kernel: KernelComparison | None = 
         "output": summary,
     }]
     for number, (name, part) in enumerate(report.parts.items(), start=1):
-        lost = _lost_points(report, name, public_only=False) + _advice(report, name, public_only=False)
+        if record.problem:
+            lost = [f"-{part.max_score:g} (all items): nothing gradable was uploaded (see the summary)."]
+        else:
+            lost = _lost_lines(report, name) + [f"note: {n}" for n in _notes_for(report, name, public_only=False)]
         tests.append({
             "name": part_title(name),
             "number": str(number),
@@ -150,28 +195,29 @@ def gradescope_results(record: ScoreOfRecord, kernel: KernelComparison | None = 
             "visibility": "after_published",
             "output": "\n".join(lost) if lost else "Every check passed.",
         })
-    notes = list(record.notes) + list(extra_notes or []) + (kernel.disagreements if kernel else [])
-    if flags:
-        staff = [f"flags: {', '.join(flags)}", f"graded: {record.source}"
-                 + (f" (sha256 {record.bundle_sha256})" if record.bundle_sha256 else "")]
-        staff += [f"- {note}" for note in notes]
-        staff += [f"- [{f.part}] {f.criterion}: {f.message}" for f in report.findings
-                  if f.criterion in ("replay", "domain", "version", "format", "grader", "generated")]
-        tests.append({"name": "Staff review", "visibility": "hidden", "status": "failed", "output": "\n".join(staff)})
+    if flags or notes:
+        tests.append({"name": "Staff review", "visibility": "hidden", "status": "failed" if flags else "passed",
+                      "output": "\n".join(_staff_lines(record, flags, notes))})
+    extra: dict[str, Any] = {
+        "flags": flags,
+        "source": record.source,
+        "track": record.track,
+        "bundle_sha256": record.bundle_sha256,
+        "content_hash": report.content_hash,
+        "versions": report.versions,
+        "max_score": report.max_score,
+        "notes": notes,
+    }
+    if review.otter_tests is not None:
+        extra["otter_tests"] = {"error": review.otter_tests.error, "questions": review.otter_tests.by_question()}
+    if review.kernel_tests is not None:
+        extra["kernel_tests"] = {"error": review.kernel_tests.error, "questions": review.kernel_tests.by_question()}
+    if review.run:
+        extra["notebook_run"] = review.run
     return {
         "score": round(report.score, 5),
-        "output": (f"{report.lab} on track {report.track}: {report.score:g} / {report.max_score:g}. "
-                   "Score of record computed by mlsys-grader from your saved bundle, outside your notebook's kernel."),
+        "output": _headline(record),
         "stdout_visibility": "hidden",
         "tests": tests,
-        "extra_data": {"mlsys_grader": {
-            "flags": flags,
-            "source": record.source,
-            "bundle_sha256": record.bundle_sha256,
-            "content_hash": report.content_hash,
-            "versions": report.versions,
-            "max_score": report.max_score,
-            "kernel_scores": {k: list(v) for k, v in (kernel.scores if kernel else {}).items()},
-            "notes": notes,
-        }},
+        "extra_data": {"mlsys_grader": extra},
     }

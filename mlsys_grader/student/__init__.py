@@ -2,21 +2,17 @@
 
 Notebooks import from here (``from mlsys_grader.student import open_lab``); the Otter
 tests in the lab notebooks call :func:`assert_item` by this dotted name.  Both names are
-part of the package's pinned public surface.
+part of the package's pinned public surface.  ``mlsys-grader kit`` (:func:`build_kit`)
+packs the notebooks, this package's wheel and pinned requirements for students.
 """
 
-from ._session import (
-    LabSession,
-    Notice,
-    PartCheck,
-    PartResult,
-    Progress,
-    assert_item,
-    open_lab,
-    submission_path,
-)
+from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck
+from ._kit import Kit, KitError, build_kit
+from ._report import EvidenceReport
+from ._session import LabSession, assert_item, open_lab, submission_path
 
-__all__ = ["LabSession", "Notice", "PartCheck", "PartResult", "Progress", "assert_item", "open_lab", "submission_path"]
+__all__ = ["BookText", "EvidenceReport", "Kit", "KitError", "LabSession", "Notice", "Options", "PartCheck", "PartResult",
+           "Progress", "SelfCheck", "assert_item", "build_kit", "open_lab", "submission_path"]
 
 for _name in __all__:
     globals()[_name].__module__ = __name__

@@ -23,20 +23,22 @@ only, and never run backwards within the log.
 
 Not having answered yet is a normal notebook state, not an error: an unanswered
 prediction, or a result asked for before its prediction, gives a :class:`Notice`
-rather than an exception, so "Run all" on a fresh notebook runs to the end.  Values
-outside a lab's domain raise :class:`~mlsys_grader.errors.DomainError` naming the
-allowed values.
+rather than an exception, so "Run all" on a fresh notebook runs to the end.  A
+mistake — a value outside the lab's choices or domain, a misspelt track, part or
+answer — raises :class:`~mlsys_grader.errors.DomainError` (or
+:class:`~mlsys_grader.errors.UnknownLabError` for a track) whose one sentence names
+what was wrong, the allowed values and the nearest one; in a notebook that sentence is
+all the cell shows (:mod:`._advice`).  Controls are checked as soon as a part is run,
+before anything else, so a wrong value is named even while the prediction is still open.
 """
 
 from __future__ import annotations
 
-import base64
 import glob
 import html
-import io
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from pathlib import Path
@@ -49,14 +51,16 @@ from ..core.labspec import LabSpec, PartPlan
 from ..core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle
 from ..core.report import GradeReport
 from ..errors import BundleFormatError, DomainError, UnknownLabError
+from . import _advice
+from ._advice import choices_text, listing, literal, near_miss
+from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, box, frame
 
 SUBMISSION_SUFFIX = "-submission.json"
 SYNTHESIS_FIELDS = {
     "lab07": ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale"),
     "lab11": ("reevaluation_trigger", "residual_risk", "rationale"),
 }
-_KIND_COLOURS = {"info": ("#eff6ff", "#2563eb"), "success": ("#f0fdf4", "#2ca02c"),
-                 "warn": ("#fffbeb", "#d97706"), "danger": ("#fef2f2", "#dc2626")}
+TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 
 def submission_path(lab_id: str, directory: str | os.PathLike | None = None) -> Path:
@@ -69,126 +73,13 @@ def _now() -> datetime:
 
 
 def _settings(controls: dict[str, Any]) -> str:
-    """Controls by name, as the grader's feedback writes them: ``executions = 10, recompilations = 0``."""
-    return ", ".join(f"{name} = {value!r}" for name, value in controls.items())
+    """Controls as the notebook's code sets them: ``executions = 10, recompilations = 0``, ``shape = "aligned"``."""
+    return ", ".join(f"{name} = {literal(value)}" for name, value in controls.items())
 
 
 def _unanswered(value: Any) -> bool:
     """``...`` (the student notebook's placeholder), ``None`` and blank text mean "not answered yet"."""
     return value is Ellipsis or value is None or (isinstance(value, str) and not value.strip())
-
-
-# -- what a cell shows ------------------------------------------------------------------
-def _box(kind: str, body: str) -> str:
-    background, border = _KIND_COLOURS.get(kind, _KIND_COLOURS["info"])
-    return (f"<div style='border-left:4px solid {border};background:{background};padding:8px 12px;"
-            f"border-radius:6px;margin:6px 0;color:#111827'>{body}</div>")
-
-
-@dataclass
-class Notice:
-    """A message for the student (refusal, confirmation or warning), shown as a coloured box."""
-
-    kind: str
-    title: str
-    lines: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """False for refusals and warnings."""
-        return self.kind in ("info", "success")
-
-    def __repr__(self) -> str:
-        return "\n".join([f"[{self.kind}] {self.title}", *(f"  - {line}" for line in self.lines)])
-
-    def _repr_html_(self) -> str:
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.lines)
-        return _box(self.kind, f"<b>{html.escape(self.title)}</b>" + (f"<ul style='margin:4px 0'>{items}</ul>" if items else ""))
-
-
-@dataclass
-class PartResult:
-    """A part's result as the seed shows it: observation, table (pandas) and chart (matplotlib)."""
-
-    part: str
-    title: str
-    prediction: str
-    observation: str
-    kind: str
-    table: Any
-    figure: Any
-    warnings: list[str] = field(default_factory=list)
-    notices: list[Notice] = field(default_factory=list)
-
-    def png(self) -> bytes:
-        """The chart as PNG bytes."""
-        buffer = io.BytesIO()
-        self.figure.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-        return buffer.getvalue()
-
-    def __repr__(self) -> str:
-        lines = [f"Part {self.part} · {self.title}", f"Your prediction: {self.prediction}",
-                 f"Observed analytically: {self.observation}", self.table.to_string(index=False)]
-        lines += [f"WARNING: {warning}" for warning in self.warnings]
-        lines += [repr(notice) for notice in self.notices]
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        warnings = "".join(_box("danger", html.escape(w)) for w in self.warnings)
-        warnings += "".join(notice._repr_html_() for notice in self.notices)
-        picture = base64.b64encode(self.png()).decode("ascii")
-        return (
-            f"<div class='mlsys-part'><h4>Part {html.escape(self.part)} · {html.escape(self.title)}</h4>{warnings}"
-            + _box(self.kind, f"<b>Your prediction:</b> {html.escape(self.prediction)}. "
-                              f"<b>Observed analytically:</b> {html.escape(self.observation)}")
-            + self.table.to_html(index=False, classes="mlsys-table", border=0)
-            + f"<img alt='Part {html.escape(self.part)} chart' src='data:image/png;base64,{picture}'/></div>"
-        )
-
-
-@dataclass
-class Progress:
-    """The student's own progress: one row per part (captured, fresh, contrasting)."""
-
-    table: Any
-    ready: bool
-
-    def __repr__(self) -> str:
-        return self.table.to_string(index=False)
-
-    def _repr_html_(self) -> str:
-        status = ("All five parts are captured, fresh and contrasting." if self.ready
-                  else "Capture five fresh, contrasting parts; recapture any part marked STALE.")
-        return self.table.to_html(index=False, classes="mlsys-table", border=0) + _box("success" if self.ready else "warn", html.escape(status))
-
-
-@dataclass
-class PartCheck:
-    """The public self-check for one part (or the synthesis)."""
-
-    part: str
-    score: float
-    max_score: float
-    items: list[tuple[str, float, float]]
-    messages: list[str]
-
-    @property
-    def passed(self) -> bool:
-        return self.score >= self.max_score
-
-    def __repr__(self) -> str:
-        lines = [f"{self.part}: {self.score:g} / {self.max_score:g} (public checks)"]
-        lines += [f"  {item}: {points:g} / {maximum:g}" for item, points, maximum in self.items]
-        lines += [f"  what to do: {message}" for message in self.messages]
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{html.escape(item)}</td><td>{points:g} / {maximum:g}</td></tr>"
-                       for item, points, maximum in self.items)
-        todo = "".join(f"<li>{html.escape(message)}</li>" for message in self.messages)
-        body = (f"<b>{html.escape(self.part)} · {self.score:g} / {self.max_score:g}</b> (public checks; hidden checks run after the deadline)"
-                f"<table>{rows}</table>" + (f"<ul>{todo}</ul>" if todo else ""))
-        return _box("success" if self.passed else "warn", body)
 
 
 # -- the session --------------------------------------------------------------------------
@@ -253,7 +144,8 @@ class LabSession:
 
         self.lab: LabSpec = get_lab(lab_id)
         if track not in self.lab.tracks:
-            raise UnknownLabError(f"unknown track {track!r} for {lab_id}; expected one of {', '.join(self.lab.tracks)}")
+            raise UnknownLabError(f"TRACK must be one of {choices_text(self.lab.tracks)}; you set {literal(track)}"
+                                  f"{near_miss(track, self.lab.tracks)}")
         self.lab_id, self.track, self.path, self._clock = lab_id, track, path, clock
         self._last: datetime | None = None
         self._mlsysim = mlsysim_version()
@@ -395,10 +287,11 @@ class LabSession:
                 found.setdefault(finding.part, []).append(finding.message)
         return found
 
-    # -- validation --------------------------------------------------------------------
-    def _part(self, part: Any) -> str:
+    # -- validation (every message names what was wrong, the allowed values, the nearest one) --
+    def _part(self, part: Any, verb: str = "run") -> str:
         if part not in PARTS:
-            raise DomainError(f"part must be one of {', '.join(PARTS)} (got {part!r})")
+            raise DomainError(f"lab.{verb} takes a part from {choices_text(PARTS)}; you gave {literal(part)}"
+                              f"{near_miss(part, PARTS)}")
         return part
 
     def _dependents(self, part: str) -> list[str]:
@@ -411,18 +304,66 @@ class LabSession:
         return found
 
     def _prediction_choices(self, part: str) -> str:
-        return ", ".join(f"{value!r} ({label})" for value, label in self.lab.parts[part].predictions.items())
+        return choices_text(self.lab.parts[part].predictions)
+
+    def _allowed(self, control) -> str:
+        """A control's allowed values in the notebook's words (the comment beside it says the same)."""
+        if control.kind == "choice":
+            return "one of " + choices_text([c for c in control.choices if c is not None])
+        if control.kind == "bool":
+            return "True or False"
+        return f"a number from {control.minimum:g} to {control.maximum:g} in steps of {control.step:g}"
+
+    def _checked(self, part: str, name: str, value: Any) -> Any:
+        """``value`` for the control ``name`` of ``part``, normalised; a :class:`DomainError` in the notebook's words if not allowed."""
+        control = self.lab.parts[part].control(name)
+        try:
+            return control.check(value, part=part)
+        except DomainError:
+            allowed = [c for c in control.values() if c is not None] if control.kind in ("choice", "bool") else []
+            raise DomainError(f"Part {part}: {name} must be {self._allowed(control)}; you set {literal(value)}"
+                              f"{near_miss(value, allowed)}") from None
+
+    def _names(self, part: str, given: dict[str, Any], expected: list[str], verb: str) -> None:
+        """Refuse a call whose keyword names are not exactly ``expected`` (an edited cell), naming the difference."""
+        unknown = [name for name in given if name not in expected]
+        missing = [name for name in expected if name not in given]
+        if unknown:
+            takes = listing(expected, "and") if expected else "no settings"
+            raise DomainError(f"Part {part}: lab.{verb} takes {takes}; {listing(unknown, 'and')} "
+                              f"{'is' if len(unknown) == 1 else 'are'} not one of them{near_miss(unknown[0], expected, names=True)}")
+        if missing:
+            raise DomainError(f"Part {part}: lab.{verb} also needs {listing(missing, 'and')} "
+                              f"(set {'it' if len(missing) == 1 else 'them'} in the part's cell, as the notebook does).")
 
     # -- the student's verbs -------------------------------------------------------------
-    def predict(self, part: str, choice: Any) -> Notice:
-        """Lock ``choice`` as the part's prediction (before its result is shown)."""
-        part = self._part(part)
+    def scenario(self, part: str) -> BookText | None:
+        """The part's scenario in the book's words for this track (None when it reads the same on every track)."""
+        from ._text import scenario_text
+
+        text = scenario_text(self.lab_id, self._part(part, "scenario"), self.track, self.lab)
+        return BookText(text) if text else None
+
+    def predict(self, part: str, choice: Any, **controls: Any) -> Notice:
+        """Lock ``choice`` as the part's prediction (before its result is shown).
+
+        The notebook passes the part's controls too, so a value that is not allowed is
+        named in the cell where it is set; they are only checked here (the prediction is
+        judged against the first run after the lock, whatever its settings).
+        """
+        part = self._part(part, "predict")
         spec, state = self.lab.parts[part], self._parts[part]
+        if controls:
+            names = [control.name for control in spec.controls if not control.decision]
+            self._names(part, controls, names, "predict")
+            for name in names:
+                self._checked(part, name, controls[name])
         if _unanswered(choice):
             return Notice("warn", f"Part {part}: no prediction yet.",
-                          [f"{spec.question} Set the prediction to one of {self._prediction_choices(part)}."])
-        if choice not in spec.predictions:
-            raise DomainError(f"part {part!r}: prediction must be one of {self._prediction_choices(part)} (got {choice!r})")
+                          [f"{spec.question} Set prediction_{part} to one of {self._prediction_choices(part)}."])
+        if not isinstance(choice, str) or choice not in spec.predictions:
+            raise DomainError(f"Part {part}: prediction_{part} must be one of {self._prediction_choices(part)}; "
+                              f"you set {literal(choice)}{near_miss(choice, spec.predictions)}")
         if state.prediction == choice and state.locked_at is not None:
             return Notice("info", f"Part {part} prediction locked: {spec.predictions[choice]}.",
                           [f"Locked at {state.locked_at:%H:%M:%S} UTC; re-running this cell keeps that time."])
@@ -441,21 +382,20 @@ class LabSession:
     def run(self, part: str, **controls: Any) -> PartResult | Notice:
         """Build and show the part's baseline and intervention for ``controls``.
 
-        Refuses (with a :class:`Notice`) until the part's prediction is locked.
+        The controls are checked first (a wrong value is named at once); the result
+        itself is refused (with a :class:`Notice`) until the part's prediction is locked.
         """
         from ._views import VIEWS
 
-        part = self._part(part)
+        part = self._part(part, "run")
         spec, state = self.lab.parts[part], self._parts[part]
+        names = [control.name for control in spec.controls if not control.decision]
+        self._names(part, controls, names, "run")
+        checked = {name: self._checked(part, name, controls[name]) for name in names}
         if state.prediction is None:
             return Notice("warn", f"Part {part}'s result stays hidden until you lock a prediction.",
-                          [f"Call lab.predict({part!r}, choice) first, with one of {self._prediction_choices(part)}."])
-        names = [control.name for control in spec.controls if not control.decision]
-        missing, unknown = sorted(set(names) - set(controls)), sorted(set(controls) - set(names))
-        if missing or unknown:
-            raise DomainError(f"part {part!r}: lab.run takes exactly the controls {names} "
-                              f"(missing {missing}, unexpected {unknown})")
-        checked = {name: spec.control(name).check(controls[name], part=part) for name in names}
+                          [f"Set prediction_{part} to one of {self._prediction_choices(part)} and run that cell first; "
+                           f"lab.predict({part!r}, choice) locks it."])
         upstream = {}
         for dependency in spec.depends_on:
             if self._parts[dependency].plan is None:
@@ -481,7 +421,7 @@ class LabSession:
         notices = [Notice("warn", f"Part {part}: your prediction is judged against your first run after locking it, "
                                   "not these settings.", [judged])] if judged else []
         return PartResult(part, spec.title, spec.predictions[state.prediction], view.observation, view.kind,
-                          _frame(view.rows), _figure(view.draw), warnings, notices)
+                          frame(view.rows), _figure(view.draw), warnings, notices)
 
     def _upstream_controls(self, part: str) -> dict[str, dict[str, Any]]:
         """The controls of the parts ``part`` builds on, as this session last ran them."""
@@ -504,19 +444,31 @@ class LabSession:
                 f"(your first run after locking it), not {described(state.controls, upstream)}; "
                 "capture the settings you want as evidence, but a prediction changed now counts as locked late.")
 
+    def _decision_labels(self, part: str, name: str) -> dict[Any, str]:
+        from ._text import DECISION_LABELS
+
+        control = self.lab.parts[part].control(name)
+        labels = DECISION_LABELS.get((self.lab_id, part, name), {})
+        return {value: labels.get(value, "") for value in control.choices if value is not None}
+
     def capture(self, part: str, **decision: Any) -> Notice:
         """Keep the part's shown result as evidence (with the decision, for parts that have one) and save."""
-        part = self._part(part)
+        part = self._part(part, "capture")
         spec, state = self.lab.parts[part], self._parts[part]
+        names = [control.name for control in spec.controls if control.decision]
+        unknown = [name for name in decision if name not in names]
+        if unknown:
+            self._names(part, decision, names, "capture")
+        for name in names:  # a decision is checked as soon as it is given, like a control
+            if not _unanswered(decision.get(name)) and decision[name] not in self._decision_labels(part, name):
+                options = self._decision_labels(part, name)
+                raise DomainError(f"Part {part}: {name} must be one of {choices_text(options)}; you set "
+                                  f"{literal(decision[name])}{near_miss(decision[name], options)}")
         if state.prediction is None or state.plan is None:
             return Notice("warn", f"Nothing to capture for part {part} yet.",
                           ["Lock a prediction and run the part first: capture keeps exactly the result you were shown."])
-        names = [control.name for control in spec.controls if control.decision]
-        unknown = sorted(set(decision) - set(names))
-        if unknown:
-            raise DomainError(f"part {part!r}: lab.capture takes {names or 'no decision'} (unexpected {unknown})")
         if any(_unanswered(decision.get(name)) for name in names):
-            choices = "; ".join(f"{name}: {spec.control(name).describe()}" for name in names)
+            choices = "; ".join(f"{name}: one of {choices_text(self._decision_labels(part, name))}" for name in names)
             return Notice("warn", f"Part {part}: choose the decision before capturing.", [choices])
         decided = {name: spec.control(name).check(decision[name], part=part) for name in names}
         plan = state.plan
@@ -554,9 +506,10 @@ class LabSession:
     def synthesis(self, **answers: Any) -> Notice:
         """Record the final answers (``...`` leaves one unanswered) and save."""
         fields = SYNTHESIS_FIELDS[self.lab_id]
-        unknown = sorted(set(answers) - set(fields))
+        unknown = [name for name in answers if name not in fields]
         if unknown:
-            raise DomainError(f"{self.lab_id} synthesis takes {list(fields)} (unexpected {unknown})")
+            raise DomainError(f"The {self.lab_id} synthesis takes {listing(fields, 'and')}; {listing(unknown, 'and')} "
+                              f"{'is' if len(unknown) == 1 else 'are'} not one of them{near_miss(unknown[0], fields, names=True)}")
         options = self.synthesis_options()
         values: dict[str, Any] = {}
         for name in fields:
@@ -564,11 +517,11 @@ class LabSession:
             if _unanswered(value):
                 values[name] = "" if name == "rationale" else None
                 continue
-            if name != "rationale" and value not in options[name]:
-                allowed = ", ".join(f"{key!r} ({label})" for key, label in options[name].items())
-                raise DomainError(f"synthesis: {name} must be one of {allowed} (got {value!r})")
+            if name != "rationale" and (not isinstance(value, str) or value not in options[name]):
+                raise DomainError(f"Synthesis: {name} must be one of {choices_text(options[name])}; you set "
+                                  f"{literal(value)}{near_miss(value, options[name])}")
             if name == "rationale" and not isinstance(value, str):
-                raise DomainError(f"synthesis: rationale must be text (got {type(value).__name__})")
+                raise DomainError(f"Synthesis: the rationale must be text in quotes; you set {literal(value)}.")
             values[name] = value
         self._synthesis = Synthesis(**values)
         self.save()
@@ -578,21 +531,25 @@ class LabSession:
             return Notice("warn", "Synthesis saved; still to answer: " + ", ".join(missing) + ".", messages)
         return Notice("success" if not messages else "warn", "Synthesis saved.", messages)
 
-    def synthesis_options(self) -> dict[str, dict[str, str]]:
-        """Allowed values (value → label) for each closed synthesis answer."""
-        options = {"reevaluation_trigger": {c.value: c.label for c in self.lab.triggers},
-                   "residual_risk": {c.value: c.label for c in self.lab.limitations}}
+    def synthesis_options(self) -> Options:
+        """Allowed values (value → label) for each closed synthesis answer, labelled as the book labels them on this track."""
+        from ._text import label_for
+
+        def labelled(what: str, choices) -> dict[str, str]:
+            return {c.value: label_for(self.lab_id, what, c.value, self.track, c.label) for c in choices}
+
+        options = Options()
         if self.lab_id == "lab07":
             from ..labs.lab07 import RECOMMENDATIONS, REJECTABLE
 
-            options["recommendation"] = {c.value: c.label for c in RECOMMENDATIONS}
-            options["rejected_alternative"] = {c.value: c.label for c in RECOMMENDATIONS if c.value in REJECTABLE}
+            options["recommendation"] = labelled("recommendation", RECOMMENDATIONS)
+            options["rejected_alternative"] = labelled("rejected_alternative", [c for c in RECOMMENDATIONS if c.value in REJECTABLE])
+        options["reevaluation_trigger"] = labelled("reevaluation_trigger", self.lab.triggers)
+        options["residual_risk"] = labelled("residual_risk", self.lab.limitations)
         return options
 
     def progress(self) -> Progress:
         """Which parts are captured, fresh and contrasting (the grader's own public verdicts)."""
-        import pandas as pd
-
         report = self._full_report().public()
         rows = []
         for part in PARTS:
@@ -609,20 +566,29 @@ class LabSession:
                 "Contrasting": ("no" if flat else "yes") if captured else "—",
                 "What to do": findings[0].message if findings else "",
             })
-        table = pd.DataFrame(rows)
+        table = frame(rows)
         ready = all(row["Captured"] == "yes" and row["Fresh"] == "yes" and row["Contrasting"] == "yes" for row in rows)
         return Progress(table, ready)
 
-    def check(self, part: str | None = None) -> GradeReport | PartCheck:
-        """The public self-check of the saved bundle: the whole report, or one part (``"synthesis"`` too)."""
-        report = self._full_report().public()
+    def check(self, part: str | None = None) -> SelfCheck | PartCheck:
+        """The public self-check of the saved bundle: every public check (labelled as such, never as the grade), or one part (``"synthesis"`` too)."""
+        full = self._full_report()
+        report = full.public()
         if part is None:
-            return report
+            return SelfCheck(**report.model_dump(), hidden_points=full.max_score - report.max_score)
         if part not in report.parts:
-            raise DomainError(f"check takes one of {', '.join(report.parts)} (got {part!r})")
+            raise DomainError(f"lab.check takes {choices_text(list(report.parts))}, or nothing for every part; you gave "
+                              f"{literal(part)}{near_miss(part, list(report.parts))}")
         score = report.parts[part]
         return PartCheck(part, score.score, score.max_score, [(i.item, i.points, i.max_points) for i in score.items],
                          [f.message for f in report.findings_for(part)])
+
+    def report(self):
+        """The closing "Local evidence report", as the book's lab ends: objectives, each part's choices, evidence and
+        decision, the synthesis and the takeaways — built from the saved bundle."""
+        from ._report import evidence_report
+
+        return evidence_report(self)
 
     # -- display -------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -643,24 +609,30 @@ class LabSession:
 
 
 def _embed(bundle_json: str) -> None:
-    """Display the bundle under the grader's MIME type (a no-op outside a kernel or without the glue)."""
+    """Display the bundle under the grader's MIME type, silently (a no-op outside a kernel or without the glue).
+
+    The bundle rides along in the notebook so a bare ``.ipynb`` upload still carries it;
+    renderers that do not know the type show its ``text/plain`` fallback, which is left
+    empty: the cell's own notice says what was saved, and only when something was.
+    """
     try:
-        from ..gradescope._embed import display_bundle
-    except ImportError:  # the Otter glue is optional for the notebook API
+        from IPython import get_ipython
+        from IPython.display import display
+
+        from ..gradescope._embed import bundle_display_data
+    except ImportError:  # plain Python, or the notebook API without the Otter glue
         return
-    display_bundle(bundle_json)
+    if get_ipython() is None:
+        return
+    data = bundle_display_data(bundle_json)
+    data["text/plain"] = ""
+    display(data, raw=True)
 
 
 def _same_record(old: EvidenceRecord, new: EvidenceRecord) -> bool:
     """Equal apart from the capture time: re-running a capture cell keeps the original record."""
     drop = {"captured_at"}
     return canonical_dumps(old.model_dump(mode="json", exclude=drop)) == canonical_dumps(new.model_dump(mode="json", exclude=drop))
-
-
-def _frame(rows: list[dict[str, Any]]):
-    import pandas as pd
-
-    return pd.DataFrame(rows)
 
 
 def _figure(draw: Callable[[Any], None] | None):
@@ -683,8 +655,9 @@ def open_lab(lab_id: str, track: str, *, directory: str | os.PathLike | None = N
 def _open_lab_with_clock(lab_id: str, track: str, clock: Callable[[], datetime], *,
                          directory: str | os.PathLike | None = None) -> LabSession:
     """:func:`open_lab` reading times from ``clock``: for the package's own tests, not part of the API."""
+    _advice.install()  # from here on, a mistake in a notebook cell shows as its advice, not a traceback
     if _unanswered(track):
-        raise DomainError(f"choose a track for {lab_id}: one of 'tinyml', 'mobile', 'edge', 'cloud' (got {track!r})")
+        raise DomainError(f"Choose a track first: set TRACK to one of {choices_text(TRACKS)}.")
     session = LabSession.__new__(LabSession)
     session._open(lab_id, track, submission_path(lab_id, directory), clock)
     return session

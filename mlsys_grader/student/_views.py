@@ -14,6 +14,7 @@ student sees is exactly what the evidence record keeps.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
@@ -63,6 +64,74 @@ def _q(payload: Mapping[str, Any], unit: str) -> float:
     return float(Q_(payload["magnitude"], payload["unit"]).to(unit).magnitude)
 
 
+# Units chosen for reading: for each kind of quantity, the prefixed units a person writes,
+# smallest first ("30.8 µs", "1 kJ", "2.15 GFLOP"); bytes keep the binary prefixes the book uses.
+_READABLE_UNITS = (
+    ("second", (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))),
+    ("joule", (("nJ", 1e-9), ("µJ", 1e-6), ("mJ", 1e-3), ("J", 1.0), ("kJ", 1e3), ("MJ", 1e6))),
+    ("flop", (("FLOP", 1.0), ("kFLOP", 1e3), ("MFLOP", 1e6), ("GFLOP", 1e9), ("TFLOP", 1e12), ("PFLOP", 1e15))),
+    ("byte", (("B", 1.0), ("KiB", 2.0 ** 10), ("MiB", 2.0 ** 20), ("GiB", 2.0 ** 30), ("TiB", 2.0 ** 40))),
+    ("watt", (("mW", 1e-3), ("W", 1.0), ("kW", 1e3))),
+)
+
+
+_BYTE_UNITS = frozenset({"byte", "B", "KiB", "MiB", "GiB", "TiB", "kB", "MB", "GB", "TB", "kilobyte", "megabyte",
+                         "gigabyte", "terabyte", "kibibyte", "mebibyte", "gibibyte", "tebibyte"})
+
+
+def plain_number(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, written without an exponent when it reads well (0.000123, 1230);
+    below a millionth (a TinyML inference's dollar cost, where no unit prefix helps) as ``1.28e-08``."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    text = f"{value:.{digits}g}"
+    if "e" not in text or not 1e-6 <= abs(value) < 1e12:
+        return text
+    places = digits - 1 - math.floor(math.log10(abs(value)))
+    text = f"{round(value, places):.{max(0, places)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def readable(magnitude: float, unit: str, digits: int = 3) -> str:
+    """A quantity as people read it: the prefixed unit that keeps the number between 1 and 1000
+    ("30.8 µs" for 0.0308 ms, "1 kJ" for 1e6 mJ), to ``digits`` significant digits; dollars as "$0.00123"."""
+    from mlsysim.core.units import Q_
+
+    quantity = Q_(float(magnitude), unit)
+    if unit in ("dollar", "USD", "$"):
+        return "$" + plain_number(float(magnitude), digits)
+    name = format(quantity.units, "D")
+    for base, scales in _READABLE_UNITS:
+        if "/" in name or "*" in name or quantity.dimensionality != Q_(1.0, base).dimensionality:
+            continue  # compound units (FLOP/B) keep their own
+        if (base == "byte") != (name in _BYTE_UNITS):
+            continue  # mlsysim's byte is dimensionless: only a unit named as bytes is one
+        value = float(quantity.to(base).magnitude)
+        if value == 0:  # zero keeps the unit it was recorded in, written the family's way
+            factor = float(Q_(1.0, unit).to(base).magnitude)
+            return "0 " + next((symbol for symbol, size in scales if abs(size - factor) <= 1e-9 * size), scales[0][0])
+        index = 0
+        for position, (_, size) in enumerate(scales):
+            if abs(value) >= size * (1 - 1e-12):
+                index = position
+        # Rounding can carry into the next unit (999.96 ms reads as 1 s, not 1000 ms).
+        if index + 1 < len(scales) and abs(float(f"{value / scales[index][1]:.{digits}g}")) >= 1000:
+            index += 1
+        symbol, scale = scales[index]
+        return f"{plain_number(value / scale, digits)} {symbol}"
+    return f"{plain_number(float(magnitude), digits)} {quantity.units:~P}".strip()
+
+
+def readable_payload(payload: Mapping[str, Any], digits: int = 3) -> str:
+    """:func:`readable` for a ``{"magnitude", "unit"}`` payload as the evaluators record it."""
+    return readable(payload["magnitude"], payload["unit"], digits)
+
+
+def plural(count: Any, one: str, many: str | None = None) -> str:
+    """``1 launch``, ``2 launches``."""
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
 def _bars(ax, labels, series, *, ylabel: str, stacked: bool = False) -> None:
     """Grouped or stacked bars; ``series`` is [(name, values, colour)]."""
     count = len(series)
@@ -100,7 +169,7 @@ def lab07_a(plan: PartPlan, track: str, verdict_words: str) -> View:
 
     return View(rows, draw, (
         f"{verdict_words}: the fine path spends {base['dispatch_fraction']:.1%} of total time in dispatch. Coarsening to "
-        f"{result['dispatches']} launch(es) produces {speedup:.2f}× speedup with identical FLOPs and payload."))
+        f"{plural(result['dispatches'], 'launch', 'launches')} produces {speedup:.2f}× speedup with identical FLOPs and payload."))
 
 
 def lab07_b(plan: PartPlan, track: str, verdict_words: str) -> View:
@@ -117,7 +186,7 @@ def lab07_b(plan: PartPlan, track: str, verdict_words: str) -> View:
         ], ylabel="Cumulative analytical time (ms)")
 
     return View(rows, draw, (
-        f"{verdict_words} at {result['executions']} executions and {result['compilation_count']} compilation(s). "
+        f"{verdict_words} at {plural(result['executions'], 'execution')} and {plural(result['compilation_count'], 'compilation')}. "
         f"{rebuild} setup without changing the eager baseline."),
         kind="success" if result["compilation_repaid"] else "warn")
 
@@ -133,7 +202,7 @@ def lab07_c(plan: PartPlan, track: str, verdict_words: str) -> View:
 
     return View(rows, draw, (
         f"{verdict_words}: the selected path removes {result['eliminated_traffic_mb']:.3f} MB of graph traffic and uses "
-        f"{result['launches']} launch(es). Arithmetic is preserved; each graph break restores a materialized boundary."))
+        f"{plural(result['launches'], 'launch', 'launches')}. Arithmetic is preserved; each graph break restores a materialized boundary."))
 
 
 def lab07_d(plan: PartPlan, track: str, verdict_words: str) -> View:
@@ -158,7 +227,7 @@ def lab07_d(plan: PartPlan, track: str, verdict_words: str) -> View:
 
     return View(rows, draw, (
         f"{verdict_words}: stored activations fall to {result['retained_activation_mb']:.3f} MB, while "
-        f"{result['recomputed_operation_count']} operations repeat and step time becomes {result['step_time_ms']:.3f} ms "
+        f"{_repeat(result['recomputed_operation_count'])} and step time becomes {result['step_time_ms']:.3f} ms "
         f"on {result['training_host']}. Memory status: "
         + ("PASS." if feasible else "OOM — training infeasible on this host.")),
         kind="success" if feasible else "danger")
@@ -176,7 +245,7 @@ def lab07_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     rows = [{"Path": label, "Operator": arm["operator"], "Shape": arm["shape_mode"], "Status": arm["status"],
              "Copies": f"{arm['fallback_copy_mb']:.3f} MB"} for label, arm in (("Known native", base), ("Selected", result))]
     kind, meaning = _E_INTERPRETATION.get(result["status"], ("info", ""))
-    total = "no execution" if result["total_time_us"] is None else f"{result['total_time_us']:.2f} µs"
+    total = "No execution" if result["total_time_us"] is None else f"{result['total_time_us']:.2f} µs"
 
     def draw(ax):
         values = [base["total_time_us"] or 0.0, result["total_time_us"] or 0.0]
@@ -190,13 +259,17 @@ def lab07_e(plan: PartPlan, track: str, verdict_words: str) -> View:
         f"{result['fallback_copy_mb']:.3f} MB. {meaning}"), kind=kind)
 
 
+def _repeat(count: int) -> str:
+    return "1 operation repeats" if count == 1 else f"{count} operations repeat"
+
+
 # -- Lab 11 --------------------------------------------------------------------------
 def lab11_a(plan: PartPlan, track: str, verdict_words: str) -> View:
     from ..labs.lab11 import roofline_gain
 
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Intensity": f"{_q(arm['arithmetic_intensity'], 'flop/byte'):.1f} FLOP/B",
-             "Bottleneck": arm["bottleneck"], "Latency": f"{_q(arm['latency'], 'ms'):.4g} ms"}
+             "Bottleneck": arm["bottleneck"], "Latency": readable_payload(arm["latency"], 4)}
             for label, arm in (("Baseline", base), ("Changed", result))]
 
     def draw(ax):
@@ -213,9 +286,9 @@ def lab11_a(plan: PartPlan, track: str, verdict_words: str) -> View:
 def lab11_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Tile": str(tuple(arm["tile"])), "Fused": arm["fused"],
-             "Local need": f"{_q(arm['scratchpad_required'], 'KiB'):.1f} KiB",
-             "Capacity": f"{_q(arm['scratchpad_capacity'], 'KiB'):.1f} KiB",
-             "DRAM traffic": f"{_q(arm['dram_bytes'], 'KiB'):.1f} KiB", "Mapping": "FITS" if arm["fits"] else "SPILL"}
+             "Local need": readable_payload(arm["scratchpad_required"], 4),
+             "Capacity": readable_payload(arm["scratchpad_capacity"], 4),
+             "DRAM traffic": readable_payload(arm["dram_bytes"], 4), "Mapping": "FITS" if arm["fits"] else "SPILL"}
             for label, arm in (("Baseline", base), ("Selected", result))]
 
     def draw(ax):
@@ -232,7 +305,7 @@ def lab11_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Operation": arm["operation"], "Original": str(tuple(arm["original_dimensions"])),
              "Executed": str(tuple(arm["executed_dimensions"])), "Path": arm["path"],
-             "Extra work": f"{_q(arm['extra_operations'], 'MFLOP'):.3g} MFLOP", "Latency": f"{_q(arm['latency'], 'ms'):.4g} ms"}
+             "Extra work": readable_payload(arm["extra_operations"]), "Latency": readable_payload(arm["latency"], 4)}
             for label, arm in (("Baseline", base), ("Selected", result))]
 
     def draw(ax):
@@ -253,8 +326,8 @@ def lab11_d(plan: PartPlan, track: str, verdict_words: str) -> View:
     out = plan.result["outputs"]
     stages = (("Host", "host_time", BLUE), ("Transfer", "transfer_time", ORANGE), ("Launch", "launch_time", GREEN),
               ("Kernel", "kernel_time", RED), ("Postprocess", "postprocess_time", MUTED))
-    rows = [{"Path": label, **{name: f"{_q(path[key], 'ms'):.4g} ms" for name, key, _ in stages},
-             "Total": f"{_q(path['total_time'], 'ms'):.4g} ms"}
+    rows = [{"Path": label, **{name: readable_payload(path[key], 4) for name, key, _ in stages},
+             "Total": readable_payload(path["total_time"], 4)}
             for label, path in (("Baseline", out["baseline"]), ("Accelerated", out["accelerated"]))]
 
     def draw(ax):
@@ -268,23 +341,35 @@ def lab11_d(plan: PartPlan, track: str, verdict_words: str) -> View:
         f"so g = {share:.2f} of the kernel gain survives."))
 
 
+# Part E's objective: the row field it ranks by, the budget it must meet, the chart's words.
+_OBJECTIVES = {
+    "latency": ("latency", "latency_budget", "End-to-end latency", "Latency budget"),
+    "energy": ("accelerator_energy", "energy_budget", "Accelerator energy", "Energy budget"),
+    "cost": ("operating_cost", "cost_budget", "Operating cost", "Cost budget"),
+}
+
+
 def lab11_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     ranking = plan.alternatives[0]["outputs"]
     rows = [{"Candidate": row["candidate_id"].title(), "Hardware": row["hardware_name"], "Path": row["execution_path"],
-             "Latency": f"{_q(row['latency'], 'ms'):.3g} ms", "Energy": f"{_q(row['accelerator_energy'], 'mJ'):.3g} mJ",
-             "Cost": f"${_q(row['operating_cost'], 'dollar'):.3g}",
+             "Latency": readable_payload(row["latency"]), "Energy": readable_payload(row["accelerator_energy"]),
+             "Cost": readable_payload(row["operating_cost"]),
              "Outcome": "FEASIBLE" if row["feasible"] else "FAIL: " + ", ".join(row["violations"])}
             for row in ranking["rows"]]
     recommendation = ranking["recommendation"]["candidate_id"] if ranking["recommendation"] else "no feasible design"
-    budgets = (f"Budgets: latency {_q(ranking['latency_budget'], 'ms'):.3g} ms, energy "
-               f"{_q(ranking['energy_budget'], 'mJ'):.3g} mJ, cost ${_q(ranking['cost_budget'], 'dollar'):.3g}.")
+    budgets = (f"Budgets: latency {readable_payload(ranking['latency_budget'])}, energy "
+               f"{readable_payload(ranking['energy_budget'])}, cost {readable_payload(ranking['cost_budget'])}.")
+    field_name, budget_name, axis, budget_label = _OBJECTIVES.get(ranking["objective"], _OBJECTIVES["latency"])
 
     def draw(ax):
+        # The chart shows what the ranking optimises, in the unit its budget reads best in.
+        budget = ranking[budget_name]
+        unit = readable_payload(budget).split(" ", 1)[1] if budget["unit"] != "dollar" else "dollar"
         names = [row["candidate_id"].title() for row in ranking["rows"]]
-        values = [_q(row["latency"], "ms") for row in ranking["rows"]]
+        values = [_q(row[field_name], unit) for row in ranking["rows"]]
         ax.bar(names, values, color=[GREEN if row["feasible"] else RED for row in ranking["rows"]])
-        ax.axhline(_q(ranking["latency_budget"], "ms"), color=MUTED, linestyle="--", label="Latency budget")
-        ax.set_ylabel("End-to-end latency (ms)")
+        ax.axhline(_q(budget, unit), color=MUTED, linestyle="--", label=budget_label)
+        ax.set_ylabel(f"{axis} ({'$' if unit == 'dollar' else unit})")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
 
     return View(rows, draw, (

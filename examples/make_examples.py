@@ -1,0 +1,96 @@
+"""Regenerate ``examples/submissions/`` from the reference submissions (explicitly; tests check the result).
+
+    python examples/make_examples.py
+
+The full-marks examples are the reference submissions of every lab and track (each a
+notebook run top to bottom with a hand-written synthesis, see ``solutions/``); the others
+are derived from them, one defect each, as a student or a tamperer would produce it:
+
+- ``lab07-cloud-edited-number.json``: part B's compiled total halved in the JSON, resealed;
+- ``lab07-mobile-rationale-without-numbers.json``: a rationale that cites no saved number;
+- ``lab11-edge-stale-part-d.json``: part C recaptured with other settings, part D not;
+- ``truncated.json``: half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "examples" / "submissions"
+
+
+def _reference(lab: str, track: str) -> dict:
+    return json.loads((ROOT / "solutions" / lab / f"reference-{track}-submission.json").read_text(encoding="utf-8"))
+
+
+def _sealed(data: dict) -> dict:
+    from mlsys_grader.core.models import bundle_from_mapping
+
+    data = {**data, "content_hash": None}
+    return json.loads(bundle_from_mapping(data).sealed().to_json())
+
+
+def _write(name: str, data: dict | str) -> None:
+    text = data if isinstance(data, str) else json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    (OUT / name).write_text(text, encoding="utf-8")
+
+
+def main() -> int:
+    from mlsys_grader import get_lab, lab_ids, mlsysim_version
+    from mlsys_grader.core.capture import record_from_plan
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*.json"):
+        old.unlink()
+    for lab in lab_ids():
+        for track in get_lab(lab).tracks:
+            source = ROOT / "solutions" / lab / f"reference-{track}-submission.json"
+            if source.is_file():
+                shutil.copyfile(source, OUT / f"{lab}-{track}.json")
+
+    edited = _reference("lab07", "cloud")
+    edited["evidence"]["B"]["result"]["compiled_total_ms"] *= 0.5
+    _write("lab07-cloud-edited-number.json", _sealed(edited))
+
+    vague = _reference("lab07", "mobile")
+    vague["synthesis"]["rationale"] = (
+        "I recommend compiled with fusion and reject eager execution: compilation pays for itself quickly and fusion "
+        "removes most of the graph traffic, which matters on a phone. The remaining limitation is that the timings are "
+        "illustrative assumptions, and I would re-evaluate when the number of executions changes.")
+    vague["synthesis"].update(recommendation="compiled_fused", rejected_alternative="eager",
+                              residual_risk="timing_assumptions", reevaluation_trigger="execution_count")
+    _write("lab07-mobile-rationale-without-numbers.json", _sealed(vague))
+
+    stale = _reference("lab11", "edge")
+    lab = get_lab("lab11")
+    controls = {"shape": "aligned", "operation": "scatter"}
+    if stale["controls"]["C"] == controls:
+        controls = {"shape": "misaligned", "operation": "scatter"}
+    plan = lab.plan("edge", "C", controls, {})
+    old = stale["evidence"]["C"]
+    from datetime import datetime, timedelta
+
+    later = datetime.fromisoformat(stale["created_at"]) + timedelta(minutes=7)
+    record = record_from_plan(lab, "edge", plan, "fallback" if controls["operation"] == "scatter" else old["prediction"],
+                              mlsysim_version=mlsysim_version(), grader_version=old["grader_version"],
+                              prediction_locked_at=later, result_shown_at=later + timedelta(seconds=20),
+                              captured_at=later + timedelta(minutes=1))
+    stale["evidence"]["C"] = record.model_dump(mode="json")
+    stale["controls"]["C"] = dict(controls)
+    stale["runs"]["C"] = {"prediction": record.prediction, "prediction_locked_at": record.prediction_locked_at.isoformat(),
+                          "first_shown_at": stale["runs"].get("C", {}).get("first_shown_at") or record.result_shown_at.isoformat(),
+                          "first_run_controls": dict(controls), "first_run_at": record.result_shown_at.isoformat()}
+    _write("lab11-edge-stale-part-d.json", _sealed(stale))
+
+    good = json.dumps(_reference("lab07", "edge"))
+    _write("truncated.json", good[: len(good) // 2])
+    print(f"wrote {len(list(OUT.glob('*.json')))} examples to {OUT.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

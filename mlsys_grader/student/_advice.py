@@ -1,0 +1,101 @@
+"""Mistakes shown as advice: the package's own errors render as one line in a notebook, not a traceback.
+
+A student who types ``"above75"`` or sets ``factor = 10`` made a mistake the package
+names precisely (what was wrong, the allowed values); the 20 lines of this package's
+source that IPython prints before that sentence only hide it.  So the notebook API
+registers a renderer for :class:`~mlsys_grader.errors.GraderError` with the running
+IPython shell (``InteractiveShell.set_custom_exc``): the cell still fails — "Run all"
+stops at the mistake, as it should — but its output is the advice alone.  Only
+exceptions escaping a cell are affected; code that calls the API and catches
+``DomainError`` gets the exception as always, and any other error keeps its traceback.
+
+The wording helpers here are shared by every message the session raises, so a
+choice is always written as the notebook writes it (``"above_75"``) and a near miss
+is named ("did you mean …").
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Any, Iterable, Mapping
+
+from ..errors import GraderError
+
+def literal(value: Any) -> str:
+    """A value as the notebook's code writes it: strings in double quotes, numbers plainly, ``True``/``False``."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if value is Ellipsis:
+        return "..."
+    if isinstance(value, (bool, int)) or value is None:
+        return repr(value)
+    return f"a {type(value).__name__}"
+
+
+def listing(items: Iterable[str], last: str = "or") -> str:
+    """``a``, ``a or b``, ``a, b or c``."""
+    items = list(items)
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {last} {items[-1]}"
+
+
+def choices_text(options: Mapping[Any, str] | Iterable[Any]) -> str:
+    """``"a" (Label A), "b" (Label B)`` — or just the literals when there are no labels."""
+    if isinstance(options, Mapping):
+        return ", ".join(f"{literal(value)} ({label})" if label else literal(value) for value, label in options.items())
+    return ", ".join(literal(value) for value in options)
+
+
+def near_miss(value: Any, allowed: Iterable[Any], *, names: bool = False) -> str:
+    """`` — did you mean "above_75"?`` when ``value`` is close to one allowed value, else ``"."``: the end of a sentence.
+
+    ``names=True`` for keyword names (``recompilations``), which the notebook writes unquoted.
+    """
+    candidates = [candidate for candidate in allowed if candidate is not None]
+    if not isinstance(value, str):
+        matches = [c for c in candidates if str(c) == str(value)]
+    else:
+        folded = value.strip().lower().replace("-", "_").replace(" ", "_")
+        matches = [c for c in candidates if isinstance(c, str) and c.lower() == folded]
+        if not matches:
+            by_text = {str(c): c for c in candidates}
+            found = difflib.get_close_matches(value, list(by_text), n=1, cutoff=0.6)
+            matches = [by_text[found[0]]] if found else []
+    if not matches:
+        return "."
+    return f" — did you mean {matches[0] if names else literal(matches[0])}?"
+
+
+def advice(exc: BaseException) -> list[str]:
+    """The lines a notebook shows for one of the package's errors: its sentence, nothing else."""
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()
+
+
+def _show_advice(shell, etype, value, tb, tb_offset=None):
+    """IPython's custom-exception hook: report the error as its advice line instead of a traceback."""
+    shell._showtraceback(etype, value, advice(value))  # the kernel sends these lines as the cell's error output
+
+
+def install() -> bool:
+    """Register the advice renderer with the running IPython shell; False outside IPython.
+
+    Never replaces a custom-exception handler someone else registered.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # plain Python: exceptions print as usual
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    current = getattr(shell, "custom_exceptions", ())
+    if current and GraderError not in current:
+        return False
+    if GraderError not in current:
+        shell.set_custom_exc((GraderError,), _show_advice)
+    return True

@@ -1,0 +1,193 @@
+"""``mlsys-grader kit``: what a student downloads — both notebooks, this package's wheel,
+a fully pinned ``requirements.txt`` and a short README with the one install command.
+
+The kit is made from the repository (the notebooks in ``assignments/`` and a wheel built
+from the source) by an instructor who installed it as README's quick start says.  Every
+package the wheel needs is pinned to the version installed where the kit is made — the
+environment the instructor's tests ran in — so a student installs what was tested::
+
+    pip install -r requirements.txt          # inside the kit's folder
+
+The closure is read from the wheel's own requirements through the installed
+distributions' metadata, with environment markers evaluated here; a dependency that
+only another platform needs (``pywin32`` on Windows) is left to pip to resolve there.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from ..errors import GraderError
+from ..labs import lab_ids
+
+INSTALL_COMMAND = "pip install -r requirements.txt"
+PROJECT_NAME = "mlsys-grader"
+
+
+class KitError(GraderError, RuntimeError):
+    """Raised when the kit cannot be made (a wheel that does not build, a dependency not installed here)."""
+
+
+class KitRootError(KitError):
+    """Raised when the kit command does not run from the repository root."""
+
+
+@dataclass(frozen=True)
+class Kit:
+    """What :func:`build_kit` wrote."""
+
+    directory: Path
+    notebooks: tuple[Path, ...]
+    wheel: Path
+    requirements: Path
+    readme: Path
+    pins: tuple[str, ...]
+
+
+def repository_root(root: str | Path = ".") -> Path:
+    """``root`` when it is this project's repository root (pyproject, package, student notebooks), else :class:`KitRootError`."""
+    root = Path(root).resolve()
+    pyproject = root / "pyproject.toml"
+    notebooks = [root / "assignments" / f"{lab}.ipynb" for lab in _kit_labs(root)]
+    is_ours = pyproject.is_file() and f'name = "{PROJECT_NAME}"' in pyproject.read_text(encoding="utf-8")
+    if not (is_ours and (root / "mlsys_grader").is_dir() and notebooks):
+        raise KitRootError(f"run this from the {PROJECT_NAME} repository root (the folder with pyproject.toml, mlsys_grader/ "
+                           f"and assignments/), or pass --root; {root} is not it")
+    return root
+
+
+def _kit_labs(root: Path) -> list[str]:
+    return [lab for lab in lab_ids() if (root / "assignments" / f"{lab}.ipynb").is_file()]
+
+
+def _wheel_metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        name = next((n for n in archive.namelist() if n.endswith(".dist-info/METADATA")), None)
+        if name is None:
+            raise KitError(f"{wheel.name} has no METADATA; rebuild it")
+        return email.parser.Parser().parsestr(archive.read(name).decode("utf-8"))
+
+
+def pinned_requirements(requires: list[str]) -> list[str]:
+    """``name==version`` for every distribution ``requires`` needs here, transitively, from the installed metadata.
+
+    Raises :class:`KitError` when a needed distribution is not installed, or installed at
+    a version its dependant does not accept: the kit pins only what this environment has.
+    """
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    pinned: dict[str, tuple[str, str]] = {}
+    expanded: dict[str, set[str]] = {}
+    queue: list[tuple[str, frozenset[str], str]] = [(text, frozenset({""}), PROJECT_NAME) for text in requires]
+    while queue:
+        text, extras, needed_by = queue.pop()
+        requirement = Requirement(text)
+        if requirement.marker is not None and not any(requirement.marker.evaluate({"extra": extra}) for extra in extras):
+            continue
+        key = canonicalize_name(requirement.name)
+        try:
+            distribution = metadata.distribution(requirement.name)
+        except metadata.PackageNotFoundError:
+            raise KitError(f"{requirement.name} (needed by {needed_by}) is not installed here; install the project first "
+                           f"(`pip install .`) so the kit pins what you tested") from None
+        version = distribution.version
+        if not requirement.specifier.contains(Version(version), prereleases=True):
+            raise KitError(f"{needed_by} needs {requirement}, but {requirement.name} {version} is installed here; "
+                           "reinstall the project (`pip install .`) before making the kit")
+        pinned[key] = (distribution.metadata["Name"], version)
+        wanted = {""} | set(requirement.extras)
+        new = wanted - expanded.get(key, set())
+        if not new:
+            continue
+        expanded.setdefault(key, set()).update(new)
+        queue += [(child, frozenset(new), distribution.metadata["Name"]) for child in distribution.requires or ()]
+    return [f"{name}=={version}" for _, (name, version) in sorted(pinned.items())]
+
+
+def _python_words(requires_python: str | None) -> str:
+    """``Python 3.11 to 3.13`` for ``>=3.11,<3.14``; the specifier itself otherwise."""
+    from packaging.specifiers import SpecifierSet
+
+    if not requires_python:
+        return "Python 3"
+    specifiers = {spec.operator: spec.version for spec in SpecifierSet(requires_python)}
+    low, high = specifiers.get(">="), specifiers.get("<")
+    if low and high and low.count(".") == 1 and high.count(".") == 1 and low.split(".")[0] == high.split(".")[0]:
+        major, newest = high.split(".")[0], int(high.split(".")[1]) - 1
+        return f"Python {low} to {major}.{newest}"
+    return f"Python {requires_python}"
+
+
+README = """\
+# Lab 07 and Lab 11 notebooks (MLSysBook)
+
+Install everything once, from a terminal inside this folder ({python}; a fresh virtual
+environment is best):
+
+    {command}
+
+(In a notebook instead of a terminal, run `%{command}` in a cell, then restart the kernel.)
+
+Then open {notebooks} in Jupyter with that Python as the kernel — JupyterLab, VS Code or a
+hosted notebook service; Jupyter itself is not part of this kit. Set `TRACK` in the first
+code cell to your track and run the cells from the top: predict, run, capture, part by
+part. Each notebook saves `<lab>-submission.json` next to itself, and its last cell,
+`grader.export()`, writes the zip you hand in.
+"""
+
+
+def build_wheel(root: Path, dest: Path) -> Path:
+    """This package's wheel, built into ``dest`` from a clean copy of the source (the tree stays untouched)."""
+    with tempfile.TemporaryDirectory(prefix="mlsys-kit-src-") as scratch:
+        source = Path(scratch) / "src"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            if (root / name).is_file():
+                shutil.copy2(root / name, source / name)
+        shutil.copytree(root / "mlsys_grader", source / "mlsys_grader", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        raise KitError(f"the wheel did not build (pip wheel exit {done.returncode}): {done.stderr.strip()[-500:]}")
+    wheels = sorted(dest.glob("mlsys_grader-*.whl"))
+    if len(wheels) != 1:
+        raise KitError(f"expected one mlsys_grader wheel from pip wheel, found {len(wheels)}")
+    return wheels[0]
+
+
+def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
+    """Write the student kit into ``output`` (created if needed; earlier kit files there are replaced)."""
+    root = repository_root(root)
+    output = Path(output)
+    output.mkdir(parents=True, exist_ok=True)
+    notebooks = []
+    for lab in _kit_labs(root):
+        target = output / f"{lab}.ipynb"
+        shutil.copyfile(root / "assignments" / f"{lab}.ipynb", target)
+        notebooks.append(target)
+    with tempfile.TemporaryDirectory(prefix="mlsys-kit-") as scratch:
+        built = build_wheel(root, Path(scratch))
+        for old in output.glob("mlsys_grader-*.whl"):
+            old.unlink()
+        wheel = output / built.name
+        shutil.copyfile(built, wheel)
+    info = _wheel_metadata(wheel)
+    pins = pinned_requirements(info.get_all("Requires-Dist") or [])
+    requirements = output / "requirements.txt"
+    requirements.write_text(
+        f"# The labs' packages, pinned to the versions they were tested with. Inside this folder run:\n"
+        f"#   {INSTALL_COMMAND}\n./{wheel.name}\n" + "".join(f"{pin}\n" for pin in pins), encoding="utf-8")
+    readme = output / "README.md"
+    readme.write_text(README.format(python=_python_words(info.get("Requires-Python")), command=INSTALL_COMMAND,
+                                    notebooks=" or ".join(f"`{path.name}`" for path in notebooks)), encoding="utf-8")
+    return Kit(output, tuple(notebooks), wheel, requirements, readme, tuple(pins))
