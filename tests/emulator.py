@@ -10,11 +10,15 @@ relaxes the pins of the few packages whose ``Requires-Python`` excludes the host
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 import uuid
 import zipfile
 from dataclasses import dataclass
@@ -155,3 +159,27 @@ def zip_with_config(zip_path: Path, target: Path, **options) -> Path:
                 data = json.dumps(config, indent=2).encode()
             out.writestr(info, data)
     return target
+
+
+@dataclass(frozen=True)
+class Built:
+    zips: dict[str, Path]
+    stdout: str
+
+
+@functools.cache
+def autograder_zips() -> Built:
+    """Both labs' zips built by ``mlsys-grader autograder`` (default options), once per test process.
+
+    Shared by ``test_autograder.py`` and ``test_gradescope_emulator.py``, so a session builds them once.
+    Raises ``RuntimeError`` with the command's output when the build fails.
+    """
+    out = Path(tempfile.mkdtemp(prefix="mlsys-autograders-"))
+    atexit.register(shutil.rmtree, out, True)
+    command = [sys.executable, "-m", "mlsys_grader", "autograder", "-o", str(out), "--no-run-tests"]
+    for lab in ("lab07", "lab11"):
+        command += ["--master", f"{lab}={ROOT / 'solutions' / lab / f'{lab}-master.ipynb'}"]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise RuntimeError(f"mlsys-grader autograder failed:\n{done.stdout}\n{done.stderr}")
+    return Built({lab: out / f"{lab}-autograder.zip" for lab in ("lab07", "lab11")}, done.stdout)

@@ -348,12 +348,29 @@ def test_hold_in_lab11_also_accepts_keeping_the_primary():
     "Although eager is the better choice for a single run, I recommend compiled with fusion.",
     "Eager only wins below 3 executions.",
     "Compiled with fusion wins and eager is faster at one execution.",  # weak cues never make a contradiction
+    "Eager is the better choice at one execution, but not at 50.",  # scoped claims
+    "For one-off runs eager is the right choice.",
+    "I would choose eager for debugging and compiled with fusion for production.",
+    "We chose eager last year; that is no longer right.",
 ])
-def test_conditional_and_concessive_sentences_are_not_contradictions(text):
+def test_conditional_concessive_and_scoped_claims_are_not_contradictions(text):
     text += " I recommend compiled with fusion and reject eager at 18.42 ms. Timings are illustrative."
     report = _report("lab07", "edge", None, text, recommendation="compiled_fused", rejected_alternative="eager",
                      reevaluation_trigger="execution_count", residual_risk="timing_assumptions")
     assert not any(f.rubric_item in ("rationale_names_recommendation", "rationale_names_rejected") for f in report.findings)
+
+
+@pytest.mark.parametrize("text, excerpt", [
+    ("Eager is the better choice: it needs no setup.", "eager is the better choice"),
+    ("I recommend eager execution and reject compiled with fusion.", "i recommend eager execution"),
+    ("Compiled with fusion is ruled out, since it costs 18.42 ms.", "compiled with fusion is ruled out"),
+])
+def test_an_unqualified_claim_against_the_choices_is_a_contradiction(text, excerpt):
+    report = _report("lab07", "edge", None, text + " I recommend compiled with fusion and reject eager at 18.42 ms. "
+                     "Timings are illustrative; revisit if the execution count changes.", recommendation="compiled_fused",
+                     rejected_alternative="eager", reevaluation_trigger="execution_count", residual_risk="timing_assumptions")
+    [finding] = [f for f in report.findings if f.part == "synthesis"]
+    assert f"('{excerpt}')" in finding.message and finding.also_costs == ("rationale_names_rejected",)
 
 
 def test_rejecting_the_recommendation_is_a_contradiction():

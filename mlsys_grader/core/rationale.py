@@ -3,80 +3,99 @@
 Six rubric items grade the synthesis rationale: ``rationale_length``,
 ``rationale_cites_evidence``, ``rationale_names_recommendation``,
 ``rationale_names_rejected``, ``rationale_names_limitation`` and
-``rationale_names_trigger``.  Their findings are public (a self-check shows them), so
-each message says what is missing without giving an answer away.
+``rationale_names_trigger``.  Their findings are public (a self-check shows them):
+each message says, in one sentence, what is missing, without naming an answer.
 
-Reading rules
--------------
+Text
+----
+Before any name is looked for, the text is normalised (:func:`normalise`): Unicode
+compatibility forms, lower case, hyphens, underscores and slashes as spaces, "+" and
+"&" as "and", contractions spelled out ("don't" → "do not"), British spellings as
+American ones ("unmodelled", "behaviour", "optimise").  Every name matches whole words
+only: "threshold" does not name *hold*, "Nonetheless" does not name *none*.  Length
+counts words as written (:func:`word_count`).
 
-Text.  Before any name is looked for, the text is normalised: Unicode compatibility
-forms, lower case, hyphens, underscores and slashes as spaces, "+" and "&" as "and",
-contractions spelled out ("don't" → "do not"), and British spellings mapped to
-American ones ("unmodelled", "behaviour", "optimise" → "unmodeled", "behavior",
-"optimize").  Every name then matches whole words only: "threshold" does not name
-*hold* and "Nonetheless" does not name *none*.  Length counts words as written.
+Quantities (``rationale_cites_evidence``)
+-----------------------------------------
+A cited quantity (:func:`cited_quantities`) is a number with a unit: time (s, ms,
+µs/us/μs, ns, min, h), data (B, kB/KB, KiB, MB, MiB, GB, GiB), work and rates (FLOP,
+FLOPs, MFLOP(S), GFLOP/s, TFLOPS, FLOP/B, "per byte"), energy and power (J, mJ, µJ,
+kJ, Wh, W, mW), money ($, US$, USD, dollars; "per hour"), a percentage (%, percent,
+per cent, percentage points) or a multiplier (x, ×, X, times, -fold, "a factor of");
+"1.7e-7", "1.7 × 10^-7" and "10⁻⁷" are read.  A bare number never counts.  Units are
+converted with pint through mlsysim's registry, so "0.42 ms" matches a recorded
+420 µs.  A percentage matches fractions, shares, changes and ratios; a multiplier
+matches ratios only; "FLOPS" may be a count or a rate.
 
-Quantities (``rationale_cites_evidence``).  A cited quantity is a number with a unit:
-time (s, ms, µs/us/μs, ns, min, h), data (B, kB/KB, KiB, MB, MiB, GB, GiB), work and
-rates (FLOP, FLOPs, MFLOP(S), GFLOP/s, TFLOPS, FLOP/B), energy and power (J, mJ, kJ, Wh,
-W, mW), money ($, USD, dollars; "per hour"), a percentage (%, percent, per cent,
-percentage points) or a multiplier (x, ×, X, times, -fold, "a factor of").  A bare
-number never counts.  Units are converted with pint through mlsysim's own registry,
-so "0.42 ms" matches a recorded 420 µs.  A cited value agrees with the evidence within
-the rubric's relative tolerance or the rounding the student wrote ("340 ms" covers
-339.5–340.5 ms), that rounding allowance being capped at :data:`ROUNDING_CAP`.
+Not evidence (:func:`trivial_reason`): a written 0 or 1 in any unit ("1x", "0 ms",
+"1 ms"), a percentage or multiplier equal to 1 ("100 %"), and a percentage or
+multiplier equal to a setting the student chose in ``bundle.controls`` (Lab 11 D's
+kernel speedup "10x", A's factor "4x", Lab 07's "50 times" for 50 executions).
 
-Not evidence: a written 0 or 1 in any unit ("1x", "0 ms", "1 ms"), a percentage or
-multiplier equal to 1 ("100 %", "1.0x"), and a percentage or multiplier equal to a
-setting the student chose (Lab 11 D's kernel speedup "10x", A's factor "4x", Lab 07's
-"50 times" for 50 executions).
+Evidence is every quantity the captured records show (a recorded 0 or dimensionless 1
+excepted), plus what a student derives from them where the derivation is one a
+student makes; each lab module declares which fields, and the derivations are defined
+here once: :func:`compared` — one quantity seen twice within one record (baseline vs
+result; or two paths shown side by side, such as eager vs compiled totals or the two
+candidates): ratio both ways, difference, change relative to the baseline (to either,
+for two paths); :func:`share` — a part of its total within one record (dispatch share
+of total time, kernel share of the path, scratchpad use).  Never arbitrary pairs: with
+some 45 recorded values a bundle has about 2,000 pairwise ratios, and a random "2.7x"
+would match most bundles; with these derivations it matches under one in ten.
 
-Evidence is every quantity the captured records show, plus what a student derives
-from them where the derivation is one a student would make.  Each lab module declares
-which fields those are; the derivations themselves are defined here, once:
-:func:`compared` — the same quantity twice within one record (baseline vs result, or
-two paths the record compares, such as eager vs compiled totals): ratio both ways,
-difference, and change relative to either; :func:`share` — a part's share of its
-total within one record (dispatch share of total time, kernel share of the whole
-path).  Never arbitrary pairs of numbers: with some 45 recorded values a bundle has
-about 1,000 pairwise ratios, and "about 3x" would match one of them by chance.  A
-percentage matches fractions, shares, relative changes and ratios; a multiplier
-matches ratios only.
+Agreement (:func:`_close`): a recorded value within the rubric's relative tolerance or
+the rounding the student wrote ("340 ms" covers 339.5–340.5 ms), that rounding
+allowance capped at :data:`ROUNDING_CAP` of the value; a derived value within that
+rounding plus :data:`DERIVED_TOLERANCE` (a change: plus :data:`CHANGE_TOLERANCE` of
+1 + the change), since the student computed it from rounded displays.
 
-Recommendation and rejected alternative.  An option counts as named only where the
-text takes a stance on it.  A small clause reader does this, deterministically:
+Recommendation and rejected alternative
+---------------------------------------
+An option counts as named only where the text takes a stance on it
+(:func:`read_stances`), read clause by clause and deterministically:
 
-1. Sentences end at ``. ! ? ;``, at a blank line and before a bullet; clauses end at
-   the words in :data:`CLAUSE_BREAKS` ("because", "so", "but", "if", "which"…).
-2. Option names are found by longest match first (``Choice.keywords`` and
-   ``Choice.phrasings``); a name inside a cue ("the rejected alternative is …") is
-   part of the cue, not a mention.
-3. A *cue* (:data:`CUES`) either precedes the name it applies to ("I recommend X",
-   "choose X", "go with X", "keep X", "reject Y", "rule out Y", "not Y", "instead of
-   Y", "over Y", "rather than Y") or follows it ("X is the better choice", "X wins",
-   "Y loses", "Y is rejected", "Y fails the latency budget").  A cue applies to the
-   nearest mention in its clause within its reach, and never across a mention of
-   another option, so "I recommend X over Y" recommends X and rejects Y.  When both
-   a preceding and a following cue reach a mention, the nearer one wins.  A negation
-   just before a recommending verb turns it into a rejection ("I would not choose Y").
-4. Decisive phrasings state a choice by themselves: "no change for now", "hold the
-   current path", "keep the native baseline", "no feasible target path",
-   "neither candidate is feasible".
-5. The recommendation is named when one of the options that stand for it (the lab
-   says which: Lab 11's *hold* also accepts keeping the primary) is recommended
-   somewhere; the rejected alternative when it is rejected somewhere.
-6. A contradiction — a strong cue recommending the rejected option, or rejecting the
-   recommended one, in a sentence that is not conditional or concessive ("if",
-   "unless", "when", "although"…) — is a finding that costs both naming items.
+1. Sentences end at ``. ! ? ;``, at a blank line, before a bullet and at a line break
+   before a capital letter; clauses also end at :data:`CLAUSE_BREAKS` ("because",
+   "so", "but", "if", "which"…).
+2. Option names (``Choice.keywords`` and ``Choice.phrasings``, longest first; for
+   Lab 11 the role and the hardware as people write it, e.g. "Jetson AGX Orin",
+   "Orin NX", "Apple M2") are found; a name inside a cue ("the rejected alternative
+   is …") belongs to the cue.
+3. A cue (:data:`CUES`) precedes its name ("I recommend X", "choose X", "go with X",
+   "keep X", "reject Y", "rule out Y", "not Y", "instead of Y", "over Y", "rather than
+   Y") or follows it ("X is the better choice", "X wins", "Y loses", "Y is rejected",
+   "Y fails the latency budget").  It applies to the nearest name within its reach, in
+   the same clause, never across a name of another option — so "I recommend X over Y"
+   recommends X and rejects Y, and "I recommend X, Y and Z" recommends X only.  When a
+   preceding and a following cue both reach a name, the nearer wins.  A negation just
+   before a recommending verb makes it a rejection ("I would not choose Y").
+4. Decisive phrasings (``Choice.decisive``) state hold or none by themselves: "no change
+   for now", "hold the current path", "keep the native baseline", "stay with the
+   baseline", "no feasible target path", "neither candidate is feasible".
+5. The recommendation is named when an option standing for it is recommended (Lab 11's
+   hold also accepts keeping the primary); the rejected alternative when it is rejected.
+6. A contradiction — a strong cue (:attr:`Cue.strong`) recommending the rejected option
+   or rejecting the recommended one, unqualified: in a sentence with no condition or
+   concession (:data:`HYPOTHETICAL`: "if", "although", "only"…) and a clause with no
+   scoping word (:data:`QUALIFIERS`: "for", "at", "with", "last"…, outside the names) —
+   is one finding that costs both naming items.  "Eager is the better choice" contradicts
+   a rejected eager; "eager is the better choice at one execution" does not.
 
-Limitation and trigger.  Each option of both labs lists natural phrasings in its lab
-module (synonyms, negations such as "not measured on the phone", device names as
-people write them).  The chosen limitation must be stated somewhere; the chosen
-trigger must be stated in a sentence that says when to look again ("if", "when",
-"once", "revisit", "re-evaluate", "trigger"…).  A sentence that names three or more
-options of the same list is a keyword list and names none of them.
+Limitation and trigger
+----------------------
+Each option of both labs lists natural phrasings in its lab module (synonyms, negations
+such as "not measured on the phone", device names).  The chosen limitation must be
+stated somewhere; the chosen trigger in a sentence that says when to look again ("if",
+"when", "once", "revisit", "re-evaluate"…) or as a change ("the execution count
+changes"); a bare label ("Trigger: energy budget.") is not enough.  A sentence that
+names :data:`LIST_SIZE` or more options of the same list is a keyword list and names
+none of them.
 
-Compiled patterns are cached per lab and track on the lab object.
+Speed
+-----
+Patterns are compiled once per lab and track (:func:`reader_for`) and tried only at
+the tokens a match can start with; the derived evidence of a replayed part is cached
+on the lab by the identity of its memoised arms (:func:`part_evidence`).
 """
 
 from __future__ import annotations
@@ -121,17 +140,18 @@ _BRITISH = {
     "amongst": "among", "whilst": "while", "towards": "toward",
 }
 for _stem in ("model", "unmodel", "remodel", "label", "travel", "cancel", "signal", "fuel", "level", "total",
-              "tunnel", "channel", "model"):
+              "tunnel", "channel"):
     for _ending in ("led", "ling"):
         _BRITISH[_stem + _ending] = _stem + _ending[1:]
 for _stem in ("optim", "util", "minim", "maxim", "amort", "real", "special", "normal", "recogn", "character",
               "parallel", "serial", "initial", "priorit", "summar", "emphas", "stabil", "penal", "standard",
               "general", "organ", "categor", "quant", "vector", "token", "memor", "custom", "visual", "local",
               "central", "synchron", "linear", "final", "rational", "capital", "modern", "econom", "critic",
-              "author", "subsid", "harmon", "familiar", "energ", "util", "digit", "idol", "material"):
+              "author", "subsid", "harmon", "familiar", "energ", "digit", "idol", "material"):
     for _brit, _amer in (("ise", "ize"), ("ised", "ized"), ("ises", "izes"), ("ising", "izing"),
                          ("isation", "ization"), ("isations", "izations"), ("iser", "izer"), ("isers", "izers")):
         _BRITISH[_stem + _brit] = _stem + _amer
+del _stem, _ending, _brit, _amer
 _BRITISH["cannot"] = "can not"
 _CONTRACTION = re.compile(r"\b(?:can'?t|won'?t|i'm)\b|n't\b|'(?:d|ll|re|ve|s)\b")
 _CONTRACTED = {"can't": "can not", "cant": "can not", "won't": "will not", "wont": "will not", "i'm": "i am",
@@ -261,7 +281,7 @@ _QUANTITY = re.compile(
     rf"|(?<![\w.,$^])(?P<num>{_NUMBER}){_EXPONENT}(?:[ \t]?-?[ \t]?){_UNIT}",
     re.IGNORECASE,  # matched on lower-cased text; the flag covers the rare text lower() cannot keep aligned
 )
-_QUANTITY_START = re.compile(r"\d+|\$|factor")
+_QUANTITY_START = re.compile(r"\d+|\$|factor", re.IGNORECASE)
 
 
 def _quantities(text: str) -> Iterator[re.Match[str]]:
@@ -460,7 +480,9 @@ def usable(quantities: Iterable[tuple[float, str]]) -> Iterator[tuple[float, str
         if not math.isfinite(magnitude) or magnitude == 0:
             continue
         scale = _unit_scale(unit)
-        if scale is None or (scale[1].removeprefix(DERIVED) in (RATIO, FRACTION, CHANGE) and math.isclose(magnitude, 1.0, rel_tol=1e-12)):
+        if scale is None:
+            continue
+        if scale[1].removeprefix(DERIVED) in (RATIO, FRACTION, CHANGE) and math.isclose(magnitude, 1.0, rel_tol=1e-12):
             continue
         yield magnitude * scale[0], scale[1], magnitude
 
@@ -641,13 +663,15 @@ class Cue:
 _NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )"
 _FIRST_PERSON = (r"(?:i|we)(?: (?:would|will|should|must|can|do|therefore|thus|hence|so|still|also|now|then|clearly|definitely"
                  r"|strongly|instead|firmly|ultimately|finally))*")
-_DECIDE = r"choose|chose|pick|picked|select|selected|opt for|opted for|go with|went with|adopt|adopted|settle on|settled on|recommend"
+_DECIDE = (r"choose|chose|pick|picked|select|selected|opt for|opted for|go with|went with|adopt|adopted|settle on|settled on"
+           r"|recommend")
 _REC_VERBS = (r"recommend(?:s|ed|ing)?|choos(?:e|es|ing)|chose|chosen|pick(?:s|ed|ing)?|select(?:s|ing)?|opt(?:s|ed|ing)? for"
               r"|go(?:es|ing)? with|went with|prefer(?:s|red|ring)?|favor(?:s|ed|ing)?|adopt(?:s|ed|ing)?|settl(?:e|ed|ing) on")
 _USE_VERBS = (r"use|deploy|ship|run with|keep(?! in mind)|kept|retain|stay with|stick with|stay on|remain on|switch to|move to"
               r"|migrate to|standardize on|commit to|prefer|favor")
 _ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so))?"
-_QUALITY = r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior|natural"
+_QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
+            r"|natural")
 _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
 _ROLE = r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment"
 _BUDGETS = r"budgets?|limits?|constraints?|deadline|requirements?|target|contract|cap|slo"
@@ -703,6 +727,11 @@ CLAUSE_BREAKS = frozenset("because since so therefore thus hence whereas while a
                           "whenever if unless once until".split())
 HYPOTHETICAL = frozenset("if unless whenever once until assuming provided otherwise although though whereas while "
                          "despite could might only below above beyond single fewer".split())
+# Words that scope a claim ("the better choice at one execution", "for debugging", "last year"):
+# a stance whose clause holds one, outside the names and cues, is qualified and never a contradiction.
+QUALIFIERS = frozenset("for at in on during under with without by below above beyond until when whenever only last "
+                       "previously before earlier later except unless if once given assuming".split())
+_PAUSES = frozenset({".", ",", ":", "(", ")"})
 # A trigger is said as a condition ("if", "revisit when") or as a change ("the execution count changes");
 # the bare label "trigger:" before a name is not enough.
 TRIGGER_CUE = re.compile(
@@ -818,7 +847,11 @@ _CUES = _Scanner(_alternatives("c", [cue.pattern for cue in CUES]))
 
 @dataclass(frozen=True)
 class Stance:
-    """One option the text recommends or rejects, where, and how firmly."""
+    """One option the text recommends or rejects, where, and how firmly.
+
+    ``hypothetical``: said in a conditional, concessive or scoped sentence or clause ("if …",
+    "although …", "… at one execution"), so it names the option but is never a contradiction.
+    """
 
     option: str
     stance: str
@@ -838,12 +871,14 @@ class Reader:
     limitation and trigger phrasings."""
 
     def __init__(self, terms: ChoiceTerms, triggers: Sequence[Choice], limitations: Sequence[Choice]):
-        slots = {name: "(?:" + "|".join(sorted({re.escape(normalise(a)) for a in aliases if normalise(a)}, key=len, reverse=True)) + ")"
+        slots = {name: "(?:" + "|".join(sorted({re.escape(normalise(a)) for a in aliases if normalise(a)}, key=len,
+                                               reverse=True)) + ")"
                  for name, aliases in terms.slots}
         names: list[tuple[bool, int, str, str]] = []
         decisive: list[tuple[str, str]] = []
         for option in terms.options:
-            names += [(True, -len(normalise(k)), re.escape(normalise(k)), option.value) for k in option.keywords if normalise(k)]
+            names += [(True, -len(normalise(k)), re.escape(normalise(k)), option.value)
+                      for k in option.keywords if normalise(k)]
             names += [(False, 0, _fill(p, slots), option.value) for p in option.phrasings]
             decisive += [(_fill(p, slots), option.value) for p in option.decisive]
         names.sort(key=lambda item: (item[0], item[1]))  # phrasings first, then the longest keyword first
@@ -856,7 +891,8 @@ class Reader:
 
     @staticmethod
     def _choice(choice: Choice, slots: Mapping[str, str]) -> _Scanner:
-        sources = [re.escape(normalise(k)) for k in choice.keywords if normalise(k)] + [_fill(p, slots) for p in choice.phrasings]
+        sources = [re.escape(normalise(k)) for k in choice.keywords if normalise(k)]
+        sources += [_fill(p, slots) for p in choice.phrasings]
         return _Scanner(r"(?<![\w])(?:" + "|".join(sources) + r")(?![\w])")
 
 
@@ -934,13 +970,15 @@ def read_stances(text: "str | _Text", reader: Reader) -> list[Stance]:
             inside[i] = j >= 0 and cues[j][1] >= end
         mentions = [mention for mention, covered in zip(mentions, inside) if not covered]
         mention_starts = [mention[0] for mention in mentions]
+        covered = {i for s, e, *_ in (*mentions, *cues) for i in range(s, e)}
         for index, (start, end, option, position) in enumerate(mentions):
             low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
             found = _nearest_cue(doc, cues[low:high], mentions, mention_starts, index)
             if found is not None:
                 strong, stance, cue_start, cue_end = found
                 lo, hi = min(start, cue_start), max(end, cue_end)
-                stances.append(Stance(option, stance, strong, doc.hypothetical(position), " ".join(doc.tokens[lo:hi])))
+                hedged = doc.hypothetical(position) or _qualified(doc, lo, hi, covered)
+                stances.append(Stance(option, stance, strong, hedged, " ".join(doc.tokens[lo:hi])))
     if reader.decisive is not None:
         for match in reader.decisive.finditer(doc):
             start, end = doc.span(match)
@@ -948,6 +986,16 @@ def read_stances(text: "str | _Text", reader: Reader) -> list[Stance]:
                 stances.append(Stance(reader.decisive_options[int(match.lastgroup[1:])], REC, True,
                                       doc.hypothetical(match.start()), " ".join(doc.tokens[start:end])))
     return stances
+
+
+def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
+    """True when the clause around tokens [lo, hi) (up to a pause: , : ( ) or a clause break)
+    holds a :data:`QUALIFIERS` word that is not part of a name or a cue."""
+    while lo > 0 and doc.tokens[lo - 1] not in _PAUSES and doc.tokens[lo - 1] not in _BREAKS:
+        lo -= 1
+    while hi < len(doc.tokens) and doc.tokens[hi] not in _PAUSES and doc.tokens[hi] not in _BREAKS:
+        hi += 1
+    return any(doc.tokens[i] in QUALIFIERS and i not in covered for i in range(lo, hi))
 
 
 def _nearest_cue(doc: _Text, cues: list, mentions: list, mention_starts: list[int],
@@ -1008,6 +1056,33 @@ def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, nee
 
 # -- the check ----------------------------------------------------------------------------
 
+# Every message a student can see, one sentence each; none names an option, a number or a phrasing.
+MESSAGES = {
+    "empty": "Write a rationale that compares your recommendation with the rejected alternative using saved numbers.",
+    "short": "Your rationale has {words} word{plural}; give at least {minimum}, with numbers from your evidence.",
+    "cite": "Cite at least one number from your saved evidence with its unit (e.g. '0.42 ms' or '3.7x'); {tail}",
+    "cite_trivial": "{quoted} {verb} not evidence (values of 0 or 1 and settings you chose do not count).",
+    "cite_unmatched": "none of {quoted} appears in your evidence.",
+    "cite_none": "the rationale cites no quantity with a unit.",
+    "contradiction": "Your rationale {what} ('{excerpt}'); make it defend your recommendation against your rejected alternative.",
+    "recommendation": "Say which option you recommend in a sentence such as 'I recommend …', naming it as the notebook does.",
+    "recommendation_unchosen": "Choose your recommendation first, then say in the rationale why you recommend it.",
+    "rejected": "Say which alternative you reject in a sentence such as 'I reject … because …', naming it as the notebook does.",
+    "rejected_unchosen": "Choose the alternative you reject first, then say in the rationale why you reject it.",
+    "limitation": "State the remaining limitation you selected in your own words, in a sentence about what the evidence "
+                  "does not capture.",
+    "limitation_unchosen": "Choose the remaining limitation first, then state it in the rationale.",
+    "trigger": "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger "
+               "you selected.",
+    "trigger_unchosen": "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision.",
+}
+
+
+def _finding(item: str, message: str, expected: Any, actual: Any = None, **extra: Any) -> Finding:
+    return Finding(part="synthesis", criterion="rationale", rubric_item=item, message=message,
+                   expected=expected, actual=actual, **extra)
+
+
 def _settings(controls: Mapping[str, Mapping[str, Any]]) -> list[float]:
     return [float(v) for values in controls.values() for v in values.values()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -1027,76 +1102,63 @@ def _evidence_findings(ctx: "GradingContext", text: str) -> Iterator[Finding]:
                           for state in ctx.parts.values() if state.record is not None):
         return
     if excluded and not candidates:
-        tail = f"{_quote([q.text for q in excluded[:4]])} {'is' if len(excluded) == 1 else 'are'} not evidence (values of 0 or 1 and settings you chose do not count)."
+        tail = MESSAGES["cite_trivial"].format(quoted=_quote([q.text for q in excluded[:4]]),
+                                               verb="is" if len(excluded) == 1 else "are")
     elif candidates:
-        tail = f"none of {_quote([q.text for q in candidates[:4]])} appears in your evidence."
+        tail = MESSAGES["cite_unmatched"].format(quoted=_quote([q.text for q in candidates[:4]]))
     else:
-        tail = "the rationale cites no quantity with a unit."
-    yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_cites_evidence",
-                  message="Cite at least one number from your saved evidence with its unit (e.g. '0.42 ms' or '3.7x'); " + tail,
-                  expected="a quantity from the saved evidence, with its unit", actual=[q.text for q in cited[:8]])
+        tail = MESSAGES["cite_none"]
+    yield _finding("rationale_cites_evidence", MESSAGES["cite"].format(tail=tail),
+                   "a quantity from the saved evidence, with its unit", [q.text for q in cited[:8]])
 
 
-def _choice_findings(ctx: "GradingContext", doc: _Text, terms: ChoiceTerms, reader: Reader) -> Iterator[Finding]:
+def _choice_findings(doc: _Text, terms: ChoiceTerms, reader: Reader) -> Iterator[Finding]:
     stances = read_stances(doc, reader)
     clash = terms.recommended & terms.rejected
     against = [s for s in stances if not clash and s.strong and not s.hypothetical
-               and ((s.stance == REC and s.option in terms.rejected) or (s.stance == REJ and s.option in terms.recommended))]
+               and (s.option in terms.rejected if s.stance == REC else s.option in terms.recommended)]
     if against:
         first = against[0]
         what = "argues for the alternative you reject" if first.stance == REC else "rejects the option you recommend"
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_names_recommendation",
-                      also_costs=("rationale_names_rejected",),
-                      message=f"Your rationale {what} ('{first.excerpt}'); make it defend your recommendation against your rejected alternative.",
-                      expected="the rationale recommends what you recommend and rejects what you reject", actual=first.excerpt)
+        yield _finding("rationale_names_recommendation", MESSAGES["contradiction"].format(what=what, excerpt=first.excerpt),
+                       "the rationale recommends what you recommend and rejects what you reject", first.excerpt,
+                       also_costs=("rationale_names_rejected",))
         return
     if not any(s.stance == REC and s.option in terms.recommended for s in stances):
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_names_recommendation",
-                      message=("Say which option you recommend in a sentence such as 'I recommend …', naming it as the notebook does."
-                               if terms.recommended else "Choose your recommendation first, then say in the rationale why you recommend it."),
-                      expected="a sentence that recommends your option", actual=None)
+        yield _finding("rationale_names_recommendation",
+                       MESSAGES["recommendation" if terms.recommended else "recommendation_unchosen"],
+                       "a sentence that recommends your option")
     if clash:
         return  # the choices themselves are invalid (``choices_valid``); the text cannot reject what it recommends
     if not any(s.stance == REJ and s.option in terms.rejected for s in stances):
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_names_rejected",
-                      message=("Say which alternative you reject in a sentence such as 'I reject … because …', naming it as the notebook does."
-                               if terms.rejected else "Choose the alternative you reject first, then say in the rationale why you reject it."),
-                      expected="a sentence that rejects your rejected alternative", actual=None)
+        yield _finding("rationale_names_rejected", MESSAGES["rejected" if terms.rejected else "rejected_unchosen"],
+                       "a sentence that rejects your rejected alternative")
 
 
 def _listed_findings(ctx: "GradingContext", doc: _Text, reader: Reader) -> Iterator[Finding]:
     s = ctx.bundle.synthesis
-    for item, value, patterns, trigger, missing, unchosen in (
-        ("rationale_names_limitation", s.residual_risk, reader.limitations, False,
-         "State the remaining limitation you selected in your own words, in a sentence about what the evidence does not capture.",
-         "Choose the remaining limitation first, then state it in the rationale."),
-        ("rationale_names_trigger", s.reevaluation_trigger, reader.triggers, True,
-         "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger you selected.",
-         "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision."),
-    ):
-        pattern = patterns.get(value) if isinstance(value, str) else None
-        if pattern is None or not _named(doc, pattern, patterns, needs_trigger_cue=trigger):
-            yield Finding(part="synthesis", criterion="rationale", rubric_item=item,
-                          message=missing if pattern is not None else unchosen,
-                          expected="the option you selected, in words", actual=None)
+    for item, value, scanners, key in (("rationale_names_limitation", s.residual_risk, reader.limitations, "limitation"),
+                                       ("rationale_names_trigger", s.reevaluation_trigger, reader.triggers, "trigger")):
+        scanner = scanners.get(value) if isinstance(value, str) else None
+        if scanner is None:
+            yield _finding(item, MESSAGES[f"{key}_unchosen"], "the option you selected, in words")
+        elif not _named(doc, scanner, scanners, needs_trigger_cue=key == "trigger"):
+            yield _finding(item, MESSAGES[key], "the option you selected, in words")
 
 
 def check_rationale(ctx: "GradingContext") -> Iterable[Finding]:
     """Findings for the six rationale items (see the module docstring for the reading rules)."""
     text = ctx.bundle.synthesis.rationale or ""
-    rubric = ctx.rubric
+    minimum = ctx.rubric.min_rationale_words
     words = word_count(text)
     if words == 0:
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
-                      message="Write a rationale that compares your recommendation with the rejected alternative using saved numbers.",
-                      expected=f"at least {rubric.min_rationale_words} words", actual=0)
-    elif words < rubric.min_rationale_words:
-        yield Finding(part="synthesis", criterion="rationale", rubric_item="rationale_length",
-                      message=f"Your rationale has {words} word{'' if words == 1 else 's'}; give at least {rubric.min_rationale_words}, with numbers from your evidence.",
-                      expected=rubric.min_rationale_words, actual=words)
+        yield _finding("rationale_length", MESSAGES["empty"], f"at least {minimum} words", 0)
+    elif words < minimum:
+        yield _finding("rationale_length", MESSAGES["short"].format(words=words, plural="" if words == 1 else "s",
+                                                                    minimum=minimum), minimum, words)
     yield from _evidence_findings(ctx, text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.lab, terms)
     doc = _Text(text)
-    yield from _choice_findings(ctx, doc, terms, reader)
+    yield from _choice_findings(doc, terms, reader)
     yield from _listed_findings(ctx, doc, reader)

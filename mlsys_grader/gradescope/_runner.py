@@ -148,6 +148,10 @@ def _notebook_phase(autograder: Path, options: AutograderOptions, upload: Upload
     if run.outlived:
         review.flag(watch.FLAG_DETACHED, "process(es) still running when the notebook ended, killed before results were "
                                          "written: " + "; ".join(" ".join(p.command.split())[:160] for p in run.outlived[:5]))
+    interrupted = [error.split(":", 1)[0] for error in run.cell_errors if ": KeyboardInterrupt" in error]
+    if interrupted:
+        review.flag(watch.FLAG_NOTEBOOK_INCOMPLETE, f"{', '.join(interrupted)} ran past the {options.cell_timeout_s:g} s "
+                                                    "cell limit and was interrupted")
     if run.timed_out or not run.finished:
         reason = (f"the notebook did not finish within {options.notebook_budget_s:g} s and was killed" if run.timed_out
                   else f"the notebook run ended without Otter's results ({run.why_not or (run.kernel and run.kernel.error)})")

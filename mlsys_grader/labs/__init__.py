@@ -19,6 +19,7 @@ Modules are imported on first use (mlsysim is slow to import).
 from __future__ import annotations
 
 import importlib
+from functools import lru_cache
 from importlib import metadata, resources
 
 from .._mlsysim import import_mlsysim
@@ -31,7 +32,9 @@ _REGISTERED: dict[str, str] = {}
 _LOADED: dict[str, LabSpec] = {}
 
 
+@lru_cache(maxsize=1)
 def _entry_points() -> dict[str, str]:
+    """Installed labs, read once per process (scanning installed packages costs tens of ms)."""
     return {point.name: point.value for point in metadata.entry_points(group=ENTRY_POINT_GROUP)}
 
 
@@ -62,6 +65,8 @@ def _module(lab_id: str) -> str:
 
 def get_lab(lab_id: str) -> LabSpec:
     """The :class:`LabSpec` for ``lab_id`` (imported on first use: mlsysim is slow to import)."""
+    if lab_id in _LOADED:
+        return _LOADED[lab_id]
     module = _module(lab_id)
     if lab_id not in _LOADED:
         import_mlsysim()

@@ -69,9 +69,9 @@ PARTS = {
 # phrasings are matched as whole words on text normalised by
 # ``mlsys_grader.core.rationale.normalise`` (lower case, hyphens as spaces, American
 # spelling), so they are written that way here; ``{device}`` is the target of the
-# bundle's track as people write it (``DEVICE_NICKNAMES``) or a word for a device.  Recommendation
-# names count only with a recommending or rejecting cue around them ("I recommend …",
-# "… loses"); ``decisive`` phrasings state hold / none by themselves.
+# bundle's track as people write it (``DEVICE_NICKNAMES``) or a word for a device.
+# Recommendation names count only with a recommending or rejecting cue around them
+# ("I recommend …", "… loses"); ``decisive`` phrasings state hold / none by themselves.
 _COMPILE = r"(compiled|compilation|compiling|compile)( (path|execution|graph|mode|runtime|plan|pipeline))?"
 RECOMMENDATIONS = (
     Choice("eager", "Eager execution",

@@ -1,0 +1,188 @@
+"""Uploads graded by the real autograder zip in the Gradescope emulator (``../shared/gradescope-emulator``).
+
+Each upload runs in a fresh container of the image the zip's own ``setup.sh`` built: the
+zip's ``run_autograder`` as root, Gradescope's layout, a 10-minute kill, and what Gradescope
+records read 1 s after the run ends (a process left behind could still write then).  Images
+are built once per session (the emulator caches them by zip content), and the runs are few:
+the reference at Gradescope's 0.5 CPU / 768 MB, two notebooks without their bundle, and every
+hostile notebook with the notebook re-run on (there, at 2 CPUs to keep CI short).
+
+These tests fail when the emulator is missing beside the repository (CI runs as root with
+``shared/`` next to the clone) and are skipped, saying why, only when not running as root.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import pickle
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import emulator
+from mlsys_grader import grade_bundle
+from test_autograder import (
+    HOSTILE,
+    HOSTILE_TRACK,
+    PART_TITLES,
+    _MarkerPayload,
+    _reference,
+    assert_reports_record,
+    export_zip,
+    make_hostile,
+)
+
+pytestmark = pytest.mark.slow
+LAB = "lab07"
+RERUN = {"rerun_notebook": True, "notebook_budget_s": 90, "cell_timeout_s": 20}
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory) -> dict[str, Path]:
+    """The lab's default image and one with the notebook re-run on, built from the zip ``mlsys-grader autograder`` made."""
+    reason = emulator.unavailable()
+    if reason:
+        print(f"skipping the Gradescope emulator tests: {reason}")
+        pytest.skip(reason)
+    if not emulator.EMULATOR.is_file():
+        pytest.fail(f"the Gradescope emulator is missing: expected {emulator.EMULATOR} (a copy of shared/ beside the "
+                    "repository)")
+    try:
+        built = emulator.autograder_zips()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    out = tmp_path_factory.mktemp("emulator-zips")
+    default, relaxed = emulator.for_emulator(built.zips[LAB], out / f"{LAB}-autograder.zip")
+    print(f"pins relaxed for the emulator's Python: {relaxed or 'none'}")
+    rerun = emulator.zip_with_config(default, out / f"{LAB}-rerun.zip", **RERUN)
+    return {"default": emulator.build(default), "rerun": emulator.build(rerun)}
+
+
+def _upload(folder: Path, notebook: Path, bundle: str | None, extra: dict[str, bytes] | None = None) -> Path:
+    folder.mkdir()
+    zipfile.ZipFile(io.BytesIO(export_zip(notebook, bundle, LAB, extra))).extractall(folder)
+    return folder
+
+
+def _valid(run: emulator.Run) -> None:
+    assert run.rc == 0 and not run.timed_out and run.results is not None, run.line
+    ok, report = emulator.validate(run.folder / "results" / "results.json")
+    assert ok, report
+
+
+def _log(run: emulator.Run) -> list[str]:
+    return [line.split("] ", 1)[1] for line in run.stdout.splitlines() if line.startswith("[")]
+
+
+def test_reference_is_graded_without_running_the_notebook_at_gradescopes_limits(images, tmp_path):
+    notebook, bundle = _reference(LAB, HOSTILE_TRACK)
+    run = emulator.run(images["default"], _upload(tmp_path / "up", notebook, bundle), cpu=0.5, mem="768M", name="ref")
+    print(f"reference at 0.5 CPU / 768 MB: {run.line}")
+    _valid(run)
+    assert_reports_record(run.results, bundle)
+    mlsys = run.results["extra_data"]["mlsys_grader"]
+    assert mlsys["flags"] == sorted(grade_bundle(bundle.encode()).flags)
+    assert "notebook_run" not in mlsys and mlsys["otter_tests"]["error"] is None
+    log = _log(run)
+    assert log[0].startswith("score of record ") and log[0].endswith("results.json written"), log
+    assert not any("sandbox" in line for line in log)
+
+
+def _one_line_per_part(public: str) -> None:
+    lines = public.splitlines()
+    parts = [line for line in lines if line.split(":")[0] in PART_TITLES.values()]
+    assert [line.split(":")[0] for line in parts] == list(PART_TITLES.values())
+    sentences = [s for line in lines for s in re.split(r"(?<=\.) ", line.split(" — ", 1)[-1]) if len(s) > 25]
+    assert len(sentences) == len(set(sentences)), public
+
+
+def test_unanswered_notebook_is_run_in_the_sandbox_and_its_feedback_is_one_line_per_part(images, tmp_path):
+    student = emulator.ROOT / "assignments" / f"{LAB}.ipynb"
+    run = emulator.run(images["default"], _upload(tmp_path / "up", student, None), cpu=2, name="unanswered")
+    _valid(run)
+    mlsys = run.results["extra_data"]["mlsys_grader"]
+    assert mlsys["notebook_run"]["mode"] == "regenerate" and mlsys["notebook_run"]["started"], mlsys["notebook_run"]
+    assert mlsys["notebook_run"]["outlived"] == []
+    assert run.results["score"] <= 10 and sum(t.get("max_score", 0) for t in run.results["tests"]) == 100
+    public = run.results["tests"][0]["output"]
+    _one_line_per_part(public)
+    if mlsys["track"] is not None:  # the notebook saved a bundle: its track is named
+        assert f"track {mlsys['track']}:" in run.results["output"] and "track none" not in public
+        assert public.startswith("Your upload had no saved bundle, so the autograder ran your notebook")
+    else:
+        assert public.startswith("Your upload has no saved bundle, and running your notebook saved none either")
+    log = _log(run)
+    assert log.index(next(l for l in log if l.endswith("results.json written"))) < log.index(
+        next(l for l in log if l.startswith("running the notebook in the sandbox")))
+
+
+def test_complete_notebook_without_its_bundle_gets_the_score_of_its_work(images, tmp_path):
+    notebook, bundle = _reference(LAB, HOSTILE_TRACK)
+    cleared = json.loads(notebook.read_text())
+    for cell in cleared["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    (tmp_path / "up").mkdir()
+    (tmp_path / "up" / f"{LAB}.ipynb").write_text(json.dumps(cleared))
+    run = emulator.run(images["default"], tmp_path / "up", cpu=2, name="cleared")
+    _valid(run)
+    expected = grade_bundle(bundle.encode())
+    assert run.results["score"] == expected.score, run.results["extra_data"]
+    mlsys = run.results["extra_data"]["mlsys_grader"]
+    assert mlsys["source"] == "the bundle your notebook saved when the autograder ran it"
+    assert not {"no_bundle", "kernel_disagrees"} & set(mlsys["flags"]), mlsys["flags"]
+
+
+RERUN_FLAGS = {
+    "monkeypatch-grader-and-edit-numbers": {"integrity", "kernel_disagrees"},
+    "replace-otter-test-runner": {"kernel_disagrees"},
+    "forge-bundle-and-results": {"kernel_disagrees", "tamper_results"},
+    "pickle-payload-for-runner": {"kernel_results_rejected"},
+    "kill-kernel-mid-run": {"kernel_results_rejected", "notebook_incomplete"},
+    "never-finishes": {"notebook_incomplete"},
+    "detached-process-rewrites-results": {"detached_process", "tamper_results"},
+    "edit-autograder-source": {"tamper_source"},
+    "edit-run-autograder": {"tamper_run_autograder"},
+    "edit-grader-install": {"tamper_grader_install"},
+    "signal-grader": {"signal_grader"},
+}
+
+
+def _untouched(run: emulator.Run) -> list[str]:
+    """Files of the grader the run changed in the container (its writable layer holds every changed file)."""
+    changed = []
+    for path in ("/autograder/run_autograder", "/autograder/source", "/root/miniforge3"):
+        target = run.upper(path)
+        if target.is_file():
+            changed.append(path)
+        elif target.is_dir():
+            changed += [str(p) for p in target.rglob("*") if p.is_file() and p.suffix != ".pyc"]
+    return changed
+
+
+@pytest.mark.parametrize("name", sorted(RERUN_FLAGS))
+def test_hostile_notebook_rerun_in_the_sandbox_ends_with_the_score_of_record_and_a_flag(name, images, tmp_path):
+    assert set(RERUN_FLAGS) == set(make_hostile.ATTACKS)
+    _, reference_bundle = _reference(LAB, HOSTILE_TRACK)
+    bundle = make_hostile.submitted_bundle(name, reference_bundle)
+    extra = {".OTTER_LOG": pickle.dumps(_MarkerPayload("/tmp/otter-log-payload-ran"))} \
+        if name == "pickle-payload-for-runner" else None
+    run = emulator.run(images["rerun"], _upload(tmp_path / "up", HOSTILE / f"{name}.ipynb", bundle, extra), cpu=2,
+                       name=f"hostile-{name[:20]}")
+    print(f"{name}: {run.line}")
+    _valid(run)
+    assert_reports_record(run.results, bundle)  # what Gradescope read, 1 s after the run, is the score of record
+    assert run.results["score"] < 100
+    mlsys = run.results["extra_data"]["mlsys_grader"]
+    assert RERUN_FLAGS[name] <= set(mlsys["flags"]), (mlsys["flags"], mlsys["notes"])
+    assert mlsys["notebook_run"]["started"] and mlsys["notebook_run"]["mode"] == "rerun"
+    assert _untouched(run) == []
+    for marker in ("otter-log-payload-ran", "mlsys-hostile-pickle-ran"):  # the container's /tmp: no payload ran
+        assert not (run.folder / "tmp" / marker).exists(), marker
+    staff = next(t for t in run.results["tests"] if t["name"] == "Staff review")
+    assert staff["visibility"] == "hidden"
+    log = _log(run)
+    assert log[0].endswith("results.json written") and "none left" in next(l for l in log if "notebook run ended" in l)
