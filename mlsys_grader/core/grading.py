@@ -27,12 +27,15 @@ def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
     held = {f.part for f in findings if f.criterion == "grader"}
     parts: dict[str, PartScore] = {}
     for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]:
+        # model_construct: the values are computed here from a validated rubric, so validating them again
+        # would only cost time (scoring runs once per submission in bulk grading).
         scored = [
-            ItemScore(item=item, points=0.0 if name in voided or name in held or (name, item) in lost else points,
-                      max_points=points, held=name in held)
+            ItemScore.model_construct(item=item, points=0.0 if name in voided or name in held or (name, item) in lost else points,
+                                      max_points=points, held=name in held)
             for item, points in items.items()
         ]
-        parts[name] = PartScore(part=name, score=sum(i.points for i in scored), max_score=sum(i.max_points for i in scored), items=scored)
+        parts[name] = PartScore.model_construct(part=name, score=sum(i.points for i in scored),
+                                                max_score=sum(i.max_points for i in scored), items=scored)
     return parts
 
 
