@@ -66,7 +66,12 @@ def read_bundle_bytes(path: str | Path, limit: int | None = None) -> bytes:
 
 
 def solve(lab_id: str, track: str, seed: int | None = None) -> Bundle:
-    """A complete, full-marks bundle for ``lab_id`` on ``track`` (``seed`` varies the controls)."""
+    """A complete bundle for ``lab_id`` on ``track`` (``seed`` varies the controls and session times).
+
+    Every part's evidence is verified, so it earns every evidence point; its rationale is the
+    grader's own template, which is flagged ``generated`` and earns no rationale points.  It is
+    the instructor's and the test suite's tool, not a way to produce a student's submission.
+    """
     lab = get_lab(lab_id)
     if track not in lab.tracks:
         raise UnknownLabError(f"unknown track {track!r} for {lab_id}; expected one of {', '.join(lab.tracks)}")
