@@ -279,7 +279,7 @@ def test_gradescope_layout_explains_every_lost_point_and_hides_hidden_items():
     assert tests["Part B"]["output"].startswith("-16 (all items): Part B has no captured evidence")
     assert tests["Staff review"]["visibility"] == "hidden"
     assert "kernel_disagrees" in document["extra_data"]["mlsys_grader"]["flags"]
-    assert "B captured: the test passed, the score of record gives 0 / 3" in tests["Staff review"]["output"]
+    assert "B: the tests of captured (0 / 3 on record) passed" in tests["Staff review"]["output"]
     public = tests["Public checks"]["output"]
     assert not any(f" {item}:" in public for item in HIDDEN_ITEMS), public
     assert "Part B: 0 / 10 — Part B has no captured evidence" in public
@@ -360,7 +360,7 @@ def test_otter_tests_that_drifted_from_the_rubric_are_listed():
                        CaseResult("A", "test_A_fresh", 3, False, False)])
     assert disagreements(report, drifted) == ["A: test test_A_speed matches no rubric item",
                                               "Otter question 'Q' matches no rubric part",
-                                              "A fresh: the test failed, the score of record gives 3 / 3"]
+                                              "A: the tests of fresh (3 / 3 on record) failed"]
 
 
 def test_kernel_case_names_are_restored_from_the_test_files(tmp_path):

@@ -192,6 +192,7 @@ def test_capture_saves_the_bundle_next_to_the_notebook_and_keeps_it_across_rerun
     lab.run("A", dispatches=1)
     again = lab.capture("A")
     assert again.title.startswith("Part A evidence unchanged")
+    assert "already in lab07-submission.json" in again.lines[0] and "saved to" not in again.lines[0]  # nothing new saved
     assert saved(tmp_path).evidence["A"].captured_at == captured_at
     assert saved(tmp_path).controls["A"] == {"dispatches": 1}
 
@@ -260,7 +261,7 @@ def test_a_new_kernel_continues_from_the_saved_file(tmp_path, clock):
     before = saved(tmp_path).evidence["A"]
 
     second = lab07(tmp_path, clock)
-    assert second.notices[0].title.startswith("Continuing from lab07-submission.json: captured parts A")
+    assert second.notices[0].title == "Continuing from lab07-submission.json: captured part A."
     assert second.check("A").passed
     second.predict("A", "above_75")
     second.run("A", dispatches=1)
@@ -347,6 +348,7 @@ def test_a_new_kernel_remembers_an_uncaptured_result_so_a_prediction_made_after_
     assert shown is not None and "B" not in saved(tmp_path).evidence
 
     second = lab07(tmp_path, clock)
+    assert second.notices[0].title == "Continuing from lab07-submission.json: no part captured yet."
     notice = second.predict("B", "compiled")
     assert notice.kind == "warn" and notice.title == "Part B prediction changed to Compilation repays setup after its result was shown."
     assert notice.lines[0].startswith("It was 'Eager remains faster'.") and "in this or an earlier session" in notice.lines[0]
@@ -469,7 +471,7 @@ def test_a_version_1_file_continues_and_its_captured_times_still_count(tmp_path,
     shown = load_bundle(json.dumps(data)).evidence["A"].result_shown_at
 
     reopened = lab07(tmp_path, clock)
-    assert reopened.notices[0].title == "Continuing from lab07-submission.json: captured parts A."
+    assert reopened.notices[0].title == "Continuing from lab07-submission.json: captured part A."
     assert reopened.check("A").passed
     assert reopened.predict("A", "50_75").kind == "warn"
     bundle = saved(tmp_path)
@@ -616,3 +618,44 @@ def test_predict_checks_the_controls_set_in_its_cell_before_locking(tmp_path, cl
     with pytest.raises(DomainError, match=r"^Part A: dispatches must be one of 1, 2, 3; you set 4\.$"):
         lab.predict("A", ..., dispatches=4)  # even before a prediction is chosen
     assert lab.predict("B", "compiled", executions=50, recompilations=0).title == "Part B prediction locked: Compilation repays setup."
+
+
+# -- the closing evidence report -----------------------------------------------------------------
+def test_the_evidence_report_of_a_complete_session_is_the_books_closing_report(tmp_path, clock):
+    lab = lab11(tmp_path, clock, track="edge")
+    complete(lab)
+    report = lab.report()
+    assert report.complete and report.missing == ()
+    assert report.objectives[0] == "Identify the binding roofline resource"
+    assert report.takeaways[-1] == "Selection filters constraints before optimizing an objective."
+    assert report.scenario == "NVIDIA Jetson AGX Orin analytical accelerator-fit investigation"
+    saved_bundle = saved(tmp_path, "lab11")
+    rows = {row.part: row for row in report.parts}
+    assert [row.status for row in report.parts] == ["fresh"] * 5
+    assert rows["C"].settings == 'shape = "misaligned", operation = "gemm"'
+    assert rows["D"].settings == "speedup = 10, built on part C"
+    assert rows["E"].decision == "choice: Primary; rejected: Alternative"
+    assert rows["B"].prediction == lab.lab.parts["B"].predictions[saved_bundle.evidence["B"].prediction]
+    assert rows["D"].evidence.endswith("of the kernel gain survives.")
+    assert dict(report.decision)["Recommendation (part E)"] == "Primary"
+    assert report.rationale == saved_bundle.synthesis.rationale
+    page = report._repr_html_()
+    assert "<h3>Local evidence report</h3>" in page and "Ready to submit." in page and "Big takeaways" in page
+    assert "Still to do" not in repr(report) and "Ready to submit." in repr(report)
+
+
+def test_the_evidence_report_says_what_is_still_missing(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    empty = lab.report()
+    assert not empty.complete and [row.status for row in empty.parts] == ["missing"] * 5
+    assert "Part A: lock a prediction, run the part and capture it." in empty.missing
+    lab.predict("C", "both")
+    lab.run("C", graph_breaks=0)
+    lab.capture("C")
+    lab.run("C", graph_breaks=2)  # the final setting moves on: the evidence is stale
+    report = lab.report()
+    row = next(row for row in report.parts if row.part == "C")
+    assert row.status == "STALE: recapture" and row.settings == "graph_breaks = 0"
+    assert any(m.startswith("Part C: Part C's evidence no longer matches your final settings (graph_breaks is now 2, captured "
+                            "with 0)") for m in report.missing)
+    assert "Still to do" in report._repr_html_()

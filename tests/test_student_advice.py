@@ -153,6 +153,9 @@ def test_a_student_notebook_with_mistakes_shows_the_advice_where_each_one_is(tmp
     everything = [text for cell in notebook.cells for text in _texts(cell)]
     assert not any("Traceback" in text for text in everything)
     assert not any("bundle saved" in text for text in everything)
+    embedded = [output for cell in notebook.cells for output in cell.get("outputs", [])
+                if "application/vnd.mlsys-grader.bundle+json" in output.get("data", {})]
+    assert embedded and all(output.data["text/plain"] == "" for output in embedded)  # carried silently
     report = grade_file(tmp_path / "lab07-submission.json")
     assert sorted(report.public().parts[p].score == report.public().parts[p].max_score for p in "CD") == [True, True]
     assert [p for p in "ABCDE" if report.parts[p].score == 0] == ["A", "B", "E"]

@@ -193,14 +193,15 @@ def _item_of(case: CaseResult, items: Iterable[str]) -> str | None:
 
 
 def disagreements(report: GradeReport, run: OtterResults, overrides: Mapping[str, str] | None = None) -> list[str]:
-    """Where Otter's test cases and the score of record differ, item by item.
+    """Where Otter's test cases and the score of record differ, one line per question and outcome.
 
     A case passes when its rubric item earned full points; a case Otter reports and the
     rubric does not know is listed too, because it means the master and the rubric drifted.
     """
     if run.error is not None:
         return []
-    found = []
+    found: list[str] = []
+    differing: dict[tuple[str, bool], list[str]] = {}
     for case in run.cases:
         part = question_part(case.question, overrides)
         scores = report.parts.get(part) if part else None
@@ -213,8 +214,9 @@ def disagreements(report: GradeReport, run: OtterResults, overrides: Mapping[str
             found.append(f"{case.question}: test {case.name} matches no rubric item")
             continue
         item = items[name]
-        earned = item.points >= item.max_points and not item.held
-        if earned != case.passed:
-            found.append(f"{case.question} {name}: the test {'passed' if case.passed else 'failed'}, "
-                         f"the score of record gives {item.points:g} / {item.max_points:g}")
+        if (item.points >= item.max_points and not item.held) != case.passed:
+            differing.setdefault((case.question, case.passed), []).append(
+                f"{name} ({item.points:g} / {item.max_points:g} on record)")
+    for (question, passed), names in differing.items():
+        found.append(f"{question}: the tests of {', '.join(names)} {'passed' if passed else 'failed'}")
     return found

@@ -154,7 +154,7 @@ def _notebook_phase(autograder: Path, options: AutograderOptions, upload: Upload
                                                     "cell limit and was interrupted")
     if run.timed_out or not run.finished:
         reason = (f"the notebook did not finish within {options.notebook_budget_s:g} s and was killed" if run.timed_out
-                  else f"the notebook run ended without Otter's results ({run.why_not or (run.kernel and run.kernel.error)})")
+                  else f"the notebook stopped before its last cell ({run.why_not or (run.kernel and run.kernel.error)})")
         review.flag(watch.FLAG_NOTEBOOK_INCOMPLETE, reason)
     if regenerate:
         record = _regenerated(options, upload, record, run, review)

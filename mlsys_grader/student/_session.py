@@ -3,12 +3,15 @@
 One :class:`LabSession` per notebook holds everything (no module-level mutable state)::
 
     lab = open_lab("lab07", track="cloud")      # reloads lab07-submission.json if it exists
-    lab.predict("A", "above_75")                 # lock the prediction first
+    lab.scenario("A")                            # the part's scenario in the book's words for the track
+    lab.predict("A", "above_75", dispatches=1)   # lock the prediction first (the controls are checked here)
     lab.run("A", dispatches=1)                   # then see the table and chart
     lab.capture("A")                             # keep the evidence; the bundle is saved
     lab.progress()                               # captured / fresh / contrasting per part
+    lab.synthesis_options()                      # the closed answers, labelled as the book labels them
     lab.synthesis(recommendation=..., ...)       # the final answers
-    lab.check("A")                               # the public self-check
+    lab.report()                                 # the closing "Local evidence report"
+    lab.check("A")                               # the public self-check (lab.check(): every public check)
 
 The session writes ``<lab>-submission.json`` next to the notebook after every change,
 so the saved bundle always holds the student's final settings.  Grading reuses the
@@ -28,8 +31,9 @@ mistake — a value outside the lab's choices or domain, a misspelt track, part 
 answer — raises :class:`~mlsys_grader.errors.DomainError` (or
 :class:`~mlsys_grader.errors.UnknownLabError` for a track) whose one sentence names
 what was wrong, the allowed values and the nearest one; in a notebook that sentence is
-all the cell shows (:mod:`._advice`).  Controls are checked as soon as a part is run,
-before anything else, so a wrong value is named even while the prediction is still open.
+all the cell shows (:mod:`._advice`).  Controls are checked as soon as they are set (the
+notebook's prediction cell passes them to :meth:`LabSession.predict`) or run, before
+anything else, so a wrong value is named even while the prediction is still open.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ from ..core.report import GradeReport
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss
-from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, box, frame
+from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
 
 SUBMISSION_SUFFIX = "-submission.json"
 SYNTHESIS_FIELDS = {
@@ -210,8 +214,10 @@ class LabSession:
                              *(moment for record in self._evidence.values()
                                for moment in (record.prediction_locked_at, record.result_shown_at, record.captured_at)))
         self._saved = bundle
-        self.notices.append(Notice("info", f"Continuing from {self.path.name}: captured parts "
-                                           f"{', '.join(sorted(self._evidence)) or 'none'}.",
+        captured = sorted(self._evidence)
+        done = (f"captured part{'s' if len(captured) > 1 else ''} {', '.join(captured)}" if captured
+                else "no part captured yet")
+        self.notices.append(Notice("info", f"Continuing from {self.path.name}: {done}.",
                                    ["Re-run each part's cells; unchanged settings keep their captured evidence."]))
 
     def _set_aside(self, label: str) -> Path:
@@ -493,8 +499,9 @@ class LabSession:
         self._final[part] = {**state.controls, **decided}
         self.save()
         stale = self._problems(("stale",))
+        where = f"already in {self.path.name}" if kept else f"saved to {self.path.name}"
         lines = [f"Prediction {spec.predictions[state.prediction]!r} locked at {state.locked_at:%H:%M:%S} UTC; "
-                 f"saved to {self.path.name}. Later control changes cannot rewrite this record."]
+                 f"{where}. Later control changes cannot rewrite this record."]
         lines += [f"Part {other} is now stale: {message}" for other in self._dependents(part) for message in stale.get(other, [])]
         judged = self._judged_elsewhere(part)
         if judged:
