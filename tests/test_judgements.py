@@ -148,7 +148,7 @@ def _session_bundle(tmp_path, prediction: str):
 @pytest.mark.parametrize("prediction, judged_right", [("equal", True), ("eager", True), ("compiled", False)])
 def test_lab07_b_tie_through_the_notebook_and_the_grader(tmp_path, prediction, judged_right):
     result, bundle = _session_bundle(tmp_path, prediction)
-    assert "Observed analytically: Eager remains faster at 30 executions and 2 compilation(s)." in repr(result)
+    assert "Observed analytically: Eager remains faster at 30 executions and 2 compilations." in repr(result)
     findings = [f for f in grade_bundle(bundle).findings_for("B") if f.rubric_item == "prediction_correct"]
     if judged_right:
         assert findings == []

@@ -101,7 +101,7 @@ def test_autograder_tests_carry_the_rubric_points_and_hide_the_hidden_items(assi
         cases = re.findall(r"@test_case\(points=([\d.]+), hidden=(True|False)\)\ndef test_\w+\(\):\n.*\n    assert_item\('"
                            + lab_id + r"', '" + name + r"', '(\w+)'\)", source)
         assert {item: (float(points), hidden == "True") for points, hidden, item in cases} == \
-            {item: (points, item in HIDDEN_ITEMS) for item, points in items.items()}
+            {item: (points, item in HIDDEN_ITEMS) for item, points in items.items() if points}  # formative items: no test
         total += sum(float(points) for points, _, _ in cases)
     assert total == rubric.max_score == 100
 
