@@ -74,16 +74,15 @@ def main() -> int:
     old = stale["evidence"]["C"]
     from datetime import datetime, timedelta
 
+    # The student kept their part C prediction (and its lock), changed the settings, ran and recaptured C,
+    # and did not recapture D: the run log keeps the first run after the lock, as the notebook does.
     later = datetime.fromisoformat(stale["created_at"]) + timedelta(minutes=7)
-    record = record_from_plan(lab, "edge", plan, "fallback" if controls["operation"] == "scatter" else old["prediction"],
-                              mlsysim_version=mlsysim_version(), grader_version=old["grader_version"],
-                              prediction_locked_at=later, result_shown_at=later + timedelta(seconds=20),
-                              captured_at=later + timedelta(minutes=1))
+    record = record_from_plan(lab, "edge", plan, old["prediction"], mlsysim_version=mlsysim_version(),
+                              grader_version=old["grader_version"],
+                              prediction_locked_at=datetime.fromisoformat(old["prediction_locked_at"]),
+                              result_shown_at=datetime.fromisoformat(old["result_shown_at"]), captured_at=later)
     stale["evidence"]["C"] = record.model_dump(mode="json")
     stale["controls"]["C"] = dict(controls)
-    stale["runs"]["C"] = {"prediction": record.prediction, "prediction_locked_at": record.prediction_locked_at.isoformat(),
-                          "first_shown_at": stale["runs"].get("C", {}).get("first_shown_at") or record.result_shown_at.isoformat(),
-                          "first_run_controls": dict(controls), "first_run_at": record.result_shown_at.isoformat()}
     _write("lab11-edge-stale-part-d.json", _sealed(stale))
 
     good = json.dumps(_reference("lab07", "edge"))
