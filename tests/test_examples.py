@@ -29,6 +29,7 @@ def test_the_defective_examples_lose_what_their_names_say():
     vague = grade_file(EXAMPLES / "lab07-mobile-rationale-without-numbers.json")
     assert [f.rubric_item for f in vague.findings] == ["rationale_cites_evidence"] and vague.score == 96
     stale = grade_file(EXAMPLES / "lab11-edge-stale-part-d.json")
-    assert [(f.part, f.rubric_item) for f in stale.findings] == [("D", "fresh")] and stale.flags == ["stale"]
+    assert [(f.part, f.rubric_item) for f in stale.findings if f.rubric_item] == [("D", "fresh")] and stale.flags == ["stale"]
+    assert stale.score == 97  # the note on part C (changed settings after the first run) costs nothing
     with pytest.raises(BundleFormatError, match="not valid JSON"):
         grade_file(EXAMPLES / "truncated.json")
