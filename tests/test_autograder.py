@@ -205,6 +205,15 @@ def test_zip_inside_the_upload_is_graded_with_a_note(tmp_path):
                                    "lab07-submission.json inside it was graded. Next time upload the export zip itself."]
 
 
+def test_zip_inside_the_upload_with_the_other_labs_bundle_is_the_wrong_lab(tmp_path):
+    with zipfile.ZipFile(tmp_path / "export.zip", "w") as archive:
+        archive.writestr("lab11-submission.json", _bundle("lab11"))
+    record = grade_upload(inspect_upload(tmp_path, "lab07"))
+    assert record.problem.startswith("This upload is Lab 11 work (export.zip holds lab11-submission.json), but this "
+                                     "assignment is Lab 07")
+    assert "wrong_lab" in record.all_flags
+
+
 def test_zip_inside_the_upload_without_a_bundle_gets_one_sentence(tmp_path):
     with zipfile.ZipFile(tmp_path / "work.zip", "w") as archive:
         archive.writestr("notes.txt", "hello")

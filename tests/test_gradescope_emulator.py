@@ -89,6 +89,7 @@ def test_reference_is_graded_without_running_the_notebook_at_gradescopes_limits(
     log = _log(run)
     assert log[0].startswith("score of record ") and log[0].endswith("results.json written"), log
     assert not any("sandbox" in line for line in log)
+    emulator.remove_run(run)
 
 
 def _one_line_per_part(public: str) -> None:
@@ -117,6 +118,7 @@ def test_unanswered_notebook_is_run_in_the_sandbox_and_its_feedback_is_one_line_
     log = _log(run)
     assert log.index(next(l for l in log if l.endswith("results.json written"))) < log.index(
         next(l for l in log if l.startswith("running the notebook in the sandbox")))
+    emulator.remove_run(run)
 
 
 def test_complete_notebook_without_its_bundle_gets_the_score_of_its_work(images, tmp_path):
@@ -134,6 +136,7 @@ def test_complete_notebook_without_its_bundle_gets_the_score_of_its_work(images,
     mlsys = run.results["extra_data"]["mlsys_grader"]
     assert mlsys["source"] == "the bundle your notebook saved when the autograder ran it"
     assert not {"no_bundle", "kernel_disagrees"} & set(mlsys["flags"]), mlsys["flags"]
+    emulator.remove_run(run)
 
 
 RERUN_FLAGS = {
@@ -186,3 +189,4 @@ def test_hostile_notebook_rerun_in_the_sandbox_ends_with_the_score_of_record_and
     assert staff["visibility"] == "hidden"
     log = _log(run)
     assert log[0].endswith("results.json written") and "none left" in next(l for l in log if "notebook run ended" in l)
+    emulator.remove_run(run)

@@ -18,17 +18,7 @@ from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle
 from ..core.report import Finding, GradeReport, ItemScore, PartScore
 from ..errors import GraderError
-from ._upload import (
-    FLAG_BUNDLE_MISMATCH,
-    FLAG_NO_BUNDLE,
-    FLAG_WRONG_LAB,
-    Upload,
-    bundle_filename,
-    export_advice,
-    inspect_upload,
-    lab_title,
-    read_regular_file,
-)
+from ._upload import FLAG_NO_BUNDLE, FLAG_WRONG_LAB, Upload, export_advice, inspect_upload, lab_title, read_regular_file
 
 FLAG_GRADER_ERROR = "grader_error"
 FLAG_UNREADABLE = "integrity"

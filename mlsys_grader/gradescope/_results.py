@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..core.report import HIDDEN_ITEMS, GradeReport
-from ._otter_tests import OtterResults, question_part
+from ._otter_tests import OtterResults
 from ._record import ScoreOfRecord
 from ._upload import lab_title
 

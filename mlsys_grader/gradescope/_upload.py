@@ -152,31 +152,39 @@ def _wrong_lab(lab: str, other: str, what: str) -> str:
             f"{export_advice(lab)}.")
 
 
-def _from_zip(lab: str, archive: Path) -> tuple[bytes | None, str | None, str | None]:
-    """(bundle bytes, member name, problem) for a zip found inside the upload."""
+@dataclass(frozen=True)
+class _ZipLook:
+    """What a zip inside the upload holds: this lab's bundle, another lab's, or why neither."""
+
+    bundle: bytes | None = None
+    member: str | None = None
+    other_lab: str | None = None
+    problem: str | None = None
+
+
+def _from_zip(lab: str, archive: Path) -> _ZipLook:
     from ..course._ingest import _zip_member_bytes  # the gradebook's zip limits: traversal, symlinks, bombs
     from ..errors import BundleFormatError
 
     try:
         data = read_regular_file(archive, MAX_ZIP_BYTES)
         if len(data) > MAX_ZIP_BYTES:
-            return None, None, f"{archive.name} is larger than an export zip can be"
+            return _ZipLook(problem=f"{archive.name} is larger than an export zip can be")
         content, member = _zip_member_bytes(data, archive.name)
     except (OSError, BundleFormatError) as exc:
-        return None, None, str(exc)
+        return _ZipLook(problem=str(exc))
     name = member.rsplit("/", 1)[-1]
-    if name != bundle_filename(lab):
-        other = _other_lab(name, lab)
-        return None, member, (_wrong_lab(lab, other, f"{archive.name} holds {name}") if other else
-                              f"{archive.name} holds {name}, not {bundle_filename(lab)}")
-    return content, member, None
+    if name == bundle_filename(lab):
+        return _ZipLook(bundle=content, member=member)
+    other = _other_lab(name, lab)
+    return _ZipLook(member=member, other_lab=other, problem=None if other else f"{archive.name} holds {name}")
 
 
 def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
     """Classify the upload in ``submission_dir`` for ``lab``; never raises for what a student uploaded."""
     root = Path(submission_dir)
     found = _files(root)
-    files = [p for p in found.files if p.name != ".OTTER_LOG" and not p.name.startswith(".OTTER_LOG")]
+    files = [p for p in found.files if not p.name.startswith(".OTTER_LOG")]  # Otter's log: never read
     notes = [f"the upload holds more than {MAX_FILES} files; only the first {MAX_FILES} were looked at"] if found.truncated else []
     if not files:
         return Upload(lab, problem=f"Your upload is empty: {export_advice(lab)}.", flag=FLAG_EMPTY_UPLOAD, notes=tuple(notes))
@@ -199,15 +207,16 @@ def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
             names = ", ".join(p.name for p in files if _other_lab(p.name, lab))
             return Upload(lab, problem=_wrong_lab(lab, wrong[0], names), flag=FLAG_WRONG_LAB, notes=tuple(notes))
         for archive in zips:
-            content, member, problem = _from_zip(lab, archive)
-            if content is not None:
-                return Upload(lab, bundle=content, source=f"{member} inside {archive.name}", notes=tuple(notes),
+            look = _from_zip(lab, archive)
+            if look.bundle is not None:
+                return Upload(lab, bundle=look.bundle, source=f"{look.member} inside {archive.name}", notes=tuple(notes),
                               public_notes=(f"Your upload held {archive.name}, a zip that was not unpacked; the "
                                             f"{bundle_filename(lab)} inside it was graded. Next time upload the "
                                             "export zip itself.",))
-            if problem and "work (" in problem:
-                return Upload(lab, problem=problem, flag=FLAG_WRONG_LAB, notes=tuple(notes))
-            notes.append(f"{archive.name}: {problem}")
+            if look.other_lab:
+                return Upload(lab, problem=_wrong_lab(lab, look.other_lab, f"{archive.name} holds {look.member}"),
+                              flag=FLAG_WRONG_LAB, notes=tuple(notes))
+            notes.append(f"{archive.name}: {look.problem}")
         if zips:
             return Upload(lab, problem=(f"Your upload holds {zips[0].name}, but no {bundle_filename(lab)} could be read "
                                         f"from it: {export_advice(lab)}, and upload that zip as it is."),

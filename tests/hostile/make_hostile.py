@@ -38,7 +38,6 @@ Regenerate with ``python tests/hostile/make_hostile.py``; the output is committe
 from __future__ import annotations
 
 import inspect
-import json
 from pathlib import Path
 
 import nbformat
