@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
                     upload = _upload(scratch / f"{lab}-{mode}-{cpu}-{with_bundle}-{index}", lab, args.track,
                                      with_bundle=with_bundle)
                     runs.append(emulator.run(images[mode], upload, cpu=cpu, mem="768M", name=f"bench-{lab}-{mode}-{cpu:g}-{int(with_bundle)}-{index}"))
+                for run in runs:
+                    emulator.remove_run(run)
                 seconds = statistics.median(r.seconds for r in runs)
                 record = [s for s in map(_record_seconds, runs) if s is not None]
                 peak = max((r.peak_mb or 0) for r in runs)
