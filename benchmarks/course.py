@@ -28,8 +28,8 @@ import sys
 import tempfile
 import time
 import zipfile
-from pathlib import Path
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 LABS = ("lab07", "lab11")

@@ -10,6 +10,7 @@ from .api import default_rubric, grade_bundle, grade_file, load_rubric, mlsysim_
 from .core.models import SCHEMA_VERSION, Bundle, EvidenceRecord, Synthesis, bundle_json_schema, load_bundle
 from .core.report import Finding, GradeReport, PartScore
 from .core.rubric import Rubric
+from .course import BatchOptions, grade_paths, gradebook_dataframe
 from .errors import (
     BundleFormatError,
     BundleTooLargeError,
@@ -19,7 +20,6 @@ from .errors import (
     SchemaVersionError,
     UnknownLabError,
 )
-from .course import BatchOptions, grade_paths, gradebook_dataframe
 from .labs import get_lab, lab_ids, register_lab
 from .student import LabSession, open_lab
 

@@ -20,7 +20,7 @@ def import_mlsysim() -> None:
     import yaml
 
     if not getattr(yaml, "__with_libyaml__", False):
-        import mlsysim  # noqa: F401
+        import mlsysim
         return
     original = yaml.safe_load
 

@@ -6,10 +6,10 @@ is the only place that resolves a lab id to a module and a rubric.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
-from typing import Mapping
 
 from ._version import __version__
 from .core import capture

@@ -12,8 +12,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ._version import __version__
 from .errors import GraderError

@@ -32,7 +32,7 @@ import nbformat
 from mlsys_grader.labs import lab_ids
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling reference_answers module
-from reference_answers import reference_synthesis  # noqa: E402
+from reference_answers import reference_synthesis
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACKS = ("tinyml", "mobile", "edge", "cloud")

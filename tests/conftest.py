@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _solved_json(lab: str, track: str, seed: int | None) -> str:
     return solve(lab, track, seed).to_json()
 

@@ -16,10 +16,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "solutions"))
 
-from mlsys_grader import __version__, get_lab, mlsysim_version, solve  # noqa: E402
-from mlsys_grader.core.capture import bundle_from_controls  # noqa: E402
-from mlsys_grader.core.models import PARTS  # noqa: E402
-from reference_answers import reference_synthesis  # noqa: E402
+from reference_answers import reference_synthesis
+
+from mlsys_grader import __version__, get_lab, mlsysim_version
+from mlsys_grader.core.capture import bundle_from_controls
+from mlsys_grader.core.models import PARTS
 
 OUT = Path(__file__).parent / "fixtures" / "scenarios"
 

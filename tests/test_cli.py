@@ -5,10 +5,10 @@ from __future__ import annotations
 import csv
 import json
 
+from conftest import FIXTURES
+
 from mlsys_grader import grade_file, load_bundle
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE, main
-
-from conftest import FIXTURES
 
 
 def test_solve_then_check_gives_every_evidence_point_and_flags_the_template(tmp_path, capsys):

@@ -8,11 +8,12 @@ import os
 import random
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
-
+from datetime import UTC, datetime, timedelta, timezone
 
 from conftest import reseal, solved
+
 from mlsys_grader import grade_bundle, solve
+from mlsys_grader.core.models import PARTS, load_bundle
 from mlsys_grader.course._collusion import (
     MIN_SHARED_TIMES,
     RATIONALE_THRESHOLD,
@@ -23,7 +24,6 @@ from mlsys_grader.course._collusion import (
     part_times,
     shingles,
 )
-from mlsys_grader.core.models import PARTS, load_bundle
 
 TEXT = ("I recommend compiled execution with fusion because at 120 executions the compiled total of 8.5 ms beats "
         "eager at 11.2 ms, and I reject eager execution; the limitation is unmodeled operator interactions and I "
@@ -36,7 +36,7 @@ REWORDED = ("Compiled with fusion is my recommendation, and eager execution is t
             "6 compilation(s) the compiled path totals 42.603 ms while eager needs 119.103 ms. Fusion cuts graph traffic; "
             "alternate recomputation keeps 754.975 MB stored rather than 1509.949 MB. The inserted operator stays native. "
             "Illustrative timing assumptions remain the limitation; a change in the execution count would make me re-evaluate.")
-SESSION = datetime(2026, 3, 2, 14, 0, tzinfo=timezone.utc)
+SESSION = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
 
 
 def _iso(moment: datetime) -> str:

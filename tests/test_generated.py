@@ -18,8 +18,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-
 from conftest import LABS, TRACKS, reseal, solved
+
 from mlsys_grader import __version__, get_lab, grade_bundle, mlsysim_version, solve
 from mlsys_grader.api import default_rubric
 from mlsys_grader.core import generated

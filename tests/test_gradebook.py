@@ -11,31 +11,31 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import reseal, solved
+from test_collusion import OTHER, REWORDED, TEXT, stamped
+
 from mlsys_grader import solve
 from mlsys_grader.api import default_rubric, mlsysim_version
-from mlsys_grader.course._pool import run_tasks
 from mlsys_grader.cli import main
-from mlsys_grader.course._collusion import instant
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
+from mlsys_grader.course._collusion import instant
 from mlsys_grader.course._gradebook import (
     BatchOptions,
     GradebookDB,
     GradebookResult,
     columns_for,
-    graded_result,
     grade_paths,
+    graded_result,
     make_row,
     resolve_rubrics,
     rubric_key,
     write_csv,
 )
 from mlsys_grader.course._ingest import discover
-from mlsys_grader.labs.lab07 import Lab07
+from mlsys_grader.course._pool import run_tasks
 from mlsys_grader.course._summary import render_summary
-from test_collusion import OTHER, REWORDED, TEXT, stamped
+from mlsys_grader.labs.lab07 import Lab07
 
 ROOT = Path(__file__).resolve().parents[1]
 

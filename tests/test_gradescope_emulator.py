@@ -20,10 +20,8 @@ import re
 import zipfile
 from pathlib import Path
 
-import pytest
-
 import emulator
-from mlsys_grader import grade_bundle
+import pytest
 from test_autograder import (
     HOSTILE,
     HOSTILE_TRACK,
@@ -34,6 +32,8 @@ from test_autograder import (
     export_zip,
     make_hostile,
 )
+
+from mlsys_grader import grade_bundle
 
 pytestmark = pytest.mark.slow
 LAB = "lab07"

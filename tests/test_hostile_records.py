@@ -5,10 +5,9 @@ from __future__ import annotations
 import time
 
 import pytest
+from conftest import reseal, solved
 
 from mlsys_grader import grade_bundle
-
-from conftest import reseal, solved
 
 
 def _edit(lab, track, edit):

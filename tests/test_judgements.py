@@ -9,7 +9,7 @@ judgement bands are pinned here with the measured numbers.
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import pytest
@@ -136,7 +136,7 @@ def test_lab07_b_ties_occur_only_at_the_four_cloud_settings():
 
 
 def _session_bundle(tmp_path, prediction: str):
-    start = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
     ticks = (start + timedelta(seconds=second) for second in itertools.count(1))
     lab = _open_lab_with_clock("lab07", "cloud", lambda: next(ticks), directory=tmp_path / prediction)
     lab.predict("B", prediction)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import copy
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import nbformat
 import pytest
@@ -31,7 +32,7 @@ TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 class Clock:
     def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)
@@ -51,11 +52,7 @@ def _long_numbers(text: str) -> list[str]:
     """Numbers no person writes: an exponent, a decimal with more than 6 significant digits, an 11-digit integer."""
     found = []
     for number in _NUMBER.findall(text):
-        if "e" in number:
-            found.append(number)
-        elif "." in number and len(number.replace(".", "").lstrip("0")) > 6:
-            found.append(number)
-        elif "." not in number and len(number) >= 11:
+        if "e" in number or ("." in number and len(number.replace(".", "").lstrip("0")) > 6) or ("." not in number and len(number) >= 11):
             found.append(number)
     return found
 

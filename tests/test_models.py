@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from conftest import reseal, solved
@@ -14,7 +14,7 @@ from mlsys_grader.api import grade_bundle
 from mlsys_grader.core.models import SCHEMA_VERSION, Bundle, PartRun, load_bundle
 from mlsys_grader.errors import BundleFormatError
 
-UTC = timezone.utc
+UTC = UTC
 
 
 def with_naive_times(data: dict) -> dict:

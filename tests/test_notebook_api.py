@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -14,15 +14,22 @@ from mlsys_grader.api import grade_file
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
-from mlsys_grader.student._session import (LabSession, Notice, PartResult, _open_lab_with_clock, assert_item, open_lab,
-                                   submission_path)
+from mlsys_grader.student._session import (
+    LabSession,
+    Notice,
+    PartResult,
+    _open_lab_with_clock,
+    assert_item,
+    open_lab,
+    submission_path,
+)
 
 
 class Clock:
     """A fake clock that advances one second per reading, so every timestamp is distinct."""
 
     def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         self.now += timedelta(seconds=1)
@@ -300,14 +307,14 @@ class StoppedClock:
     """A clock that always reads the same time."""
 
     def __call__(self) -> datetime:
-        return datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        return datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 class ClockRunningBack:
     """A clock that goes back one minute per reading."""
 
     def __init__(self) -> None:
-        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+        self.now = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         self.now -= timedelta(minutes=1)

@@ -12,8 +12,8 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import reseal, solved
+
 from mlsys_grader import grade_bundle
 
 CORPUS = Path(__file__).parent / "rationale_corpus"

@@ -7,14 +7,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from conftest import LABS, TRACKS, solved
 from mlsysim.labs.experiments import v1_07_experiments as ev07
 from mlsysim.labs.experiments import v1_11_experiments as ev11
 
 from mlsys_grader import __version__, default_rubric, get_lab, grade_bundle, mlsysim_version
 from mlsys_grader.core.capture import bundle_from_controls
 from mlsys_grader.core.models import PARTS
-
-from conftest import LABS, TRACKS, solved
 
 SEEDS = (None, *range(8))
 

@@ -10,8 +10,8 @@ import json
 from datetime import datetime, timedelta
 
 import pytest
-
 from conftest import reseal, solved
+
 from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric, mlsysim_version
 from mlsys_grader.core.capture import bundle_from_controls
@@ -37,7 +37,7 @@ def _edit_number(bundle, part):
         quantity = next(v for v in arm["outputs"].values() if isinstance(v, dict) and "magnitude" in v)
         quantity["magnitude"] *= 1.5
     else:
-        key = next(k for k, v in arm.items() if k.endswith("_ms") or k.endswith("_us") and isinstance(v, float))
+        key = next(k for k, v in arm.items() if k.endswith("_ms") or (k.endswith("_us") and isinstance(v, float)))
         arm[key] *= 1.5
 
 

@@ -7,11 +7,12 @@ are reported in.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .context import GradingContext, evaluator_errors, first_difference
-from .labspec import LabSpec
 from .generated import check_generated
+from .labspec import LabSpec
 from .rationale import check_rationale
 from .report import Finding
 

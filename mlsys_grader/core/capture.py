@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis
@@ -50,7 +51,7 @@ def _seconds(rng: random.Random, bounds: tuple[int, int]) -> timedelta:
 
 def session_start(rng: random.Random) -> datetime:
     """A plausible time to open the notebook: some day of a four-week term, between 08:00 and 22:00 UTC."""
-    return datetime(2026, 1, 5, 8, tzinfo=timezone.utc) + timedelta(days=rng.randrange(28), seconds=rng.uniform(0, 14 * 3600))
+    return datetime(2026, 1, 5, 8, tzinfo=UTC) + timedelta(days=rng.randrange(28), seconds=rng.uniform(0, 14 * 3600))
 
 
 def session_times(rng: random.Random, start: datetime) -> tuple[dict[str, tuple[datetime, datetime, datetime]], datetime]:

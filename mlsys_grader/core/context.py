@@ -7,12 +7,13 @@ and no evaluator runs twice.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import DomainError
 from .labspec import LabSpec, PartPlan
 from .models import PARTS, Bundle, EvidenceRecord
 from .rubric import Rubric
+
 
 # What the evaluators raise for inputs they refuse (mlsysim raises ValueError; pint its
 # own errors; huge numbers overflow).  These become findings about the submission.

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from .capture import plan_all
 from .labspec import PartPlan
@@ -119,12 +120,12 @@ def _recorded_plan(record: EvidenceRecord) -> PartPlan:
                     chosen_result=record.chosen_result, result_role=record.result_role)
 
 
-def _default_plans(ctx: "GradingContext") -> dict[str, PartPlan]:
+def _default_plans(ctx: GradingContext) -> dict[str, PartPlan]:
     lab = ctx.lab
     return plan_all(lab, ctx.track, {part: lab.sample_controls(ctx.track, part, None) for part in PARTS})
 
 
-def _plans(ctx: "GradingContext") -> tuple[dict[str, PartPlan], set[str]]:
+def _plans(ctx: GradingContext) -> tuple[dict[str, PartPlan], set[str]]:
     """Each part's plan for the template, and the parts whose plan was read from the record.
 
     In order: the replayed plan, the final-settings plan, the record's own arms (a part
@@ -150,7 +151,7 @@ def _answers(value: str | None, options: Iterable[str]) -> tuple[str, ...]:
     return (value,) if value in options else options
 
 
-def _templates(ctx: "GradingContext") -> Iterator[str]:
+def _templates(ctx: GradingContext) -> Iterator[str]:
     """The templates ``solve`` would write for this bundle: its trigger and limitation, or every
     combination of the lab's lists for an answer outside them.  Nothing when the lab writes none."""
     lab, synthesis = ctx.lab, ctx.bundle.synthesis
@@ -172,7 +173,7 @@ def _templates(ctx: "GradingContext") -> Iterator[str]:
         yield lab.reference_rationale(ctx.track, plans, trigger, limitation)
 
 
-def best_similarity(ctx: "GradingContext") -> Similarity | None:
+def best_similarity(ctx: GradingContext) -> Similarity | None:
     """The rationale's similarity to the closest template for this bundle, or None when the lab writes none."""
     own = word_ngrams(ctx.bundle.synthesis.rationale)
     best: Similarity | None = None
@@ -189,7 +190,7 @@ def _rationale_items(synthesis: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(item for item in synthesis if item.startswith("rationale_") and item != "rationale_length")
 
 
-def check_generated(ctx: "GradingContext") -> Iterable[Finding]:
+def check_generated(ctx: GradingContext) -> Iterable[Finding]:
     """Flag a rationale that is mostly the template ``solve`` writes for this bundle."""
     if not ctx.bundle.synthesis.rationale.strip():
         return

@@ -12,8 +12,9 @@ import dataclasses
 import json
 import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
@@ -267,7 +268,7 @@ class LabSpec(abc.ABC):
         """(message, expected, actual) for each synthesis rule the bundle breaks."""
 
     @abc.abstractmethod
-    def final_choice_terms(self, bundle: Any) -> "ChoiceTerms":
+    def final_choice_terms(self, bundle: Any) -> ChoiceTerms:
         """Every option a rationale may name on this bundle's track, and which of them are the
         submission's recommendation and rejected alternative (see :mod:`.rationale`)."""
 

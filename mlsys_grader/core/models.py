@@ -8,8 +8,9 @@ not this file, knows what is inside.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Annotated, Any, Callable, Literal, Mapping
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -29,8 +30,8 @@ def _as_utc(moment: datetime) -> datetime:
     Without this, one naive time in a bundle makes comparing it with an aware one raise.
     """
     if moment.tzinfo is None or moment.utcoffset() is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 Timestamp = Annotated[datetime, Field(strict=False), AfterValidator(_as_utc)]
@@ -134,7 +135,7 @@ class Bundle(_Strict):
         """SHA-256 of the canonical JSON of this bundle, ``content_hash`` left out."""
         return sha256_of(self.model_dump(mode="json", exclude={"content_hash"}))
 
-    def sealed(self) -> "Bundle":
+    def sealed(self) -> Bundle:
         """A copy whose ``content_hash`` matches its content."""
         return self.model_copy(update={"content_hash": self.compute_hash()})
 

@@ -101,13 +101,13 @@ on the lab by the identity of its memoised arms (:func:`part_evidence`).
 from __future__ import annotations
 
 import bisect
-import itertools
 import math
 import re
 import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .._mlsysim import import_mlsysim
 from .labspec import Choice
@@ -268,8 +268,7 @@ _units("mw milliwatt milliwatts", "milliwatt")
 _units("kw kilowatt kilowatts", "kilowatt")
 _units("usd dollar dollars", "dollar")
 # "per X" where X counts events, not a unit: "36.9 mJ per inference" is an energy.
-_PER_EVENT = frozenset("inference inferences run runs query queries request requests token tokens call calls "
-                       "execution executions step steps batch image images sample samples".split())
+_PER_EVENT = frozenset(["inference", "inferences", "run", "runs", "query", "queries", "request", "requests", "token", "tokens", "call", "calls", "execution", "executions", "step", "steps", "batch", "image", "images", "sample", "samples"])
 
 _NUMBER = r"10\^[-+−]?\d+|[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+−]?\.\d+"
 _EXPONENT = r"(?:[eE](?P<e1>[-+−]?\d+)|\s?[×x*·]\s?10\s?(?:\^|\*\*)\s?(?P<e2>[-+−]?\d+))?"
@@ -721,16 +720,12 @@ CUES: tuple[Cue, ...] = (
         r"|(?:can|could|does|did|will) not (?:run|execute|fit|meet|pass|survive|win|compete|keep up|deliver)", False, REJ, False, 6),
 )
 NEGATORS = frozenset({"not", "never", "nor", "hardly"})
-FILLER = frozenset("the a an our my this that its their plain pure just only simple simply current existing native whole "
-                   "full fully tested selected candidate option ( ) using keeping choosing picking".split())
-CLAUSE_BREAKS = frozenset("because since so therefore thus hence whereas while although though but however yet which when "
-                          "whenever if unless once until".split())
-HYPOTHETICAL = frozenset("if unless whenever once until assuming provided otherwise although though whereas while "
-                         "despite could might only below above beyond single fewer".split())
+FILLER = frozenset(["the", "a", "an", "our", "my", "this", "that", "its", "their", "plain", "pure", "just", "only", "simple", "simply", "current", "existing", "native", "whole", "full", "fully", "tested", "selected", "candidate", "option", "(", ")", "using", "keeping", "choosing", "picking"])
+CLAUSE_BREAKS = frozenset(["because", "since", "so", "therefore", "thus", "hence", "whereas", "while", "although", "though", "but", "however", "yet", "which", "when", "whenever", "if", "unless", "once", "until"])
+HYPOTHETICAL = frozenset(["if", "unless", "whenever", "once", "until", "assuming", "provided", "otherwise", "although", "though", "whereas", "while", "despite", "could", "might", "only", "below", "above", "beyond", "single", "fewer"])
 # Words that scope a claim ("the better choice at one execution", "for debugging", "last year"):
 # a stance whose clause holds one, outside the names and cues, is qualified and never a contradiction.
-QUALIFIERS = frozenset("for at in on during under with without by below above beyond until when whenever only last "
-                       "previously before earlier later except unless if once given assuming".split())
+QUALIFIERS = frozenset(["for", "at", "in", "on", "during", "under", "with", "without", "by", "below", "above", "beyond", "until", "when", "whenever", "only", "last", "previously", "before", "earlier", "later", "except", "unless", "if", "once", "given", "assuming"])
 _PAUSES = frozenset({".", ",", ":", "(", ")"})
 # A trigger is said as a condition ("if", "revisit when") or as a change ("the execution count changes");
 # the bare label "trigger:" before a name is not enough.
@@ -747,7 +742,8 @@ _BREAKS = CLAUSE_BREAKS | {"."}
 # -- scanning only where a match can start ----------------------------------------------
 
 try:  # the standard library's regular-expression parser (a private module since Python 3.11)
-    from re import _constants as _sre_constants, _parser as _sre_parser
+    from re import _constants as _sre_constants
+    from re import _parser as _sre_parser
 except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_constants
     import sre_parse as _sre_parser
@@ -819,7 +815,7 @@ class _Scanner:
         self.pattern = re.compile(source)
         self.starts = _first_words(source)
 
-    def finditer(self, doc: "_Text") -> Iterator[re.Match[str]]:
+    def finditer(self, doc: _Text) -> Iterator[re.Match[str]]:
         if self.starts is None:
             yield from self.pattern.finditer(doc.norm)
             return
@@ -954,7 +950,7 @@ class _Text:
 _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)
 
 
-def read_stances(text: "str | _Text", reader: Reader) -> list[Stance]:
+def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
     """Every stance the text takes on an option (see the module docstring, steps 1–4)."""
     doc = text if isinstance(text, _Text) else _Text(text)
     if not doc.tokens or reader.names is None:
@@ -1092,7 +1088,7 @@ def _quote(items: Sequence[str]) -> str:
     return ", ".join(repr(item) for item in items)
 
 
-def _evidence_findings(ctx: "GradingContext", text: str) -> Iterator[Finding]:
+def _evidence_findings(ctx: GradingContext, text: str) -> Iterator[Finding]:
     cited = cited_quantities(text)
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
@@ -1135,7 +1131,7 @@ def _choice_findings(doc: _Text, terms: ChoiceTerms, reader: Reader) -> Iterator
                        "a sentence that rejects your rejected alternative")
 
 
-def _listed_findings(ctx: "GradingContext", doc: _Text, reader: Reader) -> Iterator[Finding]:
+def _listed_findings(ctx: GradingContext, doc: _Text, reader: Reader) -> Iterator[Finding]:
     s = ctx.bundle.synthesis
     for item, value, scanners, key in (("rationale_names_limitation", s.residual_risk, reader.limitations, "limitation"),
                                        ("rationale_names_trigger", s.reevaluation_trigger, reader.triggers, "trigger")):
@@ -1146,7 +1142,7 @@ def _listed_findings(ctx: "GradingContext", doc: _Text, reader: Reader) -> Itera
             yield _finding(item, MESSAGES[key], "the option you selected, in words")
 
 
-def check_rationale(ctx: "GradingContext") -> Iterable[Finding]:
+def check_rationale(ctx: GradingContext) -> Iterable[Finding]:
     """Findings for the six rationale items (see the module docstring for the reading rules)."""
     text = ctx.bundle.synthesis.rationale or ""
     minimum = ctx.rubric.min_rationale_words

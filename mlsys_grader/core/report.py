@@ -69,7 +69,7 @@ class GradeReport(BaseModel):
     versions: dict[str, str] = Field(default_factory=dict, description="mlsysim, mlsys_grader and rubric versions used.")
 
     # -- views -------------------------------------------------------------------
-    def public(self) -> "GradeReport":
+    def public(self) -> GradeReport:
         """The report a student sees before grades are published: hidden findings and points removed."""
         parts = {}
         for name, part in self.parts.items():

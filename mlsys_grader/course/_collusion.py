@@ -43,9 +43,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from ..core.models import PARTS
 
@@ -89,7 +90,7 @@ def instant(value: Any) -> str | None:
     if not isinstance(value, datetime) or value.microsecond == 0:
         return None
     if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
     return value.isoformat()
 
 

@@ -26,20 +26,21 @@ import os
 import re
 import sqlite3
 import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
-from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ..core.jsonio import loads_strict
 from ..core.models import PARTS
 from ..core.report import Finding, GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
+from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ._ingest import FORMATS, Candidate, Loaded, discover, file_digest, load_candidate, read_submission, refusal
 from ._marimo import impossible_findings, looks_like_markdown_report
 
@@ -404,7 +405,7 @@ class GradebookDB:
         return json.loads(found[0]) if found else None
 
     def store(self, results: Iterable[Mapping[str, Any]], grader_version: str, key: str) -> None:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
                               [(r["input_hash"], grader_version, key, now, json.dumps(r)) for r in results])
         self.conn.commit()
@@ -414,7 +415,7 @@ class GradebookDB:
 
         A ``regrade`` row is provisional (points held for staff) and is neither compared nor remembered.
         """
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         changes = []
         for row in rows:
             if row["status"] not in ("graded", "error"):

@@ -26,17 +26,24 @@ import io
 import os
 import stat
 import zipfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..core.jsonio import MAX_BYTES, loads_strict
 from ..core.models import Bundle, bundle_from_mapping
 from ..core.report import Finding
 from ..errors import BundleFormatError, GraderError
 from ..labs import lab_ids
-from ._marimo import (export_bundle, export_findings, export_from_json, export_from_markdown, is_snapshot,
-                      looks_like_markdown_report)
+from ._marimo import (
+    export_bundle,
+    export_findings,
+    export_from_json,
+    export_from_markdown,
+    is_snapshot,
+    looks_like_markdown_report,
+)
 
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 """An Otter export zip (notebook, bundle, a few logs) is far below this."""

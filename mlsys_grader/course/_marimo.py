@@ -39,8 +39,9 @@ import ast
 import hashlib
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..core.context import first_difference
 from ..core.jsonio import loads_strict
@@ -157,7 +158,7 @@ def is_snapshot(value: Any) -> bool:
 
 def looks_like_markdown_report(data: bytes) -> bool:
     """True when ``data`` is text holding the Markdown report's embedded snapshot heading."""
-    return SNAPSHOT_HEADING.encode() in data and not data.lstrip()[:1] in (b"{", b"[")
+    return SNAPSHOT_HEADING.encode() in data and data.lstrip()[:1] not in (b"{", b"[")
 
 
 def _lab_of(captures: Mapping[str, Any]) -> str:

@@ -20,8 +20,9 @@ import signal
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import wait
-from typing import Any, Callable, Sequence
+from typing import Any
 
 GRACE_S = 5.0
 """Beyond the time limit, how long the parent waits before killing an unresponsive worker."""

@@ -11,8 +11,9 @@ import html
 import os
 import re
 from collections import Counter
-from datetime import datetime, timezone
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from .._version import __version__
 
@@ -168,7 +169,7 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
     rows = result.rows
     graded = [row for row in rows if row["status"] == "graded"]
     flagged = [row for row in rows if row["flags"]]
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     cards = [("inputs", len(rows), False), ("graded", len(graded), False),
              ("ungradable", len(rows) - len(graded), len(rows) > len(graded)),
              ("flagged", len(flagged), bool(flagged)), ("collusion groups", len(result.groups), bool(result.groups)),

@@ -21,12 +21,11 @@ import copy
 import io
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from ..errors import GraderError
 from ..labs import lab_ids
-
 
 
 class AssignError(GraderError, RuntimeError):

@@ -10,8 +10,9 @@ the core, never executed.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 BUNDLE_MIME = "application/vnd.mlsys-grader.bundle+json"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Iterable
 
 from ..errors import GraderError
 

@@ -19,9 +19,10 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..core.report import GradeReport
 from ._upload import bundle_filename

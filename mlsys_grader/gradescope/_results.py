@@ -19,8 +19,9 @@ Python modules, tracebacks or hashes.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from ..core.report import HIDDEN_ITEMS, GradeReport
 from ._otter_tests import OtterResults
@@ -92,7 +93,7 @@ def _public_sentences(report: GradeReport, part: str) -> list[str]:
     """What a student may read now about ``part``: sentences of public findings, in order, once each."""
     scores = report.parts[part]
     if scores.held:
-        return [f"held for staff review (the grader failed on this part, not your error)."]
+        return ["held for staff review (the grader failed on this part, not your error)."]
     findings = [f for f in report.findings_for(part) if not f.hidden]
     lost_public = [i for i in scores.items if i.item not in HIDDEN_ITEMS and i.points < i.max_points]
     sentences = [f.message for f in findings if f.voids_part or f.rubric_item or f.also_costs]

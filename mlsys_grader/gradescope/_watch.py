@@ -16,10 +16,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 FLAG_DETACHED = "detached_process"
 FLAG_FILES_CHANGED = "grader_files_changed"
@@ -82,7 +83,7 @@ class Snapshot:
 
     digests: dict[str, str]
 
-    def changed(self, later: "Snapshot") -> list[str]:
+    def changed(self, later: Snapshot) -> list[str]:
         names = set(self.digests) | set(later.digests)
         return sorted(name for name in names if self.digests.get(name) != later.digests.get(name))
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import random
-from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
 
 from mlsysim.labs.experiments import v1_07_experiments as ev
 
@@ -205,7 +206,7 @@ DEVICE_WORDS = ("target", "target device", "device", "devices", "phone", "handse
                 "microcontroller", "mcu", "chip", "soc", "gpu", "accelerator", "edge device", "silicon")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _devices(track: str) -> tuple[str, ...]:
     """What ``{device}`` stands for on ``track``: device words and the target as registered and as people write it."""
     profile = ev.TRACKS.get(track)

@@ -31,12 +31,13 @@ the notebook's calculation notes:
 from __future__ import annotations
 
 import random
-from functools import lru_cache
-from typing import Any, Mapping
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
 
 from mlsysim.core.units import Q_
-from pint.errors import PintError
 from mlsysim.labs.experiments import v1_11_experiments as ev
+from pint.errors import PintError
 
 from ..core.labspec import Choice, Control, LabSpec, PartPlan, PartSpec
 from ..core.rationale import RATIO, ChoiceTerms, compared, device_names, magnitude_in, share
@@ -273,7 +274,7 @@ def _derived(part: str, outputs: list[dict]) -> list[tuple[float, str]]:
     return found
 
 
-@lru_cache(maxsize=None)
+@cache
 def _track_options(track: str) -> tuple[tuple[Choice, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     """The decision options on ``track`` (candidates named by role or hardware) and the slots their phrasings use."""
     try:

@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from ..errors import GraderError
+
 
 def literal(value: Any) -> str:
     """A value as the notebook's code writes it: strings in double quotes, numbers plainly, ``True``/``False``."""

@@ -9,8 +9,9 @@ from __future__ import annotations
 import base64
 import html
 import io
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from ..core.report import GradeReport
 

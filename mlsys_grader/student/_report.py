@@ -89,7 +89,7 @@ class EvidenceReport:
         )
 
 
-def _observation(session: "LabSession", part: str, record: EvidenceRecord) -> str:
+def _observation(session: LabSession, part: str, record: EvidenceRecord) -> str:
     """The result sentence the notebook showed for this record, rebuilt from its saved arms."""
     from ._views import VIEWS
 
@@ -102,7 +102,7 @@ def _observation(session: "LabSession", part: str, record: EvidenceRecord) -> st
         return "This record cannot be shown as the notebook shows it; recapture the part."
 
 
-def _settings(session: "LabSession", part: str, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
+def _settings(session: LabSession, part: str, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
     """(settings the evidence was captured with, as the notebook writes them; the decision controls' values)."""
     spec = session.lab.parts[part]
     inferred = session.lab.infer_controls(session.track, part, record)
@@ -113,7 +113,7 @@ def _settings(session: "LabSession", part: str, record: EvidenceRecord, saved: B
     return ", ".join(shown + upstream), decisions
 
 
-def _decision_text(session: "LabSession", part: str, decisions: dict[str, Any]) -> str:
+def _decision_text(session: LabSession, part: str, decisions: dict[str, Any]) -> str:
     from ._text import DECISION_LABELS
 
     words = {name: DECISION_LABELS.get((session.lab_id, part, name), {}).get(value) or literal(value)
@@ -123,7 +123,7 @@ def _decision_text(session: "LabSession", part: str, decisions: dict[str, Any]) 
     return "; ".join(f"{name}: {label}" for name, label in words.items())
 
 
-def evidence_report(session: "LabSession") -> EvidenceReport:
+def evidence_report(session: LabSession) -> EvidenceReport:
     """The report for ``session``'s saved bundle (an empty bundle gives a report of what is still to do)."""
     from ._text import BIG_TAKEAWAYS, LEARNING_OBJECTIVES, SOURCE_TRACE, track_facts
 

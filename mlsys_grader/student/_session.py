@@ -42,11 +42,12 @@ import glob
 import html
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._version import __version__
 from ..core.capture import record_from_plan
@@ -73,7 +74,7 @@ def submission_path(lab_id: str, directory: str | os.PathLike | None = None) -> 
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _settings(controls: dict[str, Any]) -> str:

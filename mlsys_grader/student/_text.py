@@ -9,7 +9,7 @@ report", so the session can render them in the book's wording for the student's 
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 # Part scenarios whose words depend on the track (seed: the part's ``intro`` markdown).
 # Placeholders are filled by :func:`track_facts`.
