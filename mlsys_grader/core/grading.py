@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+from . import flags as flag_names
 from .audits import CHECKS
 from .context import build_context
 from .labspec import LabSpec
 from .models import PARTS, Bundle
 from .report import INTEGRITY_CRITERIA, Finding, GradeReport, ItemScore, PartScore
 from .rubric import Rubric
-
-# Staff flags by criterion; ``integrity`` is added only for findings that void a part's
-# evidence (or an edited bundle), never for a note such as a harmless version label.
-FLAG_CRITERIA = {"stale": "stale", "missing": "missing", "generated": "generated", "grader": "grader_error"}
 
 
 def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
@@ -44,14 +41,16 @@ def staff_flags(findings: list[Finding]) -> list[str]:
     (or an edited bundle); ``version_drift`` when that evidence came from another mlsysim;
     then ``stale``, ``missing``, ``generated`` (the grader's own template as rationale) and
     ``grader_error`` (a part held for review because the grader failed)."""
+    # ``integrity`` only for findings that void a part's evidence (or an edited bundle), never
+    # for a note such as a harmless version label.
     flags = set()
     for finding in findings:
         if (finding.voids_part and finding.criterion in INTEGRITY_CRITERIA) or (finding.part == "bundle" and finding.criterion == "format"):
-            flags.add("integrity")
+            flags.add(flag_names.INTEGRITY)
         if finding.voids_part and finding.criterion == "version":
-            flags.add("version_drift")
-        if finding.criterion in FLAG_CRITERIA:
-            flags.add(FLAG_CRITERIA[finding.criterion])
+            flags.add(flag_names.VERSION_DRIFT)
+        if finding.criterion in flag_names.BY_CRITERION:
+            flags.add(flag_names.BY_CRITERION[finding.criterion])
     return sorted(flags)
 
 

@@ -194,6 +194,11 @@ def load_bundle(data: bytes | str, *, max_bytes: int | None = None) -> Bundle:
     return bundle_from_mapping(loads_strict(data, **kwargs))
 
 
+def submission_filename(lab_id: str) -> str:
+    """The one name a lab's bundle is saved and submitted under: ``<lab>-submission.json``."""
+    return f"{lab_id}-submission.json"
+
+
 def bundle_json_schema() -> dict[str, Any]:
     """The JSON Schema of the bundle, as published by ``mlsys-grader schema``."""
     schema = Bundle.model_json_schema()

@@ -35,6 +35,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
+from ..core import flags as flag_names
 from ..core.jsonio import loads_strict
 from ..core.models import PARTS
 from ..core.report import Finding, GradeReport
@@ -273,7 +274,7 @@ def graded_result(report: GradeReport, bundle: Any, origin: str = "") -> dict[st
     Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
     """
     summary = summarize(report, origin)
-    status = "regrade" if "grader_error" in summary["flags"] else "graded"
+    status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
     return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or ""}
 
 
@@ -282,7 +283,7 @@ def graded_result(report: GradeReport, bundle: Any, origin: str = "") -> dict[st
 def _status(result: Mapping[str, Any]) -> str:
     """The row's status; a stored result from before ``regrade`` existed still becomes one."""
     status = result.get("status", "error")
-    return "regrade" if status == "graded" and "grader_error" in result.get("flags", []) else status
+    return "regrade" if status == "graded" and flag_names.GRADER_ERROR in result.get("flags", []) else status
 
 
 def _reasons(result: Mapping[str, Any]) -> str:
@@ -354,11 +355,11 @@ def apply_roster(rows: list[dict[str, Any]], roster: Sequence[Mapping[str, str]]
     for row in rows:
         entry = _roster_match(row, roster)
         if entry is None:
-            row["flags"].append("not_in_roster")
+            row["flags"].append(flag_names.NOT_IN_ROSTER)
             continue
         row["roster_track"] = entry["track"]
         if row["status"] == "graded" and row["track"] != entry["track"]:
-            row["flags"].append("wrong_track")
+            row["flags"].append(flag_names.WRONG_TRACK)
             row["reasons"] = (f"submitted on track {row['track']!r}, roster assigns {entry['track']!r}"
                               + (" | " + row["reasons"] if row["reasons"] else ""))
 
@@ -507,7 +508,7 @@ def grade_paths(
         for group in groups:
             for member in group.members:
                 rows[member]["collusion_group"] = group.group_id
-                rows[member]["flags"].append("collusion")
+                rows[member]["flags"].append(flag_names.COLLUSION)
         changes = db.record_run(rows, __version__, key) if db else []
     finally:
         if db:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.jsonio import MAX_BYTES, loads_strict
-from ..core.models import Bundle, bundle_from_mapping
+from ..core.models import Bundle, bundle_from_mapping, submission_filename
 from ..core.report import Finding
 from ..errors import BundleFormatError, GraderError
 from ..labs import lab_ids
@@ -83,11 +83,6 @@ def refusal(origin: str, formats: Iterable[str]) -> str | None:
         return None
     return (f"{ORIGIN_WORDS.get(origin, origin)} is not accepted by this course (--formats {','.join(f for f in FORMATS if f in accepted)}); "
             "submit the lab's <lab>-submission.json bundle from the course notebook instead")
-
-
-def submission_filename(lab_id: str) -> str:
-    """The name the notebooks save a bundle under, e.g. ``lab07-submission.json``."""
-    return f"{lab_id}-submission.json"
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.models import submission_filename
 from ..core.report import GradeReport
-from ._upload import bundle_filename
 
 MAX_CASES = 500
 
@@ -175,7 +175,7 @@ def run_tests_on_bundle(tests_dir: str | os.PathLike, lab: str, bundle: bytes | 
         return OtterResults(error=f"no Otter test files in {tests_dir}")
     with tempfile.TemporaryDirectory(prefix="mlsys-otter-tests-") as work:
         if bundle is not None:
-            Path(work, bundle_filename(lab)).write_bytes(bundle)
+            Path(work, submission_filename(lab)).write_bytes(bundle)
         files = []
         with contextlib.chdir(work):
             for path in paths:

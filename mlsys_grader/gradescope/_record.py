@@ -14,14 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..api import default_rubric, grade_bundle
+from ..core import flags as flag_names
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle
 from ..core.report import Finding, GradeReport, ItemScore, PartScore
 from ..errors import GraderError
 from ._upload import FLAG_NO_BUNDLE, FLAG_WRONG_LAB, Upload, export_advice, inspect_upload, lab_title, read_regular_file
 
-FLAG_GRADER_ERROR = "grader_error"
-FLAG_UNREADABLE = "integrity"
+FLAG_GRADER_ERROR = flag_names.GRADER_ERROR
+FLAG_UNREADABLE = flag_names.INTEGRITY
 
 SAVE_AGAIN = "save it again from the notebook (never edit it by hand), then run the export cell and upload the zip it makes"
 
@@ -62,7 +63,7 @@ def ungradable_report(lab_id: str, sentence: str) -> GradeReport:
         parts[name] = PartScore(part=name, score=0.0, max_score=sum(items.values()), items=scored)
     finding = Finding(part="bundle", criterion="missing", message=sentence)
     return GradeReport(lab=lab_id, track="none", score=0.0, max_score=rubric.max_score, parts=parts,
-                       findings=[finding], flags=["missing"])
+                       findings=[finding], flags=[flag_names.MISSING])
 
 
 def _short(text: str, limit: int = 160) -> str:

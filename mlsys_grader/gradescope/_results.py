@@ -23,14 +23,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core import flags as flag_names
 from ..core.report import HIDDEN_ITEMS, GradeReport
 from ._otter_tests import OtterResults
 from ._record import ScoreOfRecord
 from ._upload import lab_title
 
-FLAG_KERNEL_DISAGREES = "kernel_disagrees"
-FLAG_KERNEL_RESULTS_REJECTED = "kernel_results_rejected"
-FLAG_TESTS_DISAGREE = "tests_disagree"
+FLAG_KERNEL_DISAGREES = flag_names.KERNEL_DISAGREES
+FLAG_KERNEL_RESULTS_REJECTED = flag_names.KERNEL_RESULTS_REJECTED
+FLAG_TESTS_DISAGREE = flag_names.TESTS_DISAGREE
 
 
 

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core import flags as flag_names
 from ._options import AutograderOptions, OptionsError, read_options
 from ._otter_tests import OtterResults, case_names, disagreements, run_tests_on_bundle, with_case_names
 from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, grade_bytes, grade_upload, grader_failed
@@ -42,8 +43,8 @@ from ._results import (
 )
 from ._upload import FLAG_NO_BUNDLE, Upload, export_advice, inspect_upload, read_notebook
 
-FLAG_RESULTS_REWRITTEN = "results_rewritten"
-FLAG_SANDBOX_NOT_EMPTY = "sandbox_not_empty"
+FLAG_RESULTS_REWRITTEN = flag_names.RESULTS_REWRITTEN
+FLAG_SANDBOX_NOT_EMPTY = flag_names.SANDBOX_NOT_EMPTY
 
 
 class ResultsWriter:

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.jsonio import MAX_BYTES, loads_strict
+from ..core.models import submission_filename
 from ..errors import GraderError
 from ._otter_tests import OtterResults, from_json, test_file_paths
-from ._upload import bundle_filename, read_regular_file
+from ._upload import read_regular_file
 
 REPORT_NAME = ".mlsys-kernel-report.json"
 MAX_REPORT_BYTES = 1024 * 1024
@@ -222,7 +223,7 @@ def _stage(work: Path, notebook: Path, lab: str, tests_dir: Path, bundle: bytes 
     name = f"{lab}.ipynb"
     shutil.copyfile(notebook, work / name, follow_symlinks=False)
     if bundle is not None:
-        (work / bundle_filename(lab)).write_bytes(bundle)
+        (work / submission_filename(lab)).write_bytes(bundle)
     (work / "tests").mkdir()
     for path in test_file_paths(tests_dir):
         shutil.copyfile(path, work / "tests" / path.name)
@@ -297,7 +298,7 @@ def run_notebook(notebook: Path, lab: str, tests_dir: Path, *, uid: int, budget_
         if problem and run.kernel is None:
             run.why_not = problem
         try:
-            data = read_regular_file(work / bundle_filename(lab), MAX_BYTES)
+            data = read_regular_file(work / submission_filename(lab), MAX_BYTES)
             run.bundle = data if len(data) <= MAX_BYTES else None
         except OSError:
             run.bundle = None

@@ -17,7 +17,9 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..core import flags as flag_names
 from ..core.jsonio import MAX_BYTES
+from ..core.models import submission_filename
 from ..labs import lab_ids
 from ._embed import find_embedded_bundles
 
@@ -27,15 +29,10 @@ MAX_NOTEBOOK_BYTES = 8 * MAX_BYTES
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 
 #: Staff flags for uploads that hold nothing gradable.
-FLAG_NO_BUNDLE = "no_bundle"
-FLAG_WRONG_LAB = "wrong_lab"
-FLAG_EMPTY_UPLOAD = "empty_upload"
-FLAG_BUNDLE_MISMATCH = "bundle_mismatch"
-
-
-def bundle_filename(lab_id: str) -> str:
-    """The shared convention: the student API saves ``<lab>-submission.json`` next to the notebook."""
-    return f"{lab_id}-submission.json"
+FLAG_NO_BUNDLE = flag_names.NO_BUNDLE
+FLAG_WRONG_LAB = flag_names.WRONG_LAB
+FLAG_EMPTY_UPLOAD = flag_names.EMPTY_UPLOAD
+FLAG_BUNDLE_MISMATCH = flag_names.BUNDLE_MISMATCH
 
 
 def lab_title(lab_id: str) -> str:
@@ -131,7 +128,7 @@ def notebook_lab(notebook: dict) -> str | None:
 
 def _other_lab(name: str, lab: str) -> str | None:
     for other in lab_ids():
-        if other != lab and (name == bundle_filename(other) or name == f"{other}.ipynb"):
+        if other != lab and (name == submission_filename(other) or name == f"{other}.ipynb"):
             return other
     return None
 
@@ -174,7 +171,7 @@ def _from_zip(lab: str, archive: Path) -> _ZipLook:
     except (OSError, BundleFormatError) as exc:
         return _ZipLook(problem=str(exc))
     name = member.rsplit("/", 1)[-1]
-    if name == bundle_filename(lab):
+    if name == submission_filename(lab):
         return _ZipLook(bundle=content, member=member)
     other = _other_lab(name, lab)
     return _ZipLook(member=member, other_lab=other, problem=None if other else f"{archive.name} holds {name}")
@@ -189,7 +186,7 @@ def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
     if not files:
         return Upload(lab, problem=f"Your upload is empty: {export_advice(lab)}.", flag=FLAG_EMPTY_UPLOAD, notes=tuple(notes))
 
-    bundles = [p for p in files if p.name == bundle_filename(lab) and "tests" not in p.relative_to(root).parts]
+    bundles = [p for p in files if p.name == submission_filename(lab) and "tests" not in p.relative_to(root).parts]
     notebooks = [p for p in files if p.suffix == ".ipynb"]
     zips = [p for p in files if p.suffix.lower() == ".zip"]
     notebook = _pick_notebook(notebooks, lab)
@@ -211,14 +208,14 @@ def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
             if look.bundle is not None:
                 return Upload(lab, bundle=look.bundle, source=f"{look.member} inside {archive.name}", notes=tuple(notes),
                               public_notes=(f"Your upload held {archive.name}, a zip that was not unpacked; the "
-                                            f"{bundle_filename(lab)} inside it was graded. Next time upload the "
+                                            f"{submission_filename(lab)} inside it was graded. Next time upload the "
                                             "export zip itself.",))
             if look.other_lab:
                 return Upload(lab, problem=_wrong_lab(lab, look.other_lab, f"{archive.name} holds {look.member}"),
                               flag=FLAG_WRONG_LAB, notes=tuple(notes))
             notes.append(f"{archive.name}: {look.problem}")
         if zips:
-            return Upload(lab, problem=(f"Your upload holds {zips[0].name}, but no {bundle_filename(lab)} could be read "
+            return Upload(lab, problem=(f"Your upload holds {zips[0].name}, but no {submission_filename(lab)} could be read "
                                         f"from it: {export_advice(lab)}, and upload that zip as it is."),
                           flag=FLAG_NO_BUNDLE, notes=tuple(notes))
         names = ", ".join(p.name for p in files[:5])
@@ -244,7 +241,7 @@ def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
         return Upload(lab, notebook=notebook, bundle=latest.text.encode("utf-8"),
                       source=f"the bundle shown in cell {latest.cell_index} of {notebook.name}", notes=tuple(notes))
     return Upload(lab, notebook=notebook, problem=(f"Your upload has the notebook {notebook.name} but no saved bundle "
-                                                   f"({bundle_filename(lab)}): {export_advice(lab)}."),
+                                                   f"({submission_filename(lab)}): {export_advice(lab)}."),
                   flag=FLAG_NO_BUNDLE, notes=tuple(notes))
 
 

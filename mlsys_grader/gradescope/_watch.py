@@ -22,19 +22,21 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-FLAG_DETACHED = "detached_process"
-FLAG_FILES_CHANGED = "grader_files_changed"
-FLAG_NOTEBOOK_INCOMPLETE = "notebook_incomplete"
+from ..core import flags as flag_names
+
+FLAG_DETACHED = flag_names.DETACHED_PROCESS
+FLAG_FILES_CHANGED = flag_names.GRADER_FILES_CHANGED
+FLAG_NOTEBOOK_INCOMPLETE = flag_names.NOTEBOOK_INCOMPLETE
 
 #: flag → (what it targets, how its code or its errors name it)
 ATTEMPTS: dict[str, tuple[str, re.Pattern[str]]] = {
-    "tamper_results": ("the results Gradescope reads", re.compile(r"/autograder/results|results\.json")),
-    "tamper_source": ("the autograder's source folder", re.compile(r"/autograder/source")),
-    "tamper_run_autograder": ("the run_autograder script", re.compile(r"run_autograder")),
-    "tamper_grader_install": ("the installed grader or Otter", re.compile(
+    flag_names.TAMPER_RESULTS: ("the results Gradescope reads", re.compile(r"/autograder/results|results\.json")),
+    flag_names.TAMPER_SOURCE: ("the autograder's source folder", re.compile(r"/autograder/source")),
+    flag_names.TAMPER_RUN_AUTOGRADER: ("the run_autograder script", re.compile(r"run_autograder")),
+    flag_names.TAMPER_GRADER_INSTALL: ("the installed grader or Otter", re.compile(
         r"site-packages|dist-packages|miniforge3|(?:mlsys_grader|otter)[\w.]*\.__(?:file|path)__|sys\.prefix|"
         r"metadata\.(?:files|distribution)")),
-    "signal_grader": ("other processes (signals, tracing)", re.compile(
+    flag_names.SIGNAL_GRADER: ("other processes (signals, tracing)", re.compile(
         r"os\.kill|os\.killpg|pthread_kill|\bpkill\b|\bkillall\b|\bkill\s+-|ptrace|/proc/(?:\d|\{|\"|')|"
         r"listdir\(\s*['\"]/proc")),
     FLAG_DETACHED: ("a process that outlives the notebook", re.compile(

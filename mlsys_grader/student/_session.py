@@ -53,14 +53,13 @@ from .._version import __version__
 from ..core.capture import record_from_plan
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec, PartPlan
-from ..core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle
+from ..core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, submission_filename
 from ..core.report import GradeReport
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
 
-SUBMISSION_SUFFIX = "-submission.json"
 SYNTHESIS_FIELDS = {
     "lab07": ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale"),
     "lab11": ("reevaluation_trigger", "residual_risk", "rationale"),
@@ -70,7 +69,7 @@ TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 def submission_path(lab_id: str, directory: str | os.PathLike | None = None) -> Path:
     """Where a notebook's bundle lives: ``<directory>/<lab>-submission.json`` (cwd by default)."""
-    return Path(directory or ".") / f"{lab_id}{SUBMISSION_SUFFIX}"
+    return Path(directory or ".") / submission_filename(lab_id)
 
 
 def _now() -> datetime:
