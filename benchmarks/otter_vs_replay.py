@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 import zipfile
 from pathlib import Path
+
+from _timing import median_seconds, repeated, timed  # beside this script
+
+from mlsys_grader import grade_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 LABS = ("lab07", "lab11")
@@ -56,27 +58,17 @@ def time_otter(autograder: Path, notebook: Path, bundle: bytes, lab: str, scratc
         archive.writestr(f"{lab}-submission.json", bundle)
     out = scratch / f"{lab}-out"
     out.mkdir()
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder), "-o", str(out), str(submission)],
-                          capture_output=True, text=True, cwd=scratch)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"otter run failed for {lab}:\n{done.stderr[-2000:]}")
-    return seconds, json.loads((out / "results.json").read_text())["score"]
+    run = timed(lambda: subprocess.run([sys.executable, "-m", "otter", "run", "-a", str(autograder), "-o", str(out),
+                                        str(submission)], capture_output=True, text=True, cwd=scratch))
+    if run.value.returncode != 0:
+        raise SystemExit(f"otter run failed for {lab}:\n{run.value.stderr[-2000:]}")
+    return run.seconds, json.loads((out / "results.json").read_text())["score"]
 
 
 def time_replay(bundle: bytes, repeat: int) -> tuple[float, float, float]:
-    from mlsys_grader import grade_bundle
-
-    started = time.perf_counter()
-    score = grade_bundle(bundle).score
-    first = time.perf_counter() - started
-    runs = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        grade_bundle(bundle)
-        runs.append(time.perf_counter() - started)
-    return first, statistics.median(runs), score
+    first = timed(lambda: grade_bundle(bundle))
+    runs = repeated(lambda _: grade_bundle(bundle), repeat)
+    return first.seconds, median_seconds(runs), first.value.score
 
 
 def main(argv: list[str] | None = None) -> int:

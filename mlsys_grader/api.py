@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from ._version import __version__
 from .core import capture
 from .core.grading import grade
+from .core.jsonio import MAX_BYTES
 from .core.models import Bundle, bundle_from_mapping, load_bundle
 from .core.report import GradeReport
 from .core.rubric import Rubric, rubric_from_toml
@@ -38,7 +40,7 @@ def load_rubric(path: str | Path, lab_id: str) -> Rubric:
     return rubric_from_toml(Path(path).read_text(encoding="utf-8"), expected_lab=lab_id, source=str(path))
 
 
-def grade_bundle(bundle: Bundle | Mapping | bytes | str, rubric: Rubric | None = None) -> GradeReport:
+def grade_bundle(bundle: Bundle | Mapping[str, Any] | bytes | str, rubric: Rubric | None = None) -> GradeReport:
     """Grade a bundle (or its JSON).  Raises :class:`BundleFormatError` / :class:`UnknownLabError`
     only when the submission cannot be read as a bundle for a known lab and track."""
     if isinstance(bundle, Mapping):
@@ -58,8 +60,6 @@ def grade_file(path: str | Path, rubric: Rubric | None = None) -> GradeReport:
 
 def read_bundle_bytes(path: str | Path, limit: int | None = None) -> bytes:
     """Read at most ``limit`` + 1 bytes, so an oversized file is rejected without loading it."""
-    from .core.jsonio import MAX_BYTES
-
     limit = MAX_BYTES if limit is None else limit
     with open(path, "rb") as handle:
         return handle.read(limit + 1)

@@ -16,30 +16,39 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._version import __version__
+from .api import solve as solve_bundle
+from .core.labspec import LabSpec
+from .core.models import bundle_json_schema
+from .core.report import GradeReport
+from .core.rubric import rubric_markdown
+from .course import BatchOptions, GradebookResult, grade_paths, resolve_rubrics, write_summary
+from .course._gradebook import check_file
 from .errors import GraderError
 from .labs import lab_ids
+from .student._kit import INSTALL_COMMAND, KitError, KitRootError, build_kit
+
+# Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
+# bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
+# (``gradescope._build``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration).
+# mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
-TRACKS = ("tinyml", "mobile", "edge", "cloud")
+TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
-def format_report(report, *, as_json: bool) -> str:
+def format_report(report: GradeReport, *, as_json: bool) -> str:
     """The grade report as text or JSON."""
     return report.model_dump_json(indent=2) if as_json else report.text()
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
-    from .api import solve
-
-    bundle = solve(args.lab, args.track, args.seed)
+    bundle = solve_bundle(args.lab, args.track, args.seed)
     Path(args.output).write_text(bundle.to_json(), encoding="utf-8")
     print(f"wrote {args.output}: {args.lab} on {args.track}" + (f" (seed {args.seed})" if args.seed is not None else ""))
     return EXIT_OK
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .course._gradebook import check_file
-
     report = check_file(args.file)
     if not args.all:
         report = report.public()
@@ -48,8 +57,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    from .course._gradebook import BatchOptions, grade_paths
-
     rubrics = {}
     for spec in args.rubric:
         lab, sep, path = spec.partition("=")
@@ -84,15 +91,13 @@ def _cmd_grade(args: argparse.Namespace) -> int:
         result = grade_paths(args.paths, options)
     result.write_csv(args.output)
     if args.html:
-        from .course._summary import write_summary
-
         write_summary(result, args.html)
     if not args.quiet:
         print(format_grade_summary(result, args.output, args.html, options.db))
     return EXIT_OK
 
 
-def format_grade_summary(result, csv_path: str, html_path: str | None, db_path: str | None) -> str:
+def format_grade_summary(result: GradebookResult, csv_path: str, html_path: str | None, db_path: str | None) -> str:
     """What ``mlsys-grader grade`` prints after a run."""
     rows = result.rows
     ungradable = sum(1 for row in rows if row["status"] != "graded")
@@ -112,8 +117,6 @@ def format_grade_summary(result, csv_path: str, html_path: str | None, db_path: 
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from .core.models import bundle_json_schema
-
     print(json.dumps(bundle_json_schema(), indent=2))
     return EXIT_OK
 
@@ -123,14 +126,14 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
     from .gradescope._build import LOCK_NAME, AutograderBuildError, build_autograders
     from .gradescope._lock import LockError
 
-    masters = {}
+    masters: dict[str, Path] = {}
     for spec in args.master or []:
         lab, sep, path = spec.partition("=")
         if not sep or lab not in lab_ids():
             print(f"mlsys-grader: --master expects LAB=PATH with LAB in {', '.join(lab_ids())} (got {spec!r})", file=sys.stderr)
             return EXIT_USAGE
         masters[lab] = Path(path)
-    options = {"rerun_notebook": args.rerun_notebook}
+    options: dict[str, bool | float] = {"rerun_notebook": args.rerun_notebook}
     if args.notebook_budget is not None:
         options["notebook_budget_s"] = args.notebook_budget
     try:
@@ -165,9 +168,6 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
 
 def _cmd_rubric(args: argparse.Namespace) -> int:
-    from .core.rubric import rubric_markdown
-    from .course._gradebook import resolve_rubrics
-
     overrides = dict(item.split("=", 1) for item in args.rubric if "=" in item)
     rubrics = resolve_rubrics(overrides)
     print(rubric_markdown([rubrics[lab] for lab in lab_ids()]))
@@ -175,8 +175,6 @@ def _cmd_rubric(args: argparse.Namespace) -> int:
 
 
 def _cmd_kit(args: argparse.Namespace) -> int:
-    from .student._kit import INSTALL_COMMAND, KitError, KitRootError, build_kit
-
     try:
         kit = build_kit(args.output, args.root)
     except KitRootError as exc:
@@ -208,8 +206,6 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
     check.set_defaults(func=_cmd_check)
-
-    from .course._gradebook import BatchOptions
 
     defaults = BatchOptions()
     grade = sub.add_parser("grade", help="grade many submissions into a gradebook (CSV, SQLite, HTML summary)")

@@ -6,8 +6,10 @@ valid decision — the answers of :func:`mlsys_grader.api.solve` for that track 
 hand-written synthesis of ``reference_rationales.toml``), executes it top to bottom in a real
 kernel with nbclient, and writes::
 
-    solutions/<lab>/reference-<track>.ipynb               the executed notebook
-    solutions/<lab>/reference-<track>-submission.json     the bundle it saved
+    <master's folder>/reference-<track>.ipynb               the executed notebook
+    <master's folder>/reference-<track>-submission.json     the bundle it saved
+
+(the master's folder is ``solutions/<lab>/`` for the shipped labs: :meth:`LabSpec.master_path`).
 
 Each notebook runs in its own scratch folder, because a notebook saves its bundle
 as ``<lab>-submission.json`` next to itself.  Usage::
@@ -29,13 +31,15 @@ from pathlib import Path
 
 import nbformat
 
-from mlsys_grader.labs import lab_ids
+from mlsys_grader.gradescope._assign import student_path
+from mlsys_grader.labs import get_lab, lab_ids
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling reference_answers module
 from reference_answers import reference_synthesis
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
+"""Every track a shipped lab runs on (``--track`` choices); each lab makes references for its own tracks."""
 
 
 def answers(lab_id: str, track: str) -> dict[str, object]:
@@ -48,7 +52,7 @@ def answers(lab_id: str, track: str) -> dict[str, object]:
         values.update(controls)
         values[f"prediction_{part}"] = bundle.evidence[part].prediction
     synthesis = {**bundle.synthesis.model_dump(), **reference_synthesis(lab_id, track)}
-    for name in ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale"):
+    for name in get_lab(lab_id).synthesis_fields:
         if synthesis.get(name) is not None:
             values[name] = synthesis[name]
     return values
@@ -98,9 +102,9 @@ def execute(notebook, lab_id: str, workdir: Path, *, timeout: int = 600):
 
 def make(lab_id: str, track: str) -> tuple[Path, float]:
     """Write one reference notebook and its bundle; return the notebook path and the execution seconds."""
-    student = nbformat.read(ROOT / "assignments" / f"{lab_id}.ipynb", as_version=4)
+    student = nbformat.read(student_path(ROOT, lab_id), as_version=4)
     filled = fill(student, answers(lab_id, track))
-    out = ROOT / "solutions" / lab_id
+    out = get_lab(lab_id).master_path(ROOT).parent
     with tempfile.TemporaryDirectory(prefix=f"{lab_id}-{track}-") as scratch:
         began = time.perf_counter()
         executed = execute(filled, lab_id, Path(scratch))
@@ -117,9 +121,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--track", action="append", choices=TRACKS)
     args = parser.parse_args(argv)
     for lab_id in args.lab or lab_ids():
-        for track in args.track or TRACKS:
+        for track in [track for track in args.track or TRACKS if track in get_lab(lab_id).tracks]:
             target, seconds = make(lab_id, track)
-            print(f"wrote {target.relative_to(ROOT)} ({seconds:.1f} s)")
+            print(f"wrote {target.relative_to(ROOT) if target.is_relative_to(ROOT) else target} ({seconds:.1f} s)")
     return 0
 
 

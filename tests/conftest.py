@@ -1,10 +1,17 @@
-"""Shared fixtures: real bundles made by ``solve`` with the pinned mlsysim."""
+"""Shared fixtures: real bundles made by ``solve`` with the pinned mlsysim.
+
+Nothing here imports mlsysim at collection: ``solve`` loads the evaluators on first use,
+so ``pytest --collect-only`` and a ``-k`` selection stay quick.
+"""
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
+from collections.abc import Iterable, Sequence
 from functools import cache
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -15,6 +22,7 @@ from mlsys_grader.core.jsonio import sha256_of
 FIXTURES = Path(__file__).parent / "fixtures"
 LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
+LAB_TRACKS = tuple(itertools.product(LABS, TRACKS))
 
 
 @cache
@@ -42,3 +50,20 @@ def to_bytes(data: dict) -> bytes:
 @pytest.fixture
 def solved_bundle():
     return solved
+
+
+def sweep(cases: Iterable[Any], fast: Sequence[Any]) -> list[Any]:
+    """``cases`` as parameters, every one not in ``fast`` marked ``slow``.
+
+    An exhaustive sweep still runs in full under ``pytest`` (and CI), while
+    ``pytest -m "not slow"`` keeps the representatives in ``fast``.  A tuple case
+    becomes that many arguments.
+    """
+    def param(case: Any, *marks: pytest.MarkDecorator) -> Any:
+        return pytest.param(*case, marks=marks) if isinstance(case, tuple) else pytest.param(case, marks=marks)
+
+    cases = list(cases)
+    missing = [case for case in fast if case not in cases]
+    if missing:
+        raise ValueError(f"representatives {missing} are not among the cases {cases}")
+    return [param(case) if case in fast else param(case, pytest.mark.slow) for case in cases]

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from mlsys_grader import grade_bundle, load_bundle, solve
+from mlsys_grader.api import default_rubric
 from mlsys_grader.core.report import HIDDEN_ITEMS
 from mlsys_grader.gradescope import _hardening as hardening
 from mlsys_grader.gradescope._build import (
@@ -160,6 +161,13 @@ def test_options_name_the_invalid_field_and_the_plugin_block_round_trips():
     assert plugin_block(default) == {"lab": "lab07", "rerun_notebook": False}
 
 
+def test_the_package_exports_its_embedding_helpers_and_every_lazily_loaded_name():
+    import mlsys_grader.gradescope as gradescope
+
+    eager = {"BUNDLE_MIME", "bundle_display_data", "display_bundle", "find_embedded_bundles"}
+    assert gradescope.__all__ == sorted(eager | set(gradescope._LAZY))
+
+
 # -- fast: what was uploaded ------------------------------------------------------------------
 def test_empty_upload_gets_one_sentence_and_the_full_maximum(tmp_path):
     record = grade_upload(inspect_upload(tmp_path, "lab07"))
@@ -169,6 +177,17 @@ def test_empty_upload_gets_one_sentence_and_the_full_maximum(tmp_path):
     document = gradescope_results(record)
     assert sum(t.get("max_score", 0) for t in document["tests"]) == 100
     assert document["score"] == 0 and document["output"].startswith("Lab 07: 0 / 100. Your upload is empty")
+
+
+def test_an_ungradable_upload_voids_every_rubric_item_with_one_submission_level_sentence(tmp_path):
+    record = grade_upload(inspect_upload(tmp_path, "lab11"))
+    report, rubric = record.report, default_rubric("lab11")
+    assert (report.score, report.max_score, report.track) == (0.0, rubric.max_score, "none")
+    assert report.flags == ["missing"] and record.all_flags == ["empty_upload", "missing"]
+    assert [(f.part, f.criterion, f.message) for f in report.findings] == [("bundle", "missing", record.problem)]
+    expected = {name: dict(items) for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]}
+    assert {name: {i.item: i.max_points for i in part.items} for name, part in report.parts.items()} == expected
+    assert all(item.points == 0 and not item.held for part in report.parts.values() for item in part.items)
 
 
 @pytest.mark.parametrize("files", [("lab11-submission.json",), ("lab11.ipynb",), ("lab11.ipynb", "lab11-submission.json")])
@@ -493,7 +512,7 @@ def test_environment_and_scripts_are_pinned_and_run_the_grader_not_otters_runner
     assert "playwright" not in setup and "nb_conda_kernels" not in setup
     assert setup.rstrip().splitlines()[-2:] == ["chmod 711 /root",
                                                 "/root/miniforge3/envs/otter-env/bin/python -I -m mlsys_grader.gradescope --check-image"]
-    with pytest.raises(AutograderBuildError, match="setup.sh from otter assign changed: expected one line matching"):
+    with pytest.raises(AutograderBuildError, match=r"setup\.sh from otter assign changed: expected one line matching"):
         setup_sh("set -e\n", name)
 
 

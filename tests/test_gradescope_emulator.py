@@ -116,8 +116,8 @@ def test_unanswered_notebook_is_run_in_the_sandbox_and_its_feedback_is_one_line_
     else:
         assert public.startswith("Your upload has no saved bundle, and running your notebook saved none either")
     log = _log(run)
-    assert log.index(next(l for l in log if l.endswith("results.json written"))) < log.index(
-        next(l for l in log if l.startswith("running the notebook in the sandbox")))
+    assert log.index(next(line for line in log if line.endswith("results.json written"))) < log.index(
+        next(line for line in log if line.startswith("running the notebook in the sandbox")))
     emulator.remove_run(run)
 
 
@@ -188,5 +188,5 @@ def test_hostile_notebook_rerun_in_the_sandbox_ends_with_the_score_of_record_and
     staff = next(t for t in run.results["tests"] if t["name"] == "Staff review")
     assert staff["visibility"] == "hidden"
     log = _log(run)
-    assert log[0].endswith("results.json written") and "none left" in next(l for l in log if "notebook run ended" in l)
+    assert log[0].endswith("results.json written") and "none left" in next(line for line in log if "notebook run ended" in line)
     emulator.remove_run(run)

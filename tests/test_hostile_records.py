@@ -1,13 +1,12 @@
-"""Hostile or malformed records become findings within bounded time; nothing escapes as an exception."""
+"""Hostile or malformed records become findings, with bounded work; nothing escapes as an exception."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from conftest import reseal, solved
 
 from mlsys_grader import grade_bundle
+from mlsys_grader.core.rationale import MAX_CITED, cited_quantities
 
 
 def _edit(lab, track, edit):
@@ -39,11 +38,14 @@ def test_a_chosen_result_naming_foreign_inputs_is_a_decision_finding_and_never_r
     assert "chosen result must be the matching ranking" in report.findings_for("E")[0].message
 
 
-def test_a_wall_of_numbers_in_the_rationale_costs_bounded_time():
-    def edit(bundle):
-        bundle["synthesis"]["rationale"] = "7.77 ms " * 2400
+def test_a_wall_of_numbers_in_the_rationale_is_read_only_up_to_the_cap():
+    """2400 cited quantities: the reader stops at ``MAX_CITED``, so the cost of a rationale is bounded,
+    and the numbers (none of them evidence) still cost the citation item."""
+    wall = "7.77 ms " * 2400
+    assert len(cited_quantities(wall)) == MAX_CITED < 2400
 
-    started = time.perf_counter()
+    def edit(bundle):
+        bundle["synthesis"]["rationale"] = wall
+
     report = _edit("lab07", "edge", edit)
-    assert time.perf_counter() - started < 5
     assert any(f.rubric_item == "rationale_cites_evidence" for f in report.findings)

@@ -174,7 +174,7 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
     _run([str(bin_dir / "pip"), "install", "--quiet", "-r", "requirements.txt"], cwd=student, env=env)  # README's one command
     (tmp_path / "run.py").write_text(DRIVER, encoding="utf-8")
     references = _script("make_references")
-    for lab, track in zip(("lab07", "lab11"), TRACKS_BY_PYTHON[version]):
+    for lab, track in zip(("lab07", "lab11"), TRACKS_BY_PYTHON[version], strict=True):
         answers = references.answers(lab, track)  # the synthesis is a student's own (reference_rationales.toml)
         notebook = references.fill(nbformat.read(student / f"{lab}.ipynb", as_version=4), answers)
         nbformat.write(notebook, student / f"{lab}.ipynb")

@@ -134,6 +134,23 @@ def test_the_labs_own_fingerprint_verifies_on_every_capture(name):
         assert capture["upstream_fingerprint"] == seal(capture["track"], capture["inputs"]), part
 
 
+@pytest.mark.parametrize("name", GENUINE_JSON)
+def test_the_export_is_read_with_the_layout_its_lab_module_declares(name):
+    """Which snapshot keys hold the answers, and whether the recommendation is a part's decision, are the lab's."""
+    export = export_from_json(genuine(name))
+    layout = get_lab(export.lab_id).marimo_layout
+    assert export.lab_id == name.split("-")[0] and export.layout is layout
+    assert export.layout.book_lab_id == export.report["metadata"]["lab_id"]
+    synthesis = export_bundle(export).synthesis
+    if layout.decision_part is None:  # Lab 07: the recommendation and rejected alternative are synthesis answers
+        assert (synthesis.recommendation, synthesis.rejected_alternative) == (
+            export.snapshot[layout.recommendation], export.snapshot[layout.rejected])
+    else:  # Lab 11: they are part E's captured decision, so the bundle's synthesis leaves them out
+        assert layout.decision_part == "E" and synthesis.recommendation is synthesis.rejected_alternative is None
+        assert export.captures["E"]["decision"]["recommendation"] == export.snapshot[layout.recommendation]
+    assert synthesis.reevaluation_trigger == export.snapshot[layout.trigger]
+
+
 def test_the_markdown_report_reads_as_the_same_submission_as_its_json():
     report = genuine("lab07-cloud.json")
     assert render_markdown(report) == (MARIMO / GENUINE_MD).read_text(encoding="utf-8"), "the renderer below is the book's"

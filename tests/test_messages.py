@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from conftest import sweep
 
 from mlsys_grader import solve
 from mlsys_grader.api import grade_bundle
@@ -234,8 +235,8 @@ def _shown(result) -> Iterator[str]:
         yield from (str(cell) for row in result.table.itertuples(index=False) for cell in row)
 
 
-@pytest.mark.parametrize("lab_id", ["lab07", "lab11"])
-@pytest.mark.parametrize("track", ["tinyml", "cloud"])
+@pytest.mark.parametrize("lab_id, track", sweep([(lab, track) for lab in ("lab07", "lab11") for track in ("tinyml", "cloud")],
+                                            fast=[("lab07", "tinyml"), ("lab11", "tinyml")]))
 def test_no_message_of_a_notebook_session_shows_internals(tmp_path, lab_id, track):
     lab = _open_lab_with_clock(lab_id, track, Clock(), directory=tmp_path)
     messages = list(_session_messages(lab))

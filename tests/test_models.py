@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from conftest import reseal, solved
 
+from mlsys_grader import cli
 from mlsys_grader.api import grade_bundle
 from mlsys_grader.core.models import SCHEMA_VERSION, Bundle, PartRun, load_bundle
 from mlsys_grader.errors import BundleFormatError
@@ -63,16 +64,28 @@ def test_a_naive_lock_time_is_compared_as_utc():
     assert "grader_error" not in report.flags
 
 
+def _assert_full_report_of_naive_times(report: dict) -> None:
+    assert [f["message"] for f in report["findings"] if f["criterion"] in ("grader", "format")] == []
+    assert report["parts"]["A"]["score"] == report["parts"]["A"]["max_score"]
+
+
+def test_mlsys_grader_check_on_a_file_with_naive_times_prints_a_report(tmp_path, capsys):
+    path = tmp_path / "naive.json"
+    path.write_text(json.dumps(with_naive_times(solved("lab07", "cloud"))), encoding="utf-8")
+    assert cli.main(["check", str(path), "--json"]) == cli.EXIT_OK
+    _assert_full_report_of_naive_times(json.loads(capsys.readouterr().out))
+
+
+@pytest.mark.slow
 def test_mlsys_grader_check_on_a_file_with_naive_times_prints_a_report_not_a_traceback(tmp_path):
+    """As above, through ``python -m mlsys_grader`` in a fresh process."""
     path = tmp_path / "naive.json"
     path.write_text(json.dumps(with_naive_times(solved("lab07", "cloud"))), encoding="utf-8")
     done = subprocess.run([sys.executable, "-m", "mlsys_grader", "check", str(path), "--json"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    report = json.loads(done.stdout)
-    assert [f["message"] for f in report["findings"] if f["criterion"] in ("grader", "format")] == []
-    assert report["parts"]["A"]["score"] == report["parts"]["A"]["max_score"]
+    _assert_full_report_of_naive_times(json.loads(done.stdout))
 
 
 def test_a_time_that_is_not_a_time_is_a_format_error_naming_the_field():

@@ -1,38 +1,133 @@
-"""Labs come from a registry: shipped labs, installed entry points (group ``mlsys_grader.labs``), register_lab."""
+"""Labs come from a registry: shipped labs, installed entry points (group ``mlsys_grader.labs``), register_lab.
+
+A lab is one module, one rubric TOML and one Otter master notebook.  The tests below add
+Lab 07 under another id exactly as README's "Adding a lab" shows (they read the module and
+the entry point from that section) and run it end to end: the notebook API, ``solve``,
+``check``, ``grade``, ``assign`` and the Gradescope autograder build.
+"""
 
 from __future__ import annotations
 
+import csv
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
+import textwrap
+import tomllib
+import zipfile
 from pathlib import Path
 
+import nbformat
 import pytest
 
 import mlsys_grader
 from mlsys_grader import UnknownLabError, grade_bundle, lab_ids, register_lab, solve
-from mlsys_grader.labs import ENTRY_POINT_GROUP, lab_modules
+from mlsys_grader.core.models import bundle_from_mapping
+from mlsys_grader.labs import ENTRY_POINT_GROUP, get_lab, lab_modules
 
 ROOT = Path(__file__).resolve().parents[1]
+COPY = "lab07copy"
 
 
-def _course_package(tmp_path: Path, lab_id: str = "lab07copy") -> Path:
+def _readme_section() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"^## Adding a lab\n(.*?)(?=^## )", readme, re.S | re.M)
+    assert match, "README lacks its 'Adding a lab' section"
+    return match.group(1)
+
+
+def _readme_block(language: str) -> str:
+    """The first fenced ``language`` block of README's "Adding a lab" section, dedented."""
+    match = re.search(rf"^( *)```{language}\n(.*?)^\1```", _readme_section(), re.S | re.M)
+    assert match, f"README's 'Adding a lab' section has no {language} block"
+    return textwrap.dedent(match.group(2))
+
+
+def _readme_entry_point() -> tuple[str, str, str]:
+    """(group, lab id, module) of the entry point README's section declares."""
+    points = tomllib.loads(_readme_block("toml"))["project"]["entry-points"]
+    (group, declared), = points.items()
+    (lab_id, module), = declared.items()
+    return group, lab_id, module
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(f"solutions_{name}", ROOT / "solutions" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _own_synthesis(lab_id: str, track: str) -> dict:
+    """The hand-written synthesis of ``solutions/reference_rationales.toml`` (the copy's numbers are Lab 07's)."""
+    return _script("reference_answers").reference_synthesis(lab_id, track)
+
+
+def _course_package(tmp_path: Path) -> Path:
     """A separate installed package holding one lab (a copy of Lab 07 under another id) and its rubric,
-    declared through an entry point, as a course would ship it."""
-    package = tmp_path / "course_labs"
+    declared through an entry point, as a course would ship it: the module and the entry point are
+    README's.  Returns the folder to put on the path."""
+    group, lab_id, module = _readme_entry_point()
+    package_name, _, module_name = module.rpartition(".")
+    package = tmp_path / package_name
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / f"{lab_id}.py").write_text(
-        "from mlsys_grader.labs.lab07 import Lab07\n\n\n"
-        f"class CourseLab(Lab07):\n    lab_id = {lab_id!r}\n    title = 'Lab 07 (course copy)'\n\n\nLAB = CourseLab()\n")
+    (package / f"{module_name}.py").write_text(_readme_block("python"))
     rubric = (ROOT / "mlsys_grader" / "labs" / "lab07.toml").read_text().replace('lab = "lab07"', f'lab = "{lab_id}"')
     (package / f"{lab_id}.toml").write_text(rubric)
-    info = tmp_path / "course_labs-1.0.dist-info"
+    info = tmp_path / f"{package_name}-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: course-labs\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{lab_id} = course_labs.{lab_id}\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package_name.replace('_', '-')}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{group}]\n{lab_id} = {module}\n")
     return tmp_path
+
+
+def _forget_course_package() -> None:
+    """Drop the course package from the import cache: each test installs its own copy in its own folder."""
+    for name in [name for name in sys.modules if name == "course_labs" or name.startswith("course_labs.")]:
+        del sys.modules[name]
+
+
+@pytest.fixture
+def registered(tmp_path, monkeypatch):
+    """The copy registered with :func:`register_lab` (this process only)."""
+    from mlsys_grader import labs
+
+    _forget_course_package()
+    monkeypatch.syspath_prepend(str(_course_package(tmp_path)))
+    register_lab(COPY, f"course_labs.{COPY}")
+    yield tmp_path
+    labs._REGISTERED.pop(COPY, None)
+    labs._LOADED.pop(COPY, None)
+    _forget_course_package()
+
+
+@pytest.fixture
+def installed(tmp_path, monkeypatch):
+    """The copy installed: its entry point is on the path of this process and of every process it starts."""
+    from mlsys_grader import labs
+
+    _forget_course_package()
+    site = _course_package(tmp_path)
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    labs._entry_points.cache_clear()
+    labs._LOADED.pop(COPY, None)
+    yield tmp_path
+    labs._LOADED.pop(COPY, None)
+    labs._entry_points.cache_clear()
+    _forget_course_package()
+
+
+def _solved_with_own_rationale(lab_id: str, track: str) -> str:
+    """``solve``'s bundle with the hand-written synthesis of Lab 07 on ``track``, resealed."""
+    data = json.loads(solve(lab_id, track).to_json())
+    data["synthesis"] = {**data["synthesis"], **_own_synthesis("lab07", track)}
+    data["content_hash"] = None
+    return bundle_from_mapping(data).sealed().to_json()
 
 
 def test_shipped_labs_are_registered():
@@ -86,3 +181,108 @@ def test_a_module_that_implements_another_lab_is_refused(tmp_path, monkeypatch):
 def test_unknown_lab_names_the_registered_ones():
     with pytest.raises(UnknownLabError, match="unknown lab 'lab42'; expected one of lab07, lab11"):
         mlsys_grader.get_lab("lab42")
+
+
+# -- a third lab, end to end (README "Adding a lab") -----------------------------------------------
+def test_readme_adding_a_lab_shows_the_module_entry_point_and_commands_the_tests_use():
+    group, lab_id, module = _readme_entry_point()
+    assert (group, lab_id, module) == (ENTRY_POINT_GROUP, COPY, f"course_labs.{COPY}")
+    source = _readme_block("python")
+    assert f'lab_id = "{COPY}"' in source and "\nLAB = " in source and "def master_path(self, root):" in source
+    section = _readme_section()
+    for named in (f'register_lab("{COPY}", "{module}")', f"course_labs/{COPY}.toml", f'lab = "{COPY}"',
+                  f'build("{COPY}", synthesis=...)', f"mlsys-grader assign --lab {COPY}", "mlsys-grader autograder"):
+        assert named in section, named
+
+
+def test_a_registered_lab_shows_its_own_views_header_and_synthesis_options(registered):
+    from mlsys_grader.student import open_lab
+
+    lab = get_lab(COPY)
+    assert type(lab).__module__ == f"course_labs.{COPY}"
+    assert lab.master_path(ROOT) == registered / "solutions" / f"{COPY}-master.ipynb"
+    session = open_lab(COPY, "cloud", directory=registered)
+    assert session.synthesis_options().keys() == {"recommendation", "rejected_alternative", "reevaluation_trigger",
+                                                  "residual_risk"}
+    assert "Runtime-path recommendation" in session._repr_html_()
+    session.predict("A", "above_75", dispatches=1)
+    shown = session.run("A", dispatches=1)
+    plan = lab.plan("cloud", "A", {"dispatches": 1}, {})
+    assert shown.observation == get_lab("lab07").view("cloud", "A", plan).observation
+    assert shown.observation.startswith(lab.parts["A"].predictions[lab.displayed_prediction("cloud", "A", plan)] + ":")
+    assert session.capture("A").kind == "success"
+    assert json.loads((registered / f"{COPY}-submission.json").read_text())["lab"] == COPY
+
+
+def test_a_registered_lab_solved_with_a_hand_written_rationale_scores_full_marks_and_checks(registered, capsys):
+    from mlsys_grader import cli
+
+    text = _solved_with_own_rationale(COPY, "cloud")
+    report = grade_bundle(text)
+    assert (report.lab, report.score, report.max_score, report.findings, report.flags) == (COPY, 100, 100, [], [])
+    path = registered / "s.json"
+    path.write_text(text)
+    assert cli.main(["check", str(path), "--json"]) == 0
+    checked = json.loads(capsys.readouterr().out)
+    assert checked["lab"] == COPY and checked["findings"] == []
+
+
+def test_an_installed_lab_solves_checks_and_grades_on_the_command_line(installed):
+    """Through its entry point only, in fresh processes (``grade`` also in its worker processes)."""
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([sys.executable, "-m", "mlsys_grader", *args], capture_output=True, text=True,
+                              cwd=installed, timeout=600)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    run("solve", "--lab", COPY, "--track", "edge", "-o", "solved.json")
+    data = json.loads((installed / "solved.json").read_text())
+    assert data["lab"] == COPY
+    (installed / "submissions").mkdir()
+    (installed / "submissions" / f"{COPY}-submission.json").write_text(_solved_with_own_rationale(COPY, "edge"))
+    checked = json.loads(run("check", f"submissions/{COPY}-submission.json", "--json").stdout)
+    assert checked["lab"] == COPY and checked["findings"] == []
+    run("grade", "submissions", "-o", "grades.csv", "--no-db", "--jobs", "1", "--quiet")
+    with open(installed / "grades.csv", newline="", encoding="utf-8") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert (row["lab"], row["status"], float(row["score"]), row["flags"]) == (COPY, "graded", 100.0, "")
+
+
+@pytest.mark.slow
+def test_an_installed_lab_gets_its_student_notebook_and_autograder_from_its_master(installed):
+    """The master written from the module's words, where the module says; ``mlsys-grader assign`` and the
+    autograder build find it there; otter assign runs the master's tests (in a kernel that finds the lab by
+    its entry point); the zip grades a full-marks upload 100 as Gradescope runs it."""
+    from mlsys_grader.gradescope._build import build_autograders, default_masters
+    from mlsys_grader.gradescope._runner import grade_submission
+
+    master = get_lab(COPY).master_path(ROOT)
+    assert master == installed / "solutions" / f"{COPY}-master.ipynb"
+    master.parent.mkdir()
+    nbformat.write(_script("build_masters").build(COPY, synthesis=_own_synthesis("lab07", "tinyml")), master)
+
+    assigned = subprocess.run([sys.executable, "-m", "mlsys_grader", "assign", "--lab", COPY], cwd=installed,
+                              capture_output=True, text=True, timeout=900)
+    assert assigned.returncode == 0, assigned.stderr
+    student = nbformat.read(installed / "assignments" / f"{COPY}.ipynb", as_version=4)
+    sources = "\n".join(cell.source for cell in student.cells)
+    assert f"open_lab('{COPY}', track=TRACK)" in sources and "# SOLUTION" not in sources and "assert_item" not in sources
+
+    (built,) = build_autograders(installed / "dist", default_masters(ROOT, [COPY]), run_tests=True, root=ROOT)
+    assert built.path == installed / "dist" / f"{COPY}-autograder.zip"
+    with zipfile.ZipFile(built.path) as archive:
+        names = archive.namelist()
+        config = json.loads(archive.read("otter_config.json"))
+        tests = {name: archive.read(name).decode() for name in names if name.startswith("tests/") and name.endswith(".py")}
+    assert config["plugins"] == [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": COPY, "rerun_notebook": False}}]
+    assert sorted(Path(name).stem for name in tests) == ["A", "B", "C", "D", "E", "synthesis"]
+    assert all(f"assert_item('{COPY}'" in text for text in tests.values())
+
+    root = installed / "ag"
+    (root / "results").mkdir(parents=True)
+    (root / "submission").mkdir()
+    with zipfile.ZipFile(built.path) as archive:
+        archive.extractall(root / "source")
+    (root / "submission" / f"{COPY}-submission.json").write_text(_solved_with_own_rationale(COPY, "cloud"))
+    results = grade_submission(root, log=lambda message: None)
+    assert results["score"] == 100, results.get("output")

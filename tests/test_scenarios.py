@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mlsys_grader import BundleFormatError, BundleTooLargeError, SchemaVersionError, grade_file
+from mlsys_grader import BundleFormatError, BundleTooLargeError, SchemaVersionError, cli, grade_file
 
 SCENARIOS = Path(__file__).parent / "fixtures" / "scenarios"
 
@@ -81,17 +81,14 @@ def test_unreadable_fixtures_raise_clear_errors(name, error, fragment):
     assert fragment in str(caught.value)
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mlsys_grader", *args], capture_output=True, text=True, timeout=120)
-
-
-def test_hostile_files_get_one_line_errors_from_the_cli(tmp_path):
+def _hostile_files(tmp_path: Path) -> dict[Path, str]:
+    """Files no grader should choke on -> the fragment of the one-line error each gets."""
     big = tmp_path / "fifty-megabytes.json"
     with open(big, "wb") as handle:
         handle.write(b'{"pad": "' + b"x" * (50 * 1024 * 1024) + b'"}')
     deep = tmp_path / "ten-thousand-deep.json"
     deep.write_text("[" * 10_000 + "]" * 10_000)
-    cases = {
+    return {
         big: "a bundle must be at most",
         deep: "nests deeper than 64 levels",
         SCENARIOS / "truncated.json": "not valid JSON",
@@ -99,8 +96,21 @@ def test_hostile_files_get_one_line_errors_from_the_cli(tmp_path):
         SCENARIOS / "wrong-types.json": "does not match the schema",
         tmp_path / "missing.json": "No such file",
     }
-    for path, fragment in cases.items():
-        result = _cli("check", str(path))
+
+
+def test_hostile_files_get_one_line_errors_from_the_cli(tmp_path, capsys):
+    for path, fragment in _hostile_files(tmp_path).items():
+        assert cli.main(["check", str(path)]) == cli.EXIT_UNGRADABLE, path
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert len(lines) == 1 and fragment in lines[0], (path, lines)
+
+
+@pytest.mark.slow
+def test_hostile_files_get_one_line_errors_from_the_installed_command(tmp_path):
+    """As above, through ``python -m mlsys_grader`` in a fresh process: no traceback reaches the terminal."""
+    for path, fragment in _hostile_files(tmp_path).items():
+        result = subprocess.run([sys.executable, "-m", "mlsys_grader", "check", str(path)],
+                                capture_output=True, text=True, timeout=120)
         assert result.returncode == 1, (path, result.stderr)
         assert "Traceback" not in result.stderr
         lines = result.stderr.strip().splitlines()

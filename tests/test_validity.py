@@ -18,7 +18,6 @@ from mlsys_grader.core.capture import bundle_from_controls
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
-from mlsys_grader.labs.lab07 import Lab07
 
 
 def _unedited(lab, track, seed):
@@ -118,18 +117,19 @@ def test_a_missing_label_is_never_cheaper_than_an_honest_one():
 
 
 # -- grader errors are not student errors ---------------------------------------------------------
-class _LabWithABug(Lab07):
-    """Lab 07 whose part C plan hits a bug of the grader's own (a KeyError)."""
-
-    def _plan(self, track, part, controls, upstream):
-        if part == "C":
-            raise KeyError("fused_region_count")
-        return super()._plan(track, part, controls, upstream)
-
-
 def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
     """Measured: a KeyError injected into a lab's plan became a replay finding, 91/100, an integrity
     flag and "recapture the part"."""
+    from mlsys_grader.labs.lab07 import Lab07  # loads mlsysim, which collecting the tests must not
+
+    class _LabWithABug(Lab07):
+        """Lab 07 whose part C plan hits a bug of the grader's own (a KeyError)."""
+
+        def _plan(self, track, part, controls, upstream):
+            if part == "C":
+                raise KeyError("fused_region_count")
+            return super()._plan(track, part, controls, upstream)
+
     bundle = bundle_from_mapping(solved("lab07", "edge", 4))
     report = grade(bundle, _LabWithABug(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
@@ -145,12 +145,13 @@ def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
     assert "held for staff review" in report.text()
 
 
-class _LabWithABrokenRule(Lab07):
-    def decision_problems(self, track, part, plan, record):
-        raise AttributeError("'NoneType' object has no attribute 'status'")
-
-
 def test_a_check_that_fails_is_a_grader_error_not_a_crash():
+    from mlsys_grader.labs.lab07 import Lab07  # loads mlsysim, which collecting the tests must not
+
+    class _LabWithABrokenRule(Lab07):
+        def decision_problems(self, track, part, plan, record):
+            raise AttributeError("'NoneType' object has no attribute 'status'")
+
     bundle = bundle_from_mapping(solved("lab07", "cloud", 1))
     report = grade(bundle, _LabWithABrokenRule(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}

@@ -10,18 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from .context import GradingContext, evaluator_errors, first_difference
+from .context import GradingContext, PartState, evaluator_errors, first_difference
 from .generated import check_generated
-from .labspec import LabSpec
+from .labspec import LabSpec, PartPlan
+from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
 from .report import Finding
 
 Check = Callable[[GradingContext], Iterable[Finding]]
 
 
-def _captured(ctx: GradingContext):
-    """Captured parts the grader could work on (a part it failed on is held for staff instead)."""
-    return [(part, state) for part, state in ctx.parts.items() if state.record is not None and state.grader_error is None]
+def _captured(ctx: GradingContext) -> list[tuple[PartId, PartState, EvidenceRecord]]:
+    """Captured parts the grader could work on, with their records (a part it failed on is held for staff instead)."""
+    return [(part, state, state.record) for part, state in ctx.parts.items()
+            if state.record is not None and state.grader_error is None]
 
 
 def check_grader_errors(ctx: GradingContext) -> Iterable[Finding]:
@@ -53,8 +55,7 @@ def check_missing(ctx: GradingContext) -> Iterable[Finding]:
 
 
 def check_record_shape(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in _captured(ctx):
-        record = state.record
+    for part, _, record in _captured(ctx):
         if record.part != part:
             yield Finding(part=part, criterion="format", rubric_item="captured",
                           message=f"The record stored under part {part} says it is part {record.part}; recapture part {part}.",
@@ -74,7 +75,7 @@ def check_domain(ctx: GradingContext) -> Iterable[Finding]:
             yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
 
 
-def _arms(record) -> list[tuple[str, Any]]:
+def _arms(record: EvidenceRecord) -> list[tuple[str, Any]]:
     arms = [("baseline", record.baseline), ("result", record.result)]
     arms += [(f"alternatives[{i}]", arm) for i, arm in enumerate(record.alternatives)]
     if record.chosen_result is not None:
@@ -82,7 +83,7 @@ def _arms(record) -> list[tuple[str, Any]]:
     return arms
 
 
-def _plan_arm(plan, record, name: str):
+def _plan_arm(plan: PartPlan, record: EvidenceRecord, name: str) -> dict[str, Any] | None:
     """The arm the plan built for ``name`` (the chosen result is whichever arm its inputs name)."""
     if name == "baseline":
         return plan.baseline
@@ -91,7 +92,7 @@ def _plan_arm(plan, record, name: str):
     if name.startswith("alternatives["):
         index = int(name[len("alternatives["):-1])
         return plan.alternatives[index] if index < len(plan.alternatives) else None
-    inputs = LabSpec.arm_inputs(record.chosen_result)
+    inputs = LabSpec.arm_inputs(record.chosen_result or {})
     return next((arm for arm in (plan.baseline, plan.result, *plan.alternatives) if arm.get("inputs") == inputs), None)
 
 
@@ -114,7 +115,7 @@ def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[st
                 _all_differences(expected[key], actual[key], f"{path}.{key}", found)
         return
     if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for index, (left, right) in enumerate(zip(expected, actual)):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=True)):
             _all_differences(left, right, f"{path}[{index}]", found)
         return
     difference = first_difference(expected, actual, path)
@@ -122,20 +123,21 @@ def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[st
         found.append(difference)
 
 
-def _replay_mismatches(ctx: GradingContext) -> dict[str, list[tuple[str, Any, Any]]]:
-    """Per replayed part, every recorded value that the pinned evaluator does not reproduce (arm-prefixed paths)."""
-    mismatches: dict[str, list[tuple[str, Any, Any]]] = {}
-    for part, state in _captured(ctx):
+def _replay_mismatches(ctx: GradingContext) -> dict[PartId, tuple[EvidenceRecord, list[tuple[str, Any, Any]]]]:
+    """Per replayed part, its record and every recorded value that the pinned evaluator does not
+    reproduce (arm-prefixed paths)."""
+    mismatches: dict[PartId, tuple[EvidenceRecord, list[tuple[str, Any, Any]]]] = {}
+    for part, state, record in _captured(ctx):
         if state.plan is None:
             continue  # reported by check_domain
         found: list[tuple[str, Any, Any]] = []
-        for name, arm in _arms(state.record):
-            replayed = _plan_arm(state.plan, state.record, name)
+        for name, arm in _arms(record):
+            replayed = _plan_arm(state.plan, record, name)
             # A chosen result naming no built arm is a decision finding; never replay foreign inputs.
             # The honest case is one comparison at C speed; only a mismatching arm is walked in full.
             if replayed is not None and first_difference(replayed, arm, name) is not None:
                 _all_differences(replayed, arm, name, found)
-        mismatches[part] = found
+        mismatches[part] = (record, found)
     return mismatches
 
 
@@ -165,9 +167,9 @@ def check_replay(ctx: GradingContext) -> Iterable[Finding]:
     and costs nothing, so a missing label is never cheaper than an honest one.
     """
     mismatches = _replay_mismatches(ctx)
-    drifting = any(_spread(found) for found in mismatches.values())
-    for part, found in mismatches.items():
-        label = ctx.parts[part].record.mlsysim_version
+    drifting = any(_spread(found) for _, found in mismatches.values())
+    for part, (record, found) in mismatches.items():
+        label = record.mlsysim_version
         labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
         if found and (drifting or _spread(found)):
             where, expected, actual = found[0]
@@ -206,13 +208,14 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
     def shown(value: Any) -> str:
         """A recorded value as a student reads it: text in quotes, numbers rounded, quantities in a readable unit."""
         if isinstance(value, dict) and {"magnitude", "unit"} <= set(value):
-            from mlsysim.core.units import Q_
+            from mlsysim.core.units import Q_  # mlsysim loads on first use (seconds): never at package import
 
             magnitude, unit = value["magnitude"], value["unit"]
+            refusals: tuple[type[BaseException], ...] = (*evaluator_errors(), TypeError)  # another kind of quantity, or an edited one
             for base, scales in readable_units:
                 try:
                     amount = float(Q_(magnitude, unit).to(base).magnitude)
-                except (*evaluator_errors(), TypeError):  # another kind of quantity, or an edited one
+                except refusals:
                     continue
                 symbol, size = next(((s, z) for s, z in reversed(scales) if abs(amount) >= z), scales[0])
                 return f"{amount / size:.3g} {symbol}"
@@ -227,22 +230,23 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
             return str(value)
         return "a different value"
 
-    def differing(new: Any, old: Any, path: tuple = ()) -> tuple[tuple, Any, Any] | None:
+    def differing(new: Any, old: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], Any, Any] | None:
         """The first field (a quantity counts as one) where the final settings' inputs and the record's differ."""
         quantity = isinstance(new, dict) and {"magnitude", "unit"} <= set(new)
         if isinstance(new, dict) and isinstance(old, dict) and not quantity:
             for key in sorted(set(new) | set(old), key=str):
                 if key not in new or key not in old:
-                    return path + (key,), new.get(key), old.get(key)
-                found = differing(new[key], old[key], path + (key,))
+                    return (*path, key), new.get(key), old.get(key)
+                found = differing(new[key], old[key], (*path, key))
                 if found:
                     return found
             return None
         if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
-            return next((found for index, (a, b) in enumerate(zip(new, old)) if (found := differing(a, b, path + (index,)))), None)
+            return next((found for index, (a, b) in enumerate(zip(new, old, strict=True))
+                         if (found := differing(a, b, (*path, index)))), None)
         return None if first_difference(new, old) is None else (path, new, old)
 
-    def detail(part: str, state, final_controls, final_inputs, recorded_inputs) -> str:
+    def detail(part: PartId, state: PartState, final_controls: Any, final_inputs: Any, recorded_inputs: Any) -> str:
         """`` (shape is now "aligned", captured with "misaligned")`` — what changed, in the notebook's words."""
         captured = state.controls
         if captured is None or not isinstance(final_controls, dict):
@@ -259,8 +263,7 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
         field = words[-1].replace("_", " ") if words else "a recorded input"
         return f" ({field} is now {shown(now)}, captured with {shown(before)})"
 
-    for part, state in _captured(ctx):
-        record = state.record
+    for part, state, record in _captured(ctx):
         if record.track != track:
             yield Finding(part=part, criterion="stale", rubric_item="fresh",
                           message=f"Part {part} was captured on track {record.track!r}, but the submission is for {track!r}; recapture it on {track!r}.",
@@ -283,7 +286,7 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
                           expected=expected_fp, actual=record.upstream_fingerprint)
             continue
         for dep, used in state.upstream.items():
-            captured = ctx.bundle.evidence.get(dep)
+            captured = ctx.bundle.evidence.get(part_key(dep))
             if captured is not None and first_difference(LabSpec.arm_inputs(used), LabSpec.arm_inputs(captured.result or {})):
                 yield Finding(part=part, criterion="stale", rubric_item="fresh",
                               message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
@@ -292,8 +295,8 @@ def check_stale(ctx: GradingContext) -> Iterable[Finding]:
 
 
 def check_contrast(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in _captured(ctx):
-        base, result = LabSpec.arm_inputs(state.record.baseline or {}), LabSpec.arm_inputs(state.record.result or {})
+    for part, _, record in _captured(ctx):
+        base, result = LabSpec.arm_inputs(record.baseline or {}), LabSpec.arm_inputs(record.result or {})
         if not base or not result:
             yield Finding(part=part, criterion="contrast", rubric_item="contrast",
                           message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
@@ -307,7 +310,7 @@ def check_contrast(ctx: GradingContext) -> Iterable[Finding]:
 LOCK_TIMES = "prediction_locked_at and result_shown_at"
 
 
-def _run_log(ctx: GradingContext, part: str, record) -> Any:
+def _run_log(ctx: GradingContext, part: PartId, record: EvidenceRecord) -> PartRun | None:
     """The part's run log when it belongs to the captured prediction (same choice, same lock)."""
     run = ctx.bundle.runs.get(part)
     if run is None or run.prediction != record.prediction or run.prediction_locked_at != record.prediction_locked_at:
@@ -316,8 +319,7 @@ def _run_log(ctx: GradingContext, part: str, record) -> Any:
 
 
 def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in _captured(ctx):
-        record = state.record
+    for part, _, record in _captured(ctx):
         choices = ctx.lab.parts[part].predictions
         if record.prediction is None:
             yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
@@ -340,16 +342,17 @@ def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
                               expected=f"locked before {shown.isoformat()}", actual=record.prediction_locked_at.isoformat())
 
 
-def _judged_plan(ctx: GradingContext, part: str, state) -> tuple[Any, dict[str, Any] | None]:
+def _judged_plan(ctx: GradingContext, part: PartId, state: PartState, record: EvidenceRecord,
+                 plan: PartPlan) -> tuple[PartPlan, dict[str, Any] | None]:
     """The plan a prediction is judged against: the first run after the lock, else the captured one.
 
     The first run includes the settings of the parts it builds on (Lab 11 D: part C), so
     recapturing part C after seeing part D does not change what D's prediction is judged on.
     Returns (plan, the first run's settings when they differ from the captured ones).
     """
-    run = _run_log(ctx, part, state.record)
+    run = _run_log(ctx, part, record)
     if run is None or not run.first_run_controls or state.controls is None:
-        return state.plan, None
+        return plan, None
     spec = ctx.lab.parts[part]
     names = [control.name for control in spec.controls if not control.decision]
     first = {name: run.first_run_controls.get(name) for name in names}
@@ -358,21 +361,22 @@ def _judged_plan(ctx: GradingContext, part: str, state) -> tuple[Any, dict[str, 
         upstream, first_upstream = _first_upstream(ctx, part, run, state)
         changed = first != captured or first_upstream is not None
         if not changed:
-            return state.plan, None
+            return plan, None
         checked = spec.check_controls({**state.controls, **first}, decisions=False)
         shown = {**first, **{f"part {dep} {name}": value for dep, values in (first_upstream or {}).items()
                              for name, value in values.items()}}
         return ctx.lab.plan(ctx.track, part, checked, upstream), shown
     except evaluator_errors():  # a run log outside the domain: judge the captured settings
-        return state.plan, None
+        return plan, None
 
 
-def _first_upstream(ctx: GradingContext, part: str, run, state) -> tuple[dict[str, Any], dict[str, dict[str, Any]] | None]:
+def _first_upstream(ctx: GradingContext, part: PartId, run: PartRun,
+                    state: PartState) -> tuple[dict[str, Any], dict[str, dict[str, Any]] | None]:
     """The dependency results of the first run, and their settings when they differ from the captured ones."""
     logged = run.first_run_upstream or {}
     upstream, differing = dict(state.upstream), {}
     for dep in ctx.lab.parts[part].depends_on:
-        settings = logged.get(dep)
+        settings = logged.get(part_key(dep))
         dep_spec = ctx.lab.parts[dep]
         if not settings or dep_spec.depends_on:
             continue
@@ -395,16 +399,15 @@ def check_prediction_correct(ctx: GradingContext) -> Iterable[Finding]:
     The prediction is judged against the settings of the first run after it was locked, so
     changing the settings until the locked answer comes true does not make it right.
     """
-    for part, state in _captured(ctx):
-        record = state.record
-        if record.prediction not in ctx.lab.parts[part].predictions or state.plan is None:
+    for part, state, record in _captured(ctx):
+        if record.prediction is None or record.prediction not in ctx.lab.parts[part].predictions or state.plan is None:
             continue  # reported by check_prediction_locked, or the part's evidence does not replay
-        plan, first = _judged_plan(ctx, part, state)
+        plan, first = _judged_plan(ctx, part, state, record, state.plan)
         if first is not None:
             yield Finding(part=part, criterion="prediction",
                           message=f"Part {part}: after locking your prediction you first ran {_settings_text(first)}, then "
                                   "changed the settings before capturing; the prediction is judged against that first run.",
-                          expected=first, actual={k: state.controls.get(k) for k in first})
+                          expected=first, actual={k: (state.controls or {}).get(k) for k in first})
         accepted = ctx.lab.accepted_predictions(ctx.track, part, plan)
         if record.prediction not in accepted:
             labels = ctx.lab.parts[part].predictions
@@ -415,7 +418,7 @@ def check_prediction_correct(ctx: GradingContext) -> Iterable[Finding]:
 
 
 def check_decision(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in _captured(ctx):
+    for part, state, record in _captured(ctx):
         if not ctx.lab.parts[part].has_decision:
             continue
         plan = state.plan
@@ -423,7 +426,7 @@ def check_decision(ctx: GradingContext) -> Iterable[Finding]:
             yield Finding(part=part, criterion="decision", rubric_item="decision",
                           message=f"Part {part}'s decision cannot be checked because its evidence does not replay; recapture the part.")
             continue
-        for message, expected, actual in ctx.lab.decision_problems(ctx.track, part, plan, state.record):
+        for message, expected, actual in ctx.lab.decision_problems(ctx.track, part, plan, record):
             yield Finding(part=part, criterion="decision", rubric_item="decision", message=message, expected=expected, actual=actual)
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .labspec import LabSpec, PartPlan
-from .models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis
+from .models import PARTS, Bundle, EvidenceRecord, PartId, PartRun, Scalar, Synthesis, part_key
 
 
 def record_from_plan(
@@ -18,7 +18,7 @@ def record_from_plan(
 ) -> EvidenceRecord:
     """The evidence record the seeds' ``capture_evidence`` would keep, plus provenance."""
     return EvidenceRecord(
-        track=track, part=plan.part, prediction=prediction, inputs=plan.upstream,
+        track=track, part=part_key(plan.part), prediction=prediction, inputs=plan.upstream,
         baseline=plan.baseline, result=plan.result, alternatives=list(plan.alternatives),
         decision=plan.decision, model_key=plan.model_key, chosen_result=plan.chosen_result,
         result_role=plan.result_role, upstream_fingerprint=lab.fingerprint(track, plan.part, plan.upstream),
@@ -54,9 +54,9 @@ def session_start(rng: random.Random) -> datetime:
     return datetime(2026, 1, 5, 8, tzinfo=UTC) + timedelta(days=rng.randrange(28), seconds=rng.uniform(0, 14 * 3600))
 
 
-def session_times(rng: random.Random, start: datetime) -> tuple[dict[str, tuple[datetime, datetime, datetime]], datetime]:
+def session_times(rng: random.Random, start: datetime) -> tuple[dict[PartId, tuple[datetime, datetime, datetime]], datetime]:
     """Per part (locked, shown, captured), in part order, and when the bundle is written."""
-    times: dict[str, tuple[datetime, datetime, datetime]] = {}
+    times: dict[PartId, tuple[datetime, datetime, datetime]] = {}
     moment = start
     for part in PARTS:
         locked = moment + _seconds(rng, READ_BEFORE_LOCK_S)
@@ -66,7 +66,7 @@ def session_times(rng: random.Random, start: datetime) -> tuple[dict[str, tuple[
     return times, moment + _seconds(rng, WRITING_SYNTHESIS_S)
 
 
-def _run_controls(lab: LabSpec, part: str, controls: Mapping[str, Any]) -> dict[str, Any]:
+def _run_controls(lab: LabSpec, part: str, controls: Mapping[str, Any]) -> dict[str, Scalar]:
     """The controls a run takes (``lab.run``): the part's own, without the decisions set at capture."""
     return {control.name: controls[control.name] for control in lab.parts[part].controls if not control.decision}
 
@@ -89,15 +89,15 @@ def bundle_from_controls(
     synthesis = Synthesis(**lab.reference_synthesis(track, plans, names))
     session_rng = session_rng or random.Random(names.getrandbits(64))
     times, created = session_times(session_rng, start if start is not None else session_start(session_rng))
-    evidence: dict[str, EvidenceRecord] = {}
-    runs: dict[str, PartRun] = {}
+    evidence: dict[PartId, EvidenceRecord] = {}
+    runs: dict[PartId, PartRun] = {}
     for part in PARTS:
         locked, shown, captured = times[part]
         evidence[part] = record_from_plan(
             lab, track, plans[part], predictions[part], mlsysim_version=mlsysim_version, grader_version=grader_version,
             prediction_locked_at=locked, result_shown_at=shown, captured_at=captured,
         )
-        upstream = {dep: _run_controls(lab, dep, controls[dep]) for dep in lab.parts[part].depends_on}
+        upstream = {part_key(dep): _run_controls(lab, dep, controls[dep]) for dep in lab.parts[part].depends_on}
         runs[part] = PartRun(prediction=predictions[part], prediction_locked_at=locked, first_shown_at=shown,
                              first_run_controls=_run_controls(lab, part, controls[part]), first_run_at=shown,
                              first_run_upstream=upstream or None)
@@ -116,7 +116,7 @@ def solve(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, g
     fixed session per lab and track.
     """
     rng = random.Random(seed) if seed is not None else None
-    controls = {part: lab.sample_controls(track, part, rng) for part in PARTS}
+    controls: dict[str, dict[str, Any]] = {part: lab.sample_controls(track, part, rng) for part in PARTS}
     # A string seed is hashed with SHA-512 by ``random``: the same session in every run.
     session_rng = random.Random(f"mlsys-grader solve session {lab.lab_id} {track} {seed}")
     return bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version, grader_version=grader_version,

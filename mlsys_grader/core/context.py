@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DomainError
-from .labspec import LabSpec, PartPlan
-from .models import PARTS, Bundle, EvidenceRecord
+from .labspec import Control, LabSpec, PartPlan
+from .models import PARTS, Bundle, EvidenceRecord, PartId
 from .rubric import Rubric
 
 
@@ -28,7 +28,7 @@ def evaluator_errors() -> tuple[type[BaseException], ...]:
 
 @dataclass
 class PartState:
-    part: str
+    part: PartId
     record: EvidenceRecord | None
     controls: dict[str, Any] | None = None
     plan: PartPlan | None = None
@@ -48,7 +48,7 @@ class GradingContext:
     rubric: Rubric
     mlsysim_version: str
     grader_version: str
-    parts: dict[str, PartState]
+    parts: dict[PartId, PartState]
 
     @property
     def track(self) -> str:
@@ -83,7 +83,7 @@ def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] |
     if isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             return path.lstrip(".") or "value", f"{len(expected)} items", f"{len(actual)} items"
-        for index, (left, right) in enumerate(zip(expected, actual)):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=True)):
             found = _difference(left, right, f"{path}[{index}]")
             if found:
                 return found
@@ -114,7 +114,7 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any
     if len(record.alternatives) != len(plan.alternatives):
         return "alternatives", f"{len(plan.alternatives)} items", f"{len(record.alternatives)} items"
     pairs += [(f"alternatives[{i}].inputs", LabSpec.arm_inputs(p), LabSpec.arm_inputs(r))
-              for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives))]
+              for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives, strict=True))]
     for where, expected, actual in pairs:
         found = first_difference(expected, actual, where)
         if found:
@@ -122,7 +122,7 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any
     return None
 
 
-def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -> PartState:
+def _record_state(lab: LabSpec, track: str, part: PartId, record: EvidenceRecord) -> PartState:
     state = PartState(part, record)
     if record.baseline is None or record.result is None:
         state.domain_problems.append((
@@ -140,8 +140,8 @@ def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -
         controls = lab.parts[part].check_controls(controls, decisions=False)
         # A decision outside its choices is judged by the decision rules; the plan is
         # built without it (and a record that carries it among its inputs fails to match).
-        controls = {name: value if not spec.decision or _allowed(spec, value) else None
-                    for (name, value), spec in zip(controls.items(), lab.parts[part].controls)}
+        controls = {spec.name: controls[spec.name] if not spec.decision or _allowed(spec, controls[spec.name]) else None
+                    for spec in lab.parts[part].controls}
         plan = lab.plan(track, part, controls, upstream)
     except DomainError as exc:
         state.domain_problems.append((f"{exc}; recapture with allowed settings.", None, None))
@@ -162,7 +162,7 @@ def _record_state(lab: LabSpec, track: str, part: str, record: EvidenceRecord) -
 
 def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
     """Rebuild every part from its record and from the final controls."""
-    parts: dict[str, PartState] = {}
+    parts: dict[PartId, PartState] = {}
     final_results: dict[str, Any] = {}
     for part in PARTS:
         record = bundle.evidence.get(part)
@@ -174,7 +174,7 @@ def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_versi
     return GradingContext(bundle, lab, rubric, mlsysim_version, grader_version, parts)
 
 
-def _part_state(lab: LabSpec, bundle: Bundle, part: str, record: EvidenceRecord | None,
+def _part_state(lab: LabSpec, bundle: Bundle, part: PartId, record: EvidenceRecord | None,
                 final_results: dict[str, Any]) -> PartState:
     """One part's record state and final-settings plan (``final_results`` collects results for dependants)."""
     state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)
@@ -187,9 +187,12 @@ def _part_state(lab: LabSpec, bundle: Bundle, part: str, record: EvidenceRecord 
         deps = lab.parts[part].depends_on
         if all(dep in final_results for dep in deps):
             upstream = {dep: final_results[dep] for dep in deps}
-            same = state.plan is not None and checked == state.controls and upstream == state.upstream
-            state.final_plan = state.plan if same else lab.plan(bundle.track, part, checked, upstream)
-            final_results[part] = state.final_plan.result
+            if state.plan is not None and checked == state.controls and upstream == state.upstream:
+                final_plan = state.plan
+            else:
+                final_plan = lab.plan(bundle.track, part, checked, upstream)
+            state.final_plan = final_plan
+            final_results[part] = final_plan.result
     except DomainError as exc:
         state.final_problems.append((f"Final settings: {exc}.", None, final))
     except evaluator_errors() as exc:
@@ -197,7 +200,7 @@ def _part_state(lab: LabSpec, bundle: Bundle, part: str, record: EvidenceRecord 
     return state
 
 
-def _allowed(control: Any, value: Any) -> bool:
+def _allowed(control: Control, value: Any) -> bool:
     return isinstance(value, (str, int, float, bool, type(None))) and value in control.choices
 
 

@@ -63,10 +63,10 @@ def skeleton(text: str) -> str:
 
 
 def _skeleton_ngrams(text: str, n: int) -> frozenset[tuple[str, ...]]:
-    grams = set()
+    grams: set[tuple[str, ...]] = set()
     for sentence in _SENTENCE_END.split(text):
         words = _WORD.findall(sentence)
-        grams.update(zip(*(words[i:] for i in range(n))))
+        grams.update(zip(*(words[i:] for i in range(n)), strict=False))  # n-grams: the shorter tails end it
     return frozenset(grams)
 
 
@@ -103,7 +103,7 @@ class Similarity:
         return self.coverage >= PASTED_COVERAGE or (self.containment >= MOSTLY_CONTAINMENT and self.coverage >= MOSTLY_COVERAGE)
 
 
-def _similarity(own: frozenset, reference: frozenset) -> Similarity:
+def _similarity(own: frozenset[tuple[str, ...]], reference: frozenset[tuple[str, ...]]) -> Similarity:
     shared = len(own & reference)
     return Similarity(shared, shared / len(own) if own else 0.0, shared / len(reference) if reference else 0.0)
 
@@ -113,9 +113,13 @@ def similarity(text: str, template: str) -> Similarity:
     return _similarity(word_ngrams(text), template_ngrams(template))
 
 
-def _recorded_plan(record: EvidenceRecord) -> PartPlan:
-    """The plan a record states, read without evaluating anything (for a part that does not replay)."""
-    return PartPlan(part=record.part, model_key=record.model_key, upstream=dict(record.inputs), baseline=record.baseline,
+def _recorded_plan(record: EvidenceRecord) -> PartPlan | None:
+    """The plan a record states, read without evaluating anything (for a part that does not replay);
+    None when the record has no result to show.  A missing baseline reads as an empty arm: a template
+    that needs it fails like any hand-shaped record, and the lab's default settings stand in."""
+    if record.result is None:
+        return None
+    return PartPlan(part=record.part, model_key=record.model_key, upstream=dict(record.inputs), baseline=record.baseline or {},
                     result=record.result, alternatives=list(record.alternatives), decision=record.decision,
                     chosen_result=record.chosen_result, result_role=record.result_role)
 
@@ -136,9 +140,10 @@ def _plans(ctx: GradingContext) -> tuple[dict[str, PartPlan], set[str]]:
     for part in PARTS:
         state = ctx.parts.get(part)
         plan = state.plan or state.final_plan if state is not None else None
-        if plan is None and state is not None and state.record is not None and state.record.result is not None:
+        if plan is None and state is not None and state.record is not None:
             plan = _recorded_plan(state.record)
-            recorded.add(part)
+            if plan is not None:
+                recorded.add(part)
         if plan is not None:
             plans[part] = plan
     if len(plans) < len(PARTS):
@@ -170,7 +175,9 @@ def _templates(ctx: GradingContext) -> Iterator[str]:
         return
     yield first
     for trigger, limitation in combinations[1:]:
-        yield lab.reference_rationale(ctx.track, plans, trigger, limitation)
+        template = lab.reference_rationale(ctx.track, plans, trigger, limitation)
+        if template is not None:
+            yield template
 
 
 def best_similarity(ctx: GradingContext) -> Similarity | None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from . import flags as flag_names
-from .audits import CHECKS
-from .context import build_context
+from .audits import CHECKS, Check
+from .context import GradingContext, build_context
 from .labspec import LabSpec
 from .models import PARTS, Bundle
 from .report import INTEGRITY_CRITERIA, Finding, GradeReport, ItemScore, PartScore
 from .rubric import Rubric
+
+REVIEW_CRITERIA = INTEGRITY_CRITERIA | {"format", "grader", "generated"}
+"""Criteria whose findings staff read in full: evidence that failed verification, a bundle that
+does not match its own hash, a grader failure and the grader's own template as rationale (the
+findings behind the ``integrity``, ``version_drift``, ``grader_error`` and ``generated`` flags)."""
 
 
 def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
@@ -54,7 +59,7 @@ def staff_flags(findings: list[Finding]) -> list[str]:
     return sorted(flags)
 
 
-def _run_check(check, ctx) -> list[Finding]:
+def _run_check(check: Check, ctx: GradingContext) -> list[Finding]:
     """A check's findings; if the check itself fails, one ``grader`` finding for staff instead.
 
     This is the boundary where a bug in the grader stops: checks raise nothing for a

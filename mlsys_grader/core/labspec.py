@@ -3,6 +3,14 @@
 A lab is one module (``mlsys_grader.labs.lab07``…) holding one :class:`LabSpec`
 subclass.  The core grades any lab through this interface only, so adding a lab
 means adding a module, a rubric file and a notebook, and nothing here changes.
+
+Besides grading, the contract holds what the outer layers show or build for a lab,
+each with a default where one makes sense: the part views and header facts the
+notebook renders (:meth:`LabSpec.render`, :meth:`LabSpec.header_facts`), which
+synthesis answers it asks for (:attr:`LabSpec.synthesis_fields`,
+:meth:`LabSpec.synthesis_choices`), the words of its Otter master notebook
+(:attr:`LabSpec.notebook`) and where that master lives (:meth:`LabSpec.master_path`),
+and the layout of the book's marimo export (:attr:`LabSpec.marimo_layout`).
 """
 
 from __future__ import annotations
@@ -12,8 +20,9 @@ import dataclasses
 import json
 import math
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DomainError
@@ -47,10 +56,17 @@ class Control:
             return (False, True)
         if self.kind == "choice":
             return self.choices
-        count = int(round((self.maximum - self.minimum) / self.step)) + 1
+        minimum, maximum, step = self._range()
+        count = round((maximum - minimum) / step) + 1
         if self.kind == "int":
-            return tuple(int(self.minimum + i * self.step) for i in range(count))
-        return tuple(round(self.minimum + i * self.step, 10) for i in range(count))
+            return tuple(int(minimum + i * step) for i in range(count))
+        return tuple(round(minimum + i * step, 10) for i in range(count))
+
+    def _range(self) -> tuple[float, float, float]:
+        """(minimum, maximum, step) of a numeric control; ValueError when the lab left one out."""
+        if self.minimum is None or self.maximum is None or self.step is None:
+            raise ValueError(f"control {self.name!r}: an {self.kind!r} control needs minimum, maximum and step")
+        return self.minimum, self.maximum, self.step
 
     def describe(self) -> str:
         """The allowed values in words, e.g. ``10..200 in steps of 10``."""
@@ -76,12 +92,13 @@ class Control:
             raise DomainError(problem)
         if self.kind == "int" and not float(value).is_integer():
             raise DomainError(problem)
-        steps = (value - self.minimum) / self.step
-        if not (self.minimum - 1e-9 <= value <= self.maximum + 1e-9) or abs(steps - round(steps)) > 1e-6:
+        minimum, maximum, step = self._range()
+        steps = (value - minimum) / step
+        if not (minimum - 1e-9 <= value <= maximum + 1e-9) or abs(steps - round(steps)) > 1e-6:
             raise DomainError(problem)
         if self.kind == "int":
             return int(value)
-        return round(self.minimum + round(steps) * self.step, 10)
+        return round(minimum + round(steps) * step, 10)
 
     def sample(self, rng: random.Random) -> Any:
         """A uniformly drawn allowed value."""
@@ -174,6 +191,80 @@ class Choice:
     decisive: tuple[str, ...] = ()
 
 
+@dataclass
+class View:
+    """A part's rendered result: rows for the table, a chart painter and one observation.
+
+    ``draw`` paints on a matplotlib ``Axes`` (the notebook owns the figure);
+    ``observation`` opens with the observed verdict in the part's option words;
+    ``kind`` is the notice style (``info``, ``success``, ``warn``, ``danger``);
+    ``verdict`` is the prediction value the observation states (set by :meth:`LabSpec.view`).
+    """
+
+    rows: Sequence[Mapping[str, Any]]
+    draw: Callable[[Any], None] | None
+    observation: str
+    kind: str = "info"
+    notes: list[str] = field(default_factory=list)
+    verdict: str = ""
+
+
+@dataclass(frozen=True)
+class PartText:
+    """The Otter master's words for one part: heading, scenario and calculation notes.
+
+    A ``scenario`` of None is one the book words per track: the notebook shows it with
+    ``lab.scenario(part)`` instead of fixed text.
+    """
+
+    heading: str
+    scenario: str | None
+    notes: str
+
+
+@dataclass(frozen=True)
+class NotebookText:
+    """The book's words the Otter master notebook is written from (``solutions/build_masters.py``).
+
+    ``decision_text`` explains a part's decision controls (part → Markdown); ``labels``
+    replace a control's label in the comment beside it (control name → words).
+    """
+
+    title: str
+    framing: str
+    parts: Mapping[str, PartText]
+    synthesis: tuple[str, str]
+    """(heading, prompt) of the synthesis section."""
+    decision_text: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+Binding = dict[str, tuple[str, str, Any]]
+"""``binding_constraints`` key → (part, what of the capture it repeats, the value the capture gives)."""
+
+
+@dataclass(frozen=True)
+class MarimoLayout:
+    """Where the book's marimo report code puts one lab's answers, and what its ``binding_constraints`` repeat.
+
+    ``recommendation``, ``rejected`` and ``trigger`` are the result snapshot's keys for
+    those answers.  ``decision_part`` names the part whose captured decision holds the
+    recommendation and the rejected candidate (None when they are synthesis answers).
+    ``binding`` reads the copies ``binding_constraints`` should hold from the captures.
+    """
+
+    book_lab_id: str
+    recommendation: str
+    rejected: str
+    trigger: str
+    decision_part: str | None
+    binding: Callable[[Mapping[str, Any]], Binding]
+
+
+SYNTHESIS_ANSWERS = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
+"""Every synthesis answer the bundle schema holds (:class:`~.models.Synthesis`); a lab asks for some of them."""
+
+
 class LabSpec(abc.ABC):
     """The contract every lab module implements.
 
@@ -186,8 +277,16 @@ class LabSpec(abc.ABC):
     model_id: str
     tracks: tuple[str, ...] = ("tinyml", "mobile", "edge", "cloud")
     parts: Mapping[str, PartSpec]
+    """The lab's parts in notebook order (a subset of the bundle's part letters A–E)."""
     triggers: tuple[Choice, ...]
     limitations: tuple[Choice, ...]
+    synthesis_fields: tuple[str, ...] = ("reevaluation_trigger", "residual_risk", "rationale")
+    """The synthesis answers the notebook asks for, in its order (names from :data:`SYNTHESIS_ANSWERS`).
+    The default suits a lab whose recommendation is a part's decision; ``rationale`` is free text."""
+    notebook: NotebookText | None = None
+    """The words of the lab's Otter master notebook; None for a lab whose master is written by hand."""
+    marimo_layout: MarimoLayout | None = None
+    """The layout of the book's marimo export of this lab; None when the book has no marimo lab for it."""
 
     # -- evaluators -------------------------------------------------------------
     cache_size: int = 8192
@@ -298,9 +397,54 @@ class LabSpec(abc.ABC):
         """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
         return None
 
+    # -- what the notebook shows -----------------------------------------------------
+    def part_ids(self) -> tuple[str, ...]:
+        """The lab's part letters, in notebook order."""
+        return tuple(self.parts)
+
+    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]:
+        """The closed synthesis answers: field → its options (default: the triggers and the limitations)."""
+        return {"reevaluation_trigger": self.triggers, "residual_risk": self.limitations}
+
+    def view(self, track: str, part: str, plan: PartPlan) -> View:
+        """What the notebook shows for a part's result: :meth:`render` given the verdict of
+        :meth:`displayed_prediction` in the part's option words (the one place that decides it)."""
+        verdict = self.displayed_prediction(track, part, plan)
+        shown = self.render(track, part, plan, self.parts[part].predictions[verdict])
+        return dataclasses.replace(shown, verdict=verdict)
+
+    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
+        """The part's table, chart and observation (opening with ``verdict_words``) for ``plan``'s arms.
+
+        Nothing here may run an evaluator: the numbers come from the plan, so what a
+        student sees is what the evidence keeps.  Default: the verdict alone.
+        """
+        return View([], None, f"{verdict_words}.")
+
+    def header_facts(self, track: str) -> list[tuple[str, str]]:
+        """The notebook header's meta boxes (label, value) for ``track``; default: the track alone."""
+        return [("Track", track.title())]
+
+    def master_path(self, root: Path) -> Path:
+        """The lab's Otter master notebook, for the source tree at ``root``.
+
+        Default: ``<root>/solutions/<lab_id>/<lab_id>-master.ipynb``, outside the package, so
+        solutions never ship in the wheel students install.  A lab from another package
+        may return a path beside its module instead (``root`` is then ignored).
+        """
+        return Path(root) / "solutions" / self.lab_id / f"{self.lab_id}-master.ipynb"
+
     # -- shared helpers ---------------------------------------------------------
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str:
         return fingerprint(self.lab_id, track, part, upstream)
 
     def choice(self, options: Sequence[Choice], value: str | None) -> Choice | None:
+        """The option whose value is ``value``, or None."""
         return next((option for option in options if option.value == value), None)
+
+    def option(self, options: Sequence[Choice], value: str | None) -> Choice:
+        """The option whose value is ``value``; LookupError when none is (for values the lab itself chose)."""
+        found = self.choice(options, value)
+        if found is None:
+            raise LookupError(f"{self.lab_id}: no option {value!r}; expected one of {[o.value for o in options]}")
+        return found

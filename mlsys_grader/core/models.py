@@ -8,20 +8,31 @@ not this file, knows what is inside.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import BundleFormatError, SchemaVersionError
 from .jsonio import canonical_dumps, loads_strict, sha256_of
 
-SCHEMA_VERSION = 2
-PARTS: tuple[str, ...] = ("A", "B", "C", "D", "E")
+SCHEMA_VERSION: Final = 2
 
 PartId = Literal["A", "B", "C", "D", "E"]
+PARTS: tuple[PartId, ...] = ("A", "B", "C", "D", "E")
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+
+
+def part_key(part: str) -> PartId:
+    """A lab's part id as a key of the bundle's per-part maps (``evidence``, ``controls``, ``runs``).
+
+    Labs name their parts with the bundle's letters (``LabSpec.parts`` holds some of
+    :data:`PARTS`); this states that for the type checker, and the bundle's own
+    validation rejects any other key.
+    """
+    return cast(PartId, part)
 
 
 def _as_utc(moment: datetime) -> datetime:
@@ -144,8 +155,6 @@ class Bundle(_Strict):
         data = self.model_dump(mode="json")
         if indent is None:
             return canonical_dumps(data)
-        import json
-
         return json.dumps(data, indent=indent, sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 

@@ -106,15 +106,24 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._mlsysim import import_mlsysim
-from .labspec import Choice
+from .labspec import Choice, LabSpec
 from .report import Finding
 
 if TYPE_CHECKING:
-    from .context import GradingContext
+    # typeshed describes the standard library's private regular-expression parser under its
+    # pre-3.11 public names; at run time the private modules are imported (see below).
+    import sre_constants as _sre_constants
+    import sre_parse as _sre_parser
+
+    from .context import GradingContext, PartState
+    from .models import PartId
+else:
+    from re import _constants as _sre_constants
+    from re import _parser as _sre_parser
 
 RATIO = "ratio"        # dimensionless evidence cited as a multiplier ("3.7x") or a percentage
 FRACTION = "fraction"  # dimensionless evidence cited as a percentage only ("88 %")
@@ -424,6 +433,7 @@ def cited_quantities(text: str) -> list[CitedQuantity]:
             continue
         written, rounding = parsed
         value, tolerance = abs(written), rounding
+        dims: tuple[str, ...]
         if meanings[0] == _PERCENT:
             value, tolerance, dims = value / 100, rounding / 100, (FRACTION, CHANGE, RATIO)
         elif meanings[0] == _TIMES:
@@ -486,14 +496,28 @@ def usable(quantities: Iterable[tuple[float, str]]) -> Iterator[tuple[float, str
         yield magnitude * scale[0], scale[1], magnitude
 
 
+class RecordedArms(Protocol):
+    """What :meth:`LabSpec.evidence_quantities` reads: a part's arms as a record holds them
+    (an :class:`~.models.EvidenceRecord`, or a replayed plan's arms)."""
+
+    @property
+    def part(self) -> str: ...
+    @property
+    def baseline(self) -> Mapping[str, Any] | None: ...
+    @property
+    def result(self) -> Mapping[str, Any] | None: ...
+    @property
+    def alternatives(self) -> Sequence[Mapping[str, Any]]: ...
+
+
 @dataclass(frozen=True)
 class _Arms:
-    """A part's arms as a record holds them (what ``evidence_quantities`` reads)."""
+    """A replayed plan's arms, shaped as a record holds them (a :class:`RecordedArms`)."""
 
     part: str
-    baseline: Any
-    result: Any
-    alternatives: list
+    baseline: Mapping[str, Any] | None
+    result: Mapping[str, Any] | None
+    alternatives: Sequence[Mapping[str, Any]]
 
 
 EVIDENCE_CACHE_SIZE = 4096
@@ -509,21 +533,21 @@ def _indexed(quantities: Iterable[tuple[float, str]]) -> dict[str, list[float]]:
     return index
 
 
-def part_evidence(lab: Any, state: Any) -> dict[str, list[float]]:
+def part_evidence(lab: LabSpec, state: PartState) -> dict[str, list[float]]:
     """One captured part's usable evidence, indexed by :func:`_indexed`.
 
     When the record replays, its arms are the lab's memoised replay (the same objects every
     time those settings are graded), so the index is cached on the lab by arm identity;
     otherwise it is read from the record itself.
     """
-    plan = getattr(state, "plan", None)
+    plan = state.plan
     if plan is None:
         return _indexed(lab.evidence_quantities(state.record))
     arms = (plan.baseline, plan.result, *plan.alternatives)
     key = (state.part, *map(id, arms))
     cache = lab.__dict__.setdefault("_rationale_evidence", {})
     hit = cache.get(key)
-    if hit is None or any(held is not arm for held, arm in zip(hit[0], arms)):
+    if hit is None or any(held is not arm for held, arm in zip(hit[0], arms, strict=True)):  # same key: same length
         hit = (arms, _indexed(lab.evidence_quantities(_Arms(state.part, plan.baseline, plan.result, list(plan.alternatives)))))
         if len(cache) >= EVIDENCE_CACHE_SIZE:
             cache.pop(next(iter(cache)))
@@ -739,14 +763,7 @@ LIST_SIZE = 3  # a sentence naming this many options of one list is a keyword li
 _BREAKS = CLAUSE_BREAKS | {"."}
 
 
-# -- scanning only where a match can start ----------------------------------------------
-
-try:  # the standard library's regular-expression parser (a private module since Python 3.11)
-    from re import _constants as _sre_constants
-    from re import _parser as _sre_parser
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _sre_constants
-    import sre_parse as _sre_parser
+# -- scanning only where a match can start (with the standard library's parser) -------------
 
 _REPEATS = tuple(getattr(_sre_constants, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
                  if hasattr(_sre_constants, name))
@@ -802,18 +819,31 @@ def _first_words(pattern: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
             raise _Unknown
 
     try:
-        walk(list(_sre_parser.parse(pattern)), "")
+        walk(list(_sre_parser.parse(pattern).data), "")
     except (_Unknown, RecursionError, re.error):
         return None
     return frozenset(exact), tuple(sorted(prefixes))
 
 
 class _Scanner:
-    """A compiled pattern tried only at the tokens a match can start with."""
+    """A pattern tried only at the tokens a match can start with.
+
+    It is compiled on first use: the cues' scanner costs tens of milliseconds, kept out of
+    ``import mlsys_grader``, and a reader's scanners are compiled only when a rationale needs them.
+    """
 
     def __init__(self, source: str):
-        self.pattern = re.compile(source)
-        self.starts = _first_words(source)
+        self.source = source
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
+
+    @cached_property
+    def starts(self) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        """:func:`_first_words` of the pattern, which is compiled first: a malformed pattern fails here."""
+        compiled = self.pattern
+        return _first_words(compiled.pattern)
 
     def finditer(self, doc: _Text) -> Iterator[re.Match[str]]:
         if self.starts is None:
@@ -839,6 +869,14 @@ def _alternatives(prefix: str, sources: Sequence[str]) -> str:
 
 
 _CUES = _Scanner(_alternatives("c", [cue.pattern for cue in CUES]))
+
+
+def _which(match: re.Match[str]) -> int:
+    """Which source of an :func:`_alternatives` pattern matched (its group is named ``<prefix><index>``)."""
+    name = match.lastgroup
+    if name is None:  # every alternative is a named group, so a match always names one
+        raise LookupError(f"no alternative is named in the match {match.group()!r}")
+    return int(name[1:])
 
 
 @dataclass(frozen=True)
@@ -892,7 +930,7 @@ class Reader:
         return _Scanner(r"(?<![\w])(?:" + "|".join(sources) + r")(?![\w])")
 
 
-def reader_for(lab: Any, terms: ChoiceTerms) -> Reader:
+def reader_for(lab: LabSpec, terms: ChoiceTerms) -> Reader:
     """The compiled :class:`Reader` for ``terms.key``, built once per lab object."""
     cache = lab.__dict__.setdefault("_rationale_readers", {})
     reader = cache.get(terms.key)
@@ -930,11 +968,6 @@ class _Text:
         high = self.norm.find(" . ", position)
         return (low + 3 if low >= 0 else 0), (high if high >= 0 else len(self.norm))
 
-    def sentence_at(self, position: int) -> str:
-        """The sentence holding character ``position`` (between the sentence ends around it)."""
-        low, high = self.bounds(position)
-        return self.norm[low:high]
-
     def hypothetical(self, position: int) -> bool:
         """True when the sentence at ``position`` is conditional or concessive ("if", "although"…)."""
         low, high = self.bounds(position)
@@ -955,18 +988,18 @@ def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
     doc = text if isinstance(text, _Text) else _Text(text)
     if not doc.tokens or reader.names is None:
         return []
-    mentions = [(*doc.span(m), reader.name_options[int(m.lastgroup[1:])], m.start()) for m in reader.names.finditer(doc)]
+    mentions = [(*doc.span(m), reader.name_options[_which(m)], m.start()) for m in reader.names.finditer(doc)]
     stances: list[Stance] = []
     if mentions:
-        cues = [(*doc.span(m), CUES[int(m.lastgroup[1:])]) for m in _CUES.finditer(doc)]
+        cues = [(*doc.span(m), CUES[_which(m)]) for m in _CUES.finditer(doc)]
         cue_starts = [cue[0] for cue in cues]
         inside = [False] * len(mentions)
         for i, (start, end, _, _) in enumerate(mentions):
             j = bisect.bisect_right(cue_starts, start) - 1
             inside[i] = j >= 0 and cues[j][1] >= end
-        mentions = [mention for mention, covered in zip(mentions, inside) if not covered]
+        mentions = [mention for mention, covered in zip(mentions, inside, strict=True) if not covered]
         mention_starts = [mention[0] for mention in mentions]
-        covered = {i for s, e, *_ in (*mentions, *cues) for i in range(s, e)}
+        covered = {i for s, e, _, _ in mentions for i in range(s, e)} | {i for s, e, _ in cues for i in range(s, e)}
         for index, (start, end, option, position) in enumerate(mentions):
             low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
             found = _nearest_cue(doc, cues[low:high], mentions, mention_starts, index)
@@ -979,7 +1012,7 @@ def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
         for match in reader.decisive.finditer(doc):
             start, end = doc.span(match)
             if NEGATORS.isdisjoint(doc.tokens[max(0, start - 2):start]):
-                stances.append(Stance(reader.decisive_options[int(match.lastgroup[1:])], REC, True,
+                stances.append(Stance(reader.decisive_options[_which(match)], REC, True,
                                       doc.hypothetical(match.start()), " ".join(doc.tokens[start:end])))
     return stances
 
@@ -994,8 +1027,8 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
     return any(doc.tokens[i] in QUALIFIERS and i not in covered for i in range(lo, hi))
 
 
-def _nearest_cue(doc: _Text, cues: list, mentions: list, mention_starts: list[int],
-                 index: int) -> tuple[bool, str, int, int] | None:
+def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequence[tuple[int, int, str, int]],
+                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int] | None:
     """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end) — or None."""
     start, end, option, _ = mentions[index]
     best = None
@@ -1079,7 +1112,7 @@ def _finding(item: str, message: str, expected: Any, actual: Any = None, **extra
                    expected=expected, actual=actual, **extra)
 
 
-def _settings(controls: Mapping[str, Mapping[str, Any]]) -> list[float]:
+def _settings(controls: Mapping[PartId, Mapping[str, Any]]) -> list[float]:
     return [float(v) for values in controls.values() for v in values.values()
             if isinstance(v, (int, float)) and not isinstance(v, bool)]
 
@@ -1092,8 +1125,8 @@ def _evidence_findings(ctx: GradingContext, text: str) -> Iterator[Finding]:
     cited = cited_quantities(text)
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
-    excluded = [q for q, reason in zip(cited, reasons) if reason]
-    candidates = [q for q, reason in zip(cited, reasons) if not reason]
+    excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason]
+    candidates = [q for q, reason in zip(cited, reasons, strict=True) if not reason]
     if candidates and any(_agrees(candidates, part_evidence(ctx.lab, state), ctx.rubric.quantity_tolerance)
                           for state in ctx.parts.values() if state.record is not None):
         return

@@ -1,10 +1,16 @@
-"""Typed findings and the grade report (text, HTML and JSON renderings)."""
+"""Typed findings and the grade report (text, HTML and JSON renderings).
+
+Every HTML view of the package (this report, the notebook cards, the course summary)
+is a Jinja2 template in ``mlsys_grader/templates``, rendered with autoescape by
+:func:`render_html` from one shared :class:`jinja2.Environment`.
+"""
 
 from __future__ import annotations
 
-import html
+from functools import cache
 from typing import Any, Literal
 
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import BaseModel, ConfigDict, Field
 
 PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
@@ -104,17 +110,22 @@ class GradeReport(BaseModel):
     __str__ = text
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = "".join(
-            f"<tr><td>{esc(name)}</td><td>{part.score:g} / {part.max_score:g}</td><td>"
-            + "<br>".join(esc(f"{f.criterion}: {f.message}") for f in self.findings_for(name))
-            + "</td></tr>"
-            for name, part in self.parts.items()
-        )
-        bundle = "".join(f"<li>{esc(f.criterion)}: {esc(f.message)}</li>" for f in self.findings_for("bundle"))
-        flags = f"<p><b>Flags for staff:</b> {esc(', '.join(self.flags))}</p>" if self.flags else ""
-        return (
-            f"<div class='mlsys-grade'><h4>{esc(self.lab)} · {esc(self.track)} · {self.score:g} / {self.max_score:g}</h4>{flags}"
-            f"<table><thead><tr><th>Part</th><th>Score</th><th>What to do</th></tr></thead><tbody>{rows}</tbody></table>"
-            + (f"<ul>{bundle}</ul>" if bundle else "") + "</div>"
-        )
+        return render_html("grade_report.html", report=self)
+
+
+# -- HTML ------------------------------------------------------------------------
+
+@cache
+def html_templates() -> Environment:
+    """The package's Jinja2 environment (built once): autoescaped, strict about undefined names."""
+    env = Environment(loader=PackageLoader("mlsys_grader", "templates"), autoescape=select_autoescape(("html",), default=True),
+                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["g"] = lambda value: f"{value:g}"  # 3, 2.5, 0.125: as the text renderings write numbers
+    env.filters["pct"] = lambda value: f"{value:.0%}"
+    return env
+
+
+def render_html(template: str, /, **context: Any) -> str:
+    """Render one template of ``mlsys_grader/templates``; every value from ``context`` is escaped unless it is
+    :class:`markupsafe.Markup`."""
+    return html_templates().get_template(template).render(**context)

@@ -177,7 +177,7 @@ def _timestamp_pairs(subs: Sequence[Submission]) -> list[Pair]:
     by_instant: dict[tuple[str, str, str], list[Submission]] = {}
     for sub in subs:
         for part, values in sub.times.items():
-            for moment in {instant(value) for value in values} - {None}:
+            for moment in {m for m in map(instant, values) if m is not None}:
                 by_instant.setdefault((sub.lab, part, moment), []).append(sub)
     shared: dict[tuple[int, int], list[str]] = {}
     for (_lab, part, _moment), members in by_instant.items():

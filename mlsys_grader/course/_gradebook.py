@@ -1,9 +1,9 @@
 """Grade a course's submissions into a gradebook: rows, CSV, DataFrame, SQLite, roster.
 
-:func:`grade_paths` is the whole pipeline: discover inputs (:mod:`.ingest`), grade each
-in a bounded worker (:mod:`.batch`), reuse results stored in the SQLite gradebook for
+:func:`grade_paths` is the whole pipeline: discover inputs (:mod:`._ingest`), grade each
+in a bounded worker (:mod:`._pool`), reuse results stored in the SQLite gradebook for
 inputs already graded with the same grader version and rubrics, join roster tracks,
-find collusion (:mod:`.collusion`) and report which students' scores moved since the
+find collusion (:mod:`._collusion`) and report which students' scores moved since the
 last run.  Every input yields exactly one row; an input that cannot be graded gets
 score 0 and the reason.
 
@@ -30,23 +30,28 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
+from ..api import default_rubric, grade_bundle, load_rubric, read_bundle_bytes
 from ..core import flags as flag_names
+from ..core.grading import score, staff_flags
 from ..core.jsonio import loads_strict
 from ..core.models import PARTS
 from ..core.report import Finding, GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
+from ..labs import lab_ids
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
-from ._ingest import FORMATS, Candidate, Loaded, discover, file_digest, load_candidate, read_submission, refusal
+from ._ingest import FORMATS, Candidate, Format, Loaded, discover, file_digest, load_candidate, read_submission, refusal
 from ._marimo import impossible_findings, looks_like_markdown_report
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 DB_SCHEMA_VERSION = 1
-STATUSES = ("graded", "regrade", "error", "timeout", "memory", "crash")
 SCORED = ("graded", "regrade")
 """Statuses whose row carries a score from the grader (and takes part in collusion)."""
 COLLUSION_KEYS = ("part_times", "rationale")
@@ -66,7 +71,7 @@ class BatchOptions(BaseModel):
     rubrics: dict[str, str] = Field(default_factory=dict, description="Lab id → rubric TOML replacing the shipped rubric.")
     collusion_threshold: float = Field(default=RATIONALE_THRESHOLD, gt=0, le=1,
                                        description="Word-shingle Jaccard at or above which two rationales are paired.")
-    formats: tuple[Literal["bundle", "otter", "marimo"], ...] = Field(
+    formats: tuple[Format, ...] = Field(
         default=FORMATS, min_length=1,
         description="Input formats the course accepts (bundle JSON, Otter export zip, marimo export); any other is an "
                     "error row saying so.")
@@ -101,9 +106,9 @@ class GradebookResult:
     reused: int = 0
     seconds: float = 0.0
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         """The gradebook as a :class:`pandas.DataFrame` (same columns as the CSV)."""
-        import pandas as pd
+        import pandas as pd  # pandas loads only when a DataFrame is asked for: keeps `import mlsys_grader` fast
 
         return pd.DataFrame([{c: row.get(c, "") for c in self.columns} for row in self.rows], columns=self.columns)
 
@@ -116,9 +121,6 @@ class GradebookResult:
 
 def resolve_rubrics(overrides: Mapping[str, str]) -> dict[str, Rubric]:
     """The rubric for every lab: shipped, or loaded from ``overrides[lab]``."""
-    from ..api import default_rubric, load_rubric
-    from ..labs import lab_ids
-
     unknown = sorted(set(overrides) - set(lab_ids()))
     if unknown:
         raise RubricError(f"rubric given for unknown lab(s) {unknown}; expected one of {list(lab_ids())}")
@@ -176,9 +178,6 @@ LOCK_TIME_NOTE = ("Predictions in a marimo export carry no lock time: the lab sh
 
 def rescore(report: GradeReport, findings: list[Finding], rubric: Rubric | None) -> GradeReport:
     """``report`` with ``findings`` in place of its own, scored and flagged by the core's one scoring path."""
-    from ..api import default_rubric
-    from ..core.grading import score, staff_flags
-
     order = {name: index for index, name in enumerate((*PARTS, "synthesis", "bundle"))}
     findings = sorted(findings, key=lambda f: order[f.part])
     parts = score(findings, rubric or default_rubric(report.lab))
@@ -214,8 +213,8 @@ def grade_loaded(loaded: Loaded, rubric: Rubric | None = None) -> GradeReport:
     join the report's, and everything is scored once more by the core's scoring, with the
     lock-time excuse (:func:`excuse_lock_times`).  ``check`` and the gradebook both come here.
     """
-    from ..api import grade_bundle
-
+    if loaded.bundle is None:
+        raise GraderError(loaded.error or "the input holds no bundle")
     report = grade_bundle(loaded.bundle, rubric)
     if not loaded.origin.startswith(("marimo", "otter/marimo")):
         return rescore(report, [*report.findings, *loaded.findings], rubric) if loaded.findings else report
@@ -231,9 +230,7 @@ def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None) -> Gr
     exactly as the gradebook grades it (:func:`grade_loaded`).  Raises :class:`GraderError`
     when the file cannot be graded.
     """
-    from ..api import grade_bundle, read_bundle_bytes
-
-    data = read_bundle_bytes(path)
+    data = read_bundle_bytes(Path(path))
     if not looks_like_markdown_report(data):
         value = loads_strict(data)
         if isinstance(value, Mapping) and "schema_version" in value:
@@ -255,12 +252,12 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     if loaded.origin == "known" or loaded.input_hash in reuse:
         return {"status": "reuse", "input_hash": loaded.input_hash}
     result: dict[str, Any] = {"input_hash": loaded.input_hash, "origin": loaded.origin}
-    if loaded.error is not None:
-        return {**result, "status": "error", "reason": loaded.error}
+    bundle = loaded.bundle
+    if loaded.error is not None or bundle is None:
+        return {**result, "status": "error", "reason": loaded.error or "the input holds no bundle"}
     refused = refusal(loaded.origin, formats)
     if refused is not None:
         return {**result, "status": "error", "reason": f"FormatRefused: {refused}"}
-    bundle = loaded.bundle
     try:
         report = grade_loaded(loaded, rubrics.get(bundle.lab))
     except GraderError as exc:
@@ -306,8 +303,8 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str)
         "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
         "_rationale": result.get("rationale", ""),  # shown beside collusion pairs in the summary; not a CSV column
     }
-    for name, score in result.get("parts", {}).items():
-        row[f"part_{name}"] = score
+    for name, part_score in result.get("parts", {}).items():
+        row[f"part_{name}"] = part_score
     row.update(result.get("items", {}))
     if row["status"] not in SCORED:
         row["flags"].append("ungradable")
@@ -456,6 +453,8 @@ def grade_paths(
     progress: Callable[[int, int], None] | None = None,
 ) -> GradebookResult:
     """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input)."""
+    from ._pool import run_tasks  # pebble, and asyncio with it, loads only when a batch runs: keeps `import mlsys_grader` fast
+
     options = options or BatchOptions()
     started = time.perf_counter()
     rubrics = resolve_rubrics(options.rubrics)
@@ -480,10 +479,9 @@ def grade_paths(
             if progress:
                 progress(done[0], len(candidates))
 
-        from ._pool import run_tasks
-
         run_tasks(candidates, work, jobs=options.jobs, timeout_s=options.timeout_s, memory_mb=options.memory_mb, on_result=collect)
         fresh, reused = [], 0
+        final: list[dict[str, Any]] = []
         for index, candidate in enumerate(candidates):
             result = results[index] or {"status": "crash", "reason": "no result came back"}
             if result["status"] == "reuse":
@@ -493,17 +491,18 @@ def grade_paths(
                     fresh.append(stored)
                 else:
                     reused += 1
-                results[index] = result = stored
+                result = stored
             elif result["status"] in (*SCORED, "error") and result.get("input_hash"):
                 fresh.append(result)
             _fill_failure_hash(candidate, result)
+            final.append(result)
         if db:
             db.store(fresh, __version__, key)
-        rows = [make_row(c, r, key) for c, r in zip(candidates, results)]
+        rows = [make_row(c, r, key) for c, r in zip(candidates, final, strict=True)]
         if roster is not None:
             apply_roster(rows, roster)
         subs = [Submission(i, r["lab"], res.get("part_times") or {}, res.get("rationale") or "", identity(r))
-                for i, (r, res) in enumerate(zip(rows, results)) if r["status"] in SCORED]
+                for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r["status"] in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold)
         for group in groups:
             for member in group.members:
@@ -519,7 +518,7 @@ def grade_paths(
                            graded=len(fresh), reused=reused, seconds=time.perf_counter() - started)
 
 
-def gradebook_dataframe(paths: Iterable[str | os.PathLike[str]], **options: Any):
+def gradebook_dataframe(paths: Iterable[str | os.PathLike[str]], **options: Any) -> pd.DataFrame:
     """The gradebook of ``paths`` as a pandas DataFrame; ``options`` are :class:`BatchOptions` fields."""
     return grade_paths(paths, BatchOptions(**options)).to_dataframe()
 

@@ -29,7 +29,7 @@ import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ..core.jsonio import MAX_BYTES, loads_strict
 from ..core.models import Bundle, bundle_from_mapping, submission_filename
@@ -61,7 +61,8 @@ GRADESCOPE_METADATA = "submission_metadata.yml"
 MARKDOWN_REPORT_SUFFIX = "report.md"
 """Inside folders, a Markdown file is an input only when its name ends so (the lab downloads ``<lab_id>_report.md``)."""
 
-FORMATS: tuple[str, ...] = ("bundle", "otter", "marimo")
+Format = Literal["bundle", "otter", "marimo"]
+FORMATS: tuple[Format, ...] = ("bundle", "otter", "marimo")
 """What a course can accept (``grade --formats``): the notebook's bundle JSON, an Otter export zip, a marimo export."""
 ORIGIN_FORMATS: dict[str, frozenset[str]] = {
     "bundle": frozenset({"bundle"}),
@@ -313,16 +314,17 @@ def file_digest(path: str | os.PathLike[str], cap: int = HASH_CAP_BYTES) -> str:
     return digest.hexdigest()
 
 
-def _read_bounded(path: str, limit: int, what: str) -> tuple[bytes | None, str, str | None]:
-    """(bytes or None, SHA-256 of the file, error) reading at most ``limit`` + 1 bytes; symlinks refused."""
+def _read_bounded(path: str, limit: int, what: str) -> tuple[bytes, str, str | None]:
+    """(bytes, SHA-256 of the file, error) reading at most ``limit`` + 1 bytes; symlinks refused.  On an error
+    no bytes are kept."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size > limit:
-            return None, file_digest(path), f"{what} is {size:,} bytes; it must be at most {limit:,} bytes"
+            return b"", file_digest(path), f"{what} is {size:,} bytes; it must be at most {limit:,} bytes"
         data = handle.read(limit + 1)
     if len(data) > limit:
-        return None, file_digest(path), f"{what} grew past {limit:,} bytes while being read"
+        return b"", file_digest(path), f"{what} grew past {limit:,} bytes while being read"
     return data, hashlib.sha256(data).hexdigest(), None
 
 

@@ -29,8 +29,9 @@ whatever ran) and is never read; whether numbers that do not replay come from an
 mlsysim is decided by the grader from the pattern of the mismatch.
 
 The layout of each lab's export (which snapshot keys hold the synthesis answers, what
-``binding_constraints`` repeats) is the book's report code, kept in :data:`LAYOUTS` by
-the evaluator family the captures name.
+``binding_constraints`` repeats) is the book's report code, declared by the lab module
+(:attr:`~mlsys_grader.core.labspec.LabSpec.marimo_layout`); an export is matched to the
+lab by the evaluator family its captures name.
 """
 
 from __future__ import annotations
@@ -39,14 +40,15 @@ import ast
 import hashlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, get_args
 
 from ..core.context import first_difference
 from ..core.jsonio import loads_strict
-from ..core.models import PARTS, Bundle, EvidenceRecord, Synthesis
-from ..core.report import INTEGRITY_CRITERIA, Finding, GradeReport
+from ..core.labspec import Binding, MarimoLayout
+from ..core.models import Bundle, EvidenceRecord, PartId, Synthesis, part_key
+from ..core.report import INTEGRITY_CRITERIA, Finding, GradeReport, PartName
 from ..errors import BundleFormatError
 from ..labs import get_lab, lab_ids
 
@@ -66,56 +68,23 @@ def marimo_fingerprint(track: Any, inputs: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# -- the layout of each lab's export ---------------------------------------------------
+# -- the layout of each lab's export (the lab declares it: LabSpec.marimo_layout) ----------
 
-def _chosen_or_result(capture: Mapping[str, Any]) -> Any:
-    return capture.get("chosen_result") or capture.get("result") or {}
+def _layout(lab_id: str) -> MarimoLayout:
+    layout = get_lab(lab_id).marimo_layout
+    if layout is None:
+        raise BundleFormatError(f"lab {lab_id} has no marimo export layout, so its marimo reports cannot be read")
+    return layout
 
 
-Binding = dict[str, tuple[str, str, Any]]
-"""``binding_constraints`` key → (part, what of the capture it repeats, the value the capture gives)."""
-
-
-def _lab07_binding(captures: Mapping[str, Any]) -> Binding:
-    """Lab 07: the runtime path of part E's chosen arm, and part D's memory feasibility."""
-    found: Binding = {}
-    if isinstance(captures.get("E"), Mapping) and isinstance(_chosen_or_result(captures["E"]), Mapping):
-        found["runtime_path"] = ("E", "runtime status", _chosen_or_result(captures["E"]).get("status"))
-    result = captures["D"].get("result") if isinstance(captures.get("D"), Mapping) else None
-    if isinstance(result, Mapping):
-        found["activation_memory"] = ("D", "memory status", "PASS" if result.get("memory_feasible") else "OOM")
+def _marimo_labs() -> dict[str, str]:
+    """Evaluator family (the lab's ``model_id``) → lab id, for every registered lab with a marimo layout (first id wins)."""
+    found: dict[str, str] = {}
+    for lab_id in lab_ids():
+        lab = get_lab(lab_id)
+        if lab.marimo_layout is not None:
+            found.setdefault(lab.model_id, lab_id)
     return found
-
-
-def _lab11_binding(captures: Mapping[str, Any]) -> Binding:
-    """Lab 11: each part's outputs of its chosen arm (else its intervention)."""
-    found: Binding = {}
-    for part in PARTS:
-        arm = _chosen_or_result(captures[part]) if isinstance(captures.get(part), Mapping) else None
-        if isinstance(arm, Mapping):
-            found[part] = (part, "outputs", arm.get("outputs"))
-    return found
-
-
-@dataclass(frozen=True)
-class ExportLayout:
-    """Where the book's report code puts one lab's answers (snapshot keys) and its binding constraints."""
-
-    book_lab_id: str
-    recommendation: str
-    rejected: str
-    trigger: str
-    decision_in_part_e: bool
-    """Lab 11: the recommendation and rejected candidate are part E's decision, not synthesis answers."""
-    binding: Callable[[Mapping[str, Any]], Binding]
-
-
-LAYOUTS: dict[str, ExportLayout] = {
-    "v1_07_experiments": ExportLayout("v1_07_framework_tax", "recommendation", "rejected_alternative",
-                                      "reevaluation_trigger", False, _lab07_binding),
-    "v1_11_experiments": ExportLayout("v1_11_hardware_roofline", "recommendation", "rejected", "trigger", True,
-                                      _lab11_binding),
-}
 
 
 # -- reading -------------------------------------------------------------------------
@@ -138,8 +107,13 @@ class MarimoExport:
         return ORIGINS[self.form]
 
     @property
-    def layout(self) -> ExportLayout:
-        return LAYOUTS[get_lab(self.lab_id).model_id]
+    def layout(self) -> MarimoLayout:
+        return _layout(self.lab_id)
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        """The lab's part letters."""
+        return get_lab(self.lab_id).part_ids()
 
     @property
     def captures(self) -> Mapping[str, Any]:
@@ -163,12 +137,12 @@ def looks_like_markdown_report(data: bytes) -> bool:
 
 def _lab_of(captures: Mapping[str, Any]) -> str:
     keys = {str(c.get("model_key", "")) for c in captures.values() if isinstance(c, Mapping)}
-    for lab_id in lab_ids():
-        model = get_lab(lab_id).model_id
-        if model in LAYOUTS and any(key == model or key.startswith(model + ".") for key in keys):
+    known = _marimo_labs()
+    for model, lab_id in known.items():
+        if any(key == model or key.startswith(model + ".") for key in keys):
             return lab_id
     raise BundleFormatError(f"marimo report captures name no known evaluator (model_key {sorted(keys)[:3]}); expected one of "
-                            f"{sorted(LAYOUTS)}")
+                            f"{sorted(known)}")
 
 
 def export_from_json(value: Any) -> MarimoExport:
@@ -234,6 +208,8 @@ def export_from_markdown(data: bytes) -> MarimoExport:
     if not is_snapshot({"result_snapshot": snapshot}):
         raise BundleFormatError(f"the JSON block under {SNAPSHOT_HEADING!r} has no captures; download the report again")
     sections = _sections(text)
+    lab_id = _lab_of(snapshot["captures"])
+    parts = get_lab(lab_id).part_ids()
     report: dict[str, Any] = {}
     unreadable: list[str] = []
     if "Lab" in sections:
@@ -241,10 +217,10 @@ def export_from_markdown(data: bytes) -> MarimoExport:
     if "Track And Scenario" in sections:
         report["track"] = _line_items(sections["Track And Scenario"]).get("Track")
     if "Predictions" in sections:
-        report["predictions"] = _items(sections["Predictions"], PARTS)
+        report["predictions"] = _items(sections["Predictions"], parts)
     if "Evidence Summary" in sections:
         summary = {}
-        for part, literal in _items(sections["Evidence Summary"], PARTS).items():
+        for part, literal in _items(sections["Evidence Summary"], parts).items():
             try:
                 summary[part] = _literal(literal)
             except ValueError:
@@ -257,7 +233,7 @@ def export_from_markdown(data: bytes) -> MarimoExport:
     if "Residual Risk" in sections:
         report["residual_risk"] = sections["Residual Risk"].strip()
     report["result_snapshot"] = snapshot
-    return MarimoExport("markdown", _lab_of(snapshot["captures"]), snapshot, report, tuple(unreadable))
+    return MarimoExport("markdown", lab_id, snapshot, report, tuple(unreadable))
 
 
 # -- the bundle ------------------------------------------------------------------------
@@ -285,9 +261,9 @@ def export_bundle(export: MarimoExport) -> Bundle:
     track = export.track
     if track not in lab.tracks:
         raise BundleFormatError(f"marimo report track must be one of {', '.join(lab.tracks)} (got {track!r})")
-    evidence: dict[str, EvidenceRecord] = {}
-    controls: dict[str, dict[str, Any]] = {}
-    for part in PARTS:
+    evidence: dict[PartId, EvidenceRecord] = {}
+    controls: dict[PartId, dict[str, Any]] = {}
+    for part in map(part_key, lab.part_ids()):
         capture = export.captures.get(part)
         if not isinstance(capture, Mapping):
             continue
@@ -308,7 +284,7 @@ def export_bundle(export: MarimoExport) -> Bundle:
             controls[part] = inferred[0]
     snapshot = export.snapshot
     answers = {"reevaluation_trigger": snapshot.get(layout.trigger), "residual_risk": snapshot.get("residual_risk")}
-    if not layout.decision_in_part_e:
+    if layout.decision_part is None:
         answers.update(recommendation=snapshot.get(layout.recommendation), rejected_alternative=snapshot.get(layout.rejected))
     try:
         synthesis = Synthesis.model_validate({**answers, "rationale": _rationale(export)})
@@ -344,7 +320,13 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _is_part_name(part: str) -> TypeGuard[PartName]:
+    return part in get_args(PartName)
+
+
 def _integrity(part: str, message: str, expected: Any = None, actual: Any = None) -> Finding:
+    if not _is_part_name(part):
+        raise ValueError(f"a finding names a part A–E, synthesis or bundle (got {part!r})")
     return Finding(part=part, criterion="integrity", message=message, expected=expected, actual=actual, voids_part=True)
 
 
@@ -449,11 +431,13 @@ def _synthesis_findings(export: MarimoExport) -> list[Finding]:
     findings: list[Finding] = []
     answers = {"recommendation": snapshot.get(layout.recommendation), "rejected_alternative": snapshot.get(layout.rejected),
                "reevaluation_trigger": snapshot.get(layout.trigger), "residual_risk": snapshot.get("residual_risk")}
-    decision = export.captures.get("E", {}).get("decision") if isinstance(export.captures.get("E"), Mapping) else None
-    if layout.decision_in_part_e and isinstance(decision, Mapping):
+    owner = layout.decision_part
+    capture = export.captures.get(owner) if owner is not None else None
+    decision = capture.get("decision") if isinstance(capture, Mapping) else None
+    if owner is not None and isinstance(decision, Mapping):
         for answer, key in (("recommendation", "recommendation"), ("rejected_alternative", "rejected")):
             if decision.get(key) != answers[answer]:
-                findings.append(_integrity("E", f"Part E's captured decision {key} is {_shown(decision.get(key))}, but its copy "
+                findings.append(_integrity(owner, f"Part {owner}'s captured decision {key} is {_shown(decision.get(key))}, but its copy "
                                                 f"in the result snapshot says {_shown(answers[answer])}; the lab writes both from "
                                                 f"the same capture, so the export was edited; {EDITED}.",
                                            expected=answers[answer], actual=decision.get(key)))
@@ -484,10 +468,10 @@ def _synthesis_findings(export: MarimoExport) -> list[Finding]:
                                                 f"{_shown(value)}; the lab writes both from the same answers, so the export was "
                                                 f"edited; {EDITED_FILE}.", expected=value, actual=None if copy is _MISSING else copy))
     missing = [name for name, value in answers.items()
-               if (name in ("reevaluation_trigger", "residual_risk") or not layout.decision_in_part_e) and not value]
+               if (name in ("reevaluation_trigger", "residual_risk") or layout.decision_part is None) and not value]
     if not _rationale(export).strip():
         missing.append("rationale")
-    if not layout.decision_in_part_e and answers["recommendation"] and answers["recommendation"] == answers["rejected_alternative"]:
+    if layout.decision_part is None and answers["recommendation"] and answers["recommendation"] == answers["rejected_alternative"]:
         missing.append("a rejected alternative different from the recommendation")
     if missing:
         findings.append(_integrity("synthesis", f"The export's synthesis lacks {', '.join(missing)}, but the lab downloads its "
@@ -518,7 +502,8 @@ def _file_findings(export: MarimoExport) -> list[Finding]:
     incomplete = report.get("incomplete_fields", [])
     if export.form == "json" and incomplete != []:
         named = [str(item) for item in incomplete] if isinstance(incomplete, list) else [str(incomplete)]
-        parts = sorted({p for item in named for p in re.findall(r"(?<![A-Za-z])([A-E])(?![A-Za-z])", item)}) or ["synthesis"]
+        letters = "".join(export.parts)
+        parts = sorted({p for item in named for p in re.findall(rf"(?<![A-Za-z])([{letters}])(?![A-Za-z])", item)}) or ["synthesis"]
         for part in parts:
             findings.append(_integrity(part, f"The export lists incomplete fields ({', '.join(named)[:120]}), but the lab "
                                              "downloads its report only once nothing is incomplete; complete the lab and download "
@@ -534,7 +519,7 @@ def export_findings(export: MarimoExport) -> list[Finding]:
     """Everything the export says against itself, as ``integrity`` findings voiding the parts they name."""
     findings = _file_findings(export)
     binding = export.layout.binding(export.captures)
-    for part in PARTS:
+    for part in export.parts:
         capture = export.captures.get(part)
         if not isinstance(capture, Mapping):
             continue  # a missing part is found by the grader, then read by impossible_findings
@@ -565,9 +550,10 @@ def impossible_findings(report: GradeReport) -> list[Finding]:
     reason alone: its staleness is a consequence of the edit, not a second story.
     """
     findings = []
+    parts = get_lab(report.lab).part_ids() if report.lab in lab_ids() else ()
     seen = {f.part for f in report.findings if f.voids_part and f.criterion in INTEGRITY_CRITERIA}
     for finding in report.findings:
-        if finding.part in PARTS and finding.criterion in IMPOSSIBLE and finding.part not in seen:
+        if finding.part in parts and finding.criterion in IMPOSSIBLE and finding.part not in seen:
             seen.add(finding.part)
             findings.append(_integrity(finding.part, f"Part {finding.part} {IMPOSSIBLE[finding.criterion]}; recapture it in the "
                                                      "lab and download the report again.",

@@ -1,15 +1,20 @@
-"""A small process pool that bounds every task in time and memory and survives crashes.
+"""Run grading tasks in worker processes that are bounded in time and memory and survive crashes.
 
-Why not :mod:`multiprocessing.Pool` or :mod:`concurrent.futures`: a task that hangs in C
-code or is killed by the kernel poisons those pools (``BrokenProcessPool``) or blocks
-them forever.  Here the parent hands each worker one task at a time and watches the
-clock; a worker that overruns is killed and replaced, and its task gets a result saying
-so.  Inside the worker a ``SIGALRM`` timer ends ordinary overruns cleanly, and
-``RLIMIT_AS`` turns runaway allocation into :class:`MemoryError`.
+The workers are a :class:`pebble.ProcessPool`: unlike :mod:`multiprocessing.Pool` or
+:mod:`concurrent.futures`, it kills and replaces a worker whose task overruns its
+timeout, and a worker that dies (killed by the kernel, a crash in C code) fails only
+its own task (:class:`pebble.ProcessExpired`); the batch goes on.  On top of it:
 
-Workers are forked and import the evaluators on their first grade (mlsysim takes
-seconds to import; the workers do it in parallel).  Where ``fork`` is unavailable
-tasks run in-process, with the time limit only.
+- a ``SIGALRM`` timer inside the worker ends an ordinary overrun cleanly at the time
+  limit, so the worker, with the evaluators already imported, is kept; pebble's own
+  timeout, :data:`GRACE_S` later, kills a worker stuck where the timer cannot reach;
+- the worker initializer caps the address space (``RLIMIT_AS``), so runaway
+  allocation raises :class:`MemoryError` in the task instead of exhausting the machine;
+- a worker whose parent is gone exits on its own.
+
+Workers are forked, so ``work`` may be a closure, and they import the evaluators on
+their first grade (mlsysim takes seconds to import; the workers do it in parallel).
+Where ``fork`` is unavailable, tasks run in-process with no time limit.
 """
 
 from __future__ import annotations
@@ -19,13 +24,24 @@ import os
 import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Sequence
-from multiprocessing.connection import wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
+from pebble import ProcessExpired, ProcessPool
+
+try:
+    import resource
+except ImportError:  # not on POSIX: no memory limit
+    resource = None  # type: ignore[assignment]  # checked before use
+
 GRACE_S = 5.0
-"""Beyond the time limit, how long the parent waits before killing an unresponsive worker."""
+"""Beyond the time limit, how long a worker may go on before it is killed."""
+MAX_BROKEN_ROUNDS = 3
+"""How many times in a row the pool may break down without finishing a task before the rest are given up."""
+
+Result = dict[str, Any]
 
 
 class TaskTimeout(Exception):
@@ -40,173 +56,162 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def failure(status: str, reason: str) -> Result:
+    """The result of a task that did not finish."""
+    return {"status": status, "reason": reason}
+
+
+def _timed_out(timeout_s: float) -> Result:
+    return failure("timeout", f"grading took longer than the {timeout_s:g} s limit")
+
+
 def _alarm(_signum: int, _frame: Any) -> None:
     raise TaskTimeout()
-
-
-def _limit_memory(memory_mb: int | None) -> None:
-    """Cap this process's address space at its current size plus ``memory_mb``."""
-    if not memory_mb:
-        return
-    try:
-        import resource
-
-        with open("/proc/self/status", encoding="ascii") as handle:
-            vm_kb = next(int(line.split()[1]) for line in handle if line.startswith("VmSize:"))
-        limit = (vm_kb * 1024) + memory_mb * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    except (OSError, ValueError, StopIteration, ImportError):
-        pass  # no /proc or no resource module: the parent's watchdog still bounds time
 
 
 def _terminate(signum: int, _frame: Any) -> None:
     raise SystemExit(128 + signum)
 
 
-def failure(status: str, reason: str) -> dict[str, Any]:
-    """The result of a task that did not finish."""
-    return {"status": status, "reason": reason}
-
-
-def _run_one(work: Callable[[Any], dict], task: Any, timeout_s: float) -> tuple[dict, bool]:
-    """(result, worker must exit).  Never raises."""
-    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+def _run_one(work: Callable[[Any], Result], task: Any, timeout_s: float | None) -> Result:
+    """``work(task)``, or the failure it ended in.  Never raises an :class:`Exception`."""
+    if timeout_s is not None:
+        signal.setitimer(signal.ITIMER_REAL, timeout_s)
     try:
-        return work(task), False
+        return work(task)
     except TaskTimeout:
-        return failure("timeout", f"grading took longer than the {timeout_s:g} s limit"), False
+        return _timed_out(timeout_s or 0)
     except MemoryError:
-        return failure("memory", "grading needed more memory than the per-submission limit"), True
+        return failure("memory", "grading needed more memory than the per-submission limit")
     except RecursionError:
-        return failure("error", "input nests too deeply to grade"), False
+        return failure("error", "input nests too deeply to grade")
     except Exception as exc:  # a hostile input must not stop the batch; the reason goes into the row
-        return failure("error", f"internal error while grading ({type(exc).__name__}: {str(exc)[:200]})"), False
+        return failure("error", f"internal error while grading ({type(exc).__name__}: {str(exc)[:200]})")
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        if timeout_s is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def _worker(conn: Any, work: Callable[[Any], dict], timeout_s: float, memory_mb: int | None) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+# -- inside a worker -------------------------------------------------------------
+
+class _Job:
+    """What a worker runs, set once by the pool's initializer (each worker process has its own copy)."""
+
+    work: Callable[[Any], Result] | None = None
+    timeout_s: float | None = None
+
+
+def _limit_memory(memory_mb: int | None) -> None:
+    """Cap this process's address space at its current size plus ``memory_mb``."""
+    if not memory_mb or resource is None:
+        return
+    try:
+        with open("/proc/self/status", encoding="ascii") as handle:
+            vm_kb = next(int(line.split()[1]) for line in handle if line.startswith("VmSize:"))
+        limit = (vm_kb * 1024) + memory_mb * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    except (OSError, ValueError, StopIteration):
+        pass  # no /proc: the time limit still bounds the task
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    # NOTE: a worker blocked on the pool's pipe never sees EOF when the parent is killed, because
+    # its siblings hold copies of the pipe; so it watches its parent instead.
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def _start_worker(work: Callable[[Any], Result], timeout_s: float, memory_mb: int | None, parent: int) -> None:
+    """The pool's initializer: runs once in every new worker, before its first task."""
+    _Job.work, _Job.timeout_s = work, timeout_s
     signal.signal(signal.SIGALRM, _alarm)
-    _limit_memory(memory_mb)
-    parent = os.getppid()
-    while True:
-        try:
-            # NOTE: poll with a timeout rather than block, because siblings forked later hold
-            # copies of this pipe's parent end, so a dead parent does not always mean EOF here.
-            if not conn.poll(1.0):
-                if os.getppid() != parent:
-                    return
-                continue
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        index, task = message
-        result, fatal = _run_one(work, task, timeout_s)
-        try:
-            conn.send((index, result))
-        except (OSError, ValueError):
-            return
-        if fatal:
-            return
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
+    _limit_memory(memory_mb)  # last: the watchdog thread's stack counts against the limit
 
 
-class _Worker:
-    def __init__(self, ctx: Any, work: Callable, timeout_s: float, memory_mb: int | None) -> None:
-        self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker, args=(child, work, timeout_s, memory_mb), daemon=True)
-        self.process.start()
-        child.close()
-        self.task: int | None = None
-        self.started = 0.0
+def _run_in_worker(task: Any) -> Result:
+    if _Job.work is None:  # only reachable if the initializer did not run
+        raise RuntimeError("grading worker started without its work")
+    return _run_one(_Job.work, task, _Job.timeout_s)
 
-    def kill(self) -> None:
-        if self.process.is_alive():
-            self.process.kill()
-        self.process.join(timeout=5)
-        self.conn.close()
+
+# -- in the parent ---------------------------------------------------------------
+
+def _outcome(future: Future[Result], timeout_s: float) -> Result:
+    """The row result of a finished future (``BrokenProcessPool`` is left to the caller)."""
+    error = future.exception()
+    if error is None:
+        return future.result()
+    if isinstance(error, TimeoutError):
+        return failure("timeout", f"grading took longer than the {timeout_s:g} s limit; the process was stopped")
+    if isinstance(error, ProcessExpired):
+        return failure("crash", f"the grading process died (exit code {error.exitcode}) on this input")
+    if not isinstance(error, Exception):  # SystemExit or KeyboardInterrupt raised by the task in the worker
+        return failure("crash", f"the grading process stopped ({type(error).__name__}) on this input")
+    return failure("error", f"internal error while grading ({type(error).__name__}: {str(error)[:200]})")
+
+
+def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any], Result], jobs: int,
+               timeout_s: float, memory_mb: int | None, on_result: Callable[[int, Result], None]) -> list[int]:
+    """Run ``tasks[i]`` for every ``i`` in ``indices`` in one pool; the indices the pool broke down before running."""
+    pool = ProcessPool(max_workers=min(jobs, len(indices)), initializer=_start_worker,
+                       initargs=(work, timeout_s, memory_mb, os.getpid()), context=multiprocessing.get_context("fork"))
+    broken: list[int] = []
+    try:
+        futures: dict[Future[Result], int] = {
+            pool.schedule(_run_in_worker, args=(tasks[i],), timeout=timeout_s + GRACE_S): i for i in indices}
+        pending = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=futures.__getitem__):
+                if isinstance(future.exception(), BrokenProcessPool):
+                    broken.append(futures[future])
+                else:
+                    on_result(futures[future], _outcome(future, timeout_s))
+    finally:
+        pool.stop()
+        pool.join()
+    return sorted(broken)
 
 
 def run_tasks(
     tasks: Sequence[Any],
-    work: Callable[[Any], dict],
+    work: Callable[[Any], Result],
     *,
     jobs: int | None = None,
     timeout_s: float = 30.0,
     memory_mb: int | None = 1024,
-    on_result: Callable[[int, dict], None],
+    on_result: Callable[[int, Result], None],
 ) -> None:
     """Run ``work(task)`` for every task, calling ``on_result(index, result)`` in the parent.
 
     Every task yields exactly one result: ``work``'s dict, or ``{"status": "timeout" |
     "memory" | "crash" | "error", "reason": ...}``.  ``work`` must be a function this
-    process can fork with (closures are fine).
+    process can fork with (closures are fine).  Ctrl-C or SIGTERM stops every worker
+    before the exception leaves this function.
     """
     if not tasks:
         return
     jobs = max(1, min(jobs or default_jobs(), len(tasks)))
     if "fork" not in multiprocessing.get_all_start_methods():
-        old = signal.signal(signal.SIGALRM, _alarm) if hasattr(signal, "SIGALRM") else None
-        try:
-            for index, task in enumerate(tasks):
-                on_result(index, _run_one(work, task, timeout_s)[0])
-        finally:
-            if old is not None:
-                signal.signal(signal.SIGALRM, old)
+        for index, task in enumerate(tasks):
+            on_result(index, _run_one(work, task, None))
         return
-    ctx = multiprocessing.get_context("fork")
-    pending = deque(range(len(tasks)))
     previous_term = None
     if threading.current_thread() is threading.main_thread():
-        previous_term = signal.signal(signal.SIGTERM, _terminate)  # so `finally` below stops the workers
-    workers = [_Worker(ctx, work, timeout_s, memory_mb) for _ in range(jobs)]
+        previous_term = signal.signal(signal.SIGTERM, _terminate)  # so the pool's `finally` stops the workers
     try:
-        while pending or any(w.task is not None for w in workers):
-            for slot, worker in enumerate(workers):
-                if worker.task is None and pending:
-                    index = pending.popleft()
-                    try:
-                        worker.conn.send((index, tasks[index]))
-                    except (OSError, ValueError):
-                        worker.kill()
-                        workers[slot] = worker = _Worker(ctx, work, timeout_s, memory_mb)
-                        worker.conn.send((index, tasks[index]))
-                    worker.task, worker.started = index, time.monotonic()
-            busy = [w for w in workers if w.task is not None]
-            ready = wait([w.conn for w in busy], timeout=0.5)
-            now = time.monotonic()
-            for slot, worker in enumerate(workers):
-                if worker.task is None:
-                    continue
-                if worker.conn in ready:
-                    try:
-                        index, result = worker.conn.recv()
-                    except (EOFError, OSError):
-                        worker.process.join(timeout=5)
-                        code = worker.process.exitcode
-                        on_result(worker.task, failure("crash", f"the grading process died (exit code {code}) on this input"))
-                        worker.kill()
-                        workers[slot] = _Worker(ctx, work, timeout_s, memory_mb)
-                        continue
-                    worker.task = None
-                    on_result(index, result)
-                    if result.get("status") == "memory":
-                        worker.kill()
-                        workers[slot] = _Worker(ctx, work, timeout_s, memory_mb)
-                elif now - worker.started > timeout_s + GRACE_S:
-                    on_result(worker.task, failure("timeout", f"grading did not finish within {timeout_s:g} s; the process was stopped"))
-                    worker.kill()
-                    workers[slot] = _Worker(ctx, work, timeout_s, memory_mb)
+        remaining, stalled = list(range(len(tasks))), 0
+        while remaining:
+            # A pool breaks down when a worker dies outside any task; its unfinished tasks go to a new pool.
+            broken = _run_round(remaining, tasks, work, jobs, timeout_s, memory_mb, on_result)
+            stalled = stalled + 1 if len(broken) == len(remaining) else 0
+            if stalled >= MAX_BROKEN_ROUNDS:
+                for index in broken:
+                    on_result(index, failure("crash", "the grading processes kept dying before this input was graded"))
+                return
+            remaining = broken
     finally:
         if previous_term is not None:
             signal.signal(signal.SIGTERM, previous_term)
-        for worker in workers:
-            try:
-                worker.conn.send(None)
-            except (OSError, ValueError):
-                pass
-        for worker in workers:
-            worker.process.join(timeout=2)
-            worker.kill()

@@ -29,6 +29,8 @@ from typing import Any
 
 from ._embed import BUNDLE_MIME, bundle_display_data, display_bundle, find_embedded_bundles
 
+# name → the private module defining it, imported on first access: some import Otter, and the notebook
+# imports this package for the embedding helpers alone
 _LAZY = {
     "ScoreOfRecordPlugin": "._plugin",
     "PLUGIN_NAME": "._options",
@@ -44,7 +46,24 @@ _LAZY = {
     "gradescope_results": "._results",
 }
 
-__all__ = sorted(["BUNDLE_MIME", "bundle_display_data", "display_bundle", "find_embedded_bundles", *_LAZY])
+__all__ = [
+    "AssignError",
+    "AutograderBuildError",
+    "AutograderOptions",
+    "BUNDLE_MIME",
+    "PLUGIN_NAME",
+    "ScoreOfRecord",
+    "ScoreOfRecordPlugin",
+    "build_autograders",
+    "bundle_display_data",
+    "display_bundle",
+    "drift",
+    "find_embedded_bundles",
+    "grade_submission",
+    "gradescope_results",
+    "regenerate",
+    "score_of_record",
+]
 
 
 def __getattr__(name: str) -> Any:

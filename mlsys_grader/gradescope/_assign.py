@@ -2,8 +2,12 @@
 
 Layout (relative to the project root)::
 
-    solutions/<lab>/<lab>-master.ipynb   instructor source (Otter assign format)
+    solutions/<lab>/<lab>-master.ipynb   instructor source (Otter assign format): where the
+                                         lab's LabSpec.master_path says, this by default
     assignments/<lab>.ipynb              what students get (generated, committed)
+
+:func:`run_otter_assign` is the one way this package runs ``otter assign``: the
+student notebooks here and the autograder zips (:mod:`._build`) both come from it.
 
 Otter names everything after the master's file name (``otter.Notebook("<name>")``
 in the init cell, the autograder's ``notebook`` setting), so the master is staged as
@@ -16,16 +20,16 @@ identical file.
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import io
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import GraderError
-from ..labs import lab_ids
+from ..labs import get_lab, lab_ids
 
 
 class AssignError(GraderError, RuntimeError):
@@ -33,8 +37,9 @@ class AssignError(GraderError, RuntimeError):
 
 
 def master_path(root: str | Path, lab_id: str) -> Path:
-    """``<root>/solutions/<lab>/<lab>-master.ipynb``."""
-    return Path(root) / "solutions" / lab_id / f"{lab_id}-master.ipynb"
+    """The lab's Otter master for the source tree at ``root``, as the lab declares it
+    (:meth:`~mlsys_grader.core.labspec.LabSpec.master_path`; by default ``<root>/solutions/<lab>/<lab>-master.ipynb``)."""
+    return get_lab(lab_id).master_path(Path(root))
 
 
 def student_path(root: str | Path, lab_id: str) -> Path:
@@ -42,26 +47,34 @@ def student_path(root: str | Path, lab_id: str) -> Path:
     return Path(root) / "assignments" / f"{lab_id}.ipynb"
 
 
+STAGING_IGNORED = ("__pycache__", "dist", "*.zip", "reference-*")
+"""What staging leaves out of the master's folder: build output and the executed reference submissions."""
+
+
 def run_otter_assign(master: str | Path, lab_id: str, out_dir: str | Path, *, run_tests: bool = False) -> Path:
     """Run ``otter assign`` on ``master`` staged as ``<lab>.ipynb``; return ``out_dir`` (with ``student/``, ``autograder/``).
 
-    Otter's own console output is captured and included in the error if it fails.
+    The master's folder is staged with it (files beside the master stay beside it), and
+    Otter names everything after the staged file (``otter.Notebook("<lab>.ipynb")``, the
+    autograder's ``notebook`` setting).  Otter's console output is included in the error if it fails.
     """
-    from otter.assign import main as otter_assign
-
     master = Path(master)
     if not master.is_file():
         raise AssignError(f"master notebook for {lab_id} not found: expected {master}")
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()
     with tempfile.TemporaryDirectory(prefix=f"{lab_id}-assign-") as staging:
-        staged = Path(staging) / f"{lab_id}.ipynb"
+        work = Path(staging) / lab_id
+        shutil.copytree(master.parent, work, ignore=shutil.ignore_patterns(*STAGING_IGNORED))
+        staged = work / f"{lab_id}.ipynb"
         shutil.copyfile(master, staged)
-        log = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-                otter_assign(str(staged), str(out_dir), no_pdfs=True, no_run_tests=not run_tests)
-        except Exception as exc:  # otter raises many types; name the master and keep its log
-            raise AssignError(f"otter assign failed on {master}: {type(exc).__name__}: {exc}\n{log.getvalue()[-2000:]}") from exc
+        # otter assign runs in a child interpreter, never in this one: it changes the process's working
+        # directory while it runs (otter.utils.chdir), sets up its own logging and, with tests on, executes
+        # the master; none of that may leak into the CLI, a test session or a grader that called it.
+        command = [sys.executable, "-m", "otter", "assign", "--no-pdfs", staged.name, str(out_dir)]
+        done = subprocess.run(command + ([] if run_tests else ["--no-run-tests"]), cwd=work, capture_output=True, text=True)
+    if done.returncode != 0:
+        log = (done.stdout + done.stderr).strip()[-3000:]
+        raise AssignError(f"otter assign failed on {master} (exit {done.returncode}):\n{log}")
     student = out_dir / "student" / f"{lab_id}.ipynb"
     if not student.is_file():
         raise AssignError(f"otter assign on {master} produced no student notebook (expected {student})")
@@ -131,7 +144,7 @@ def drift(root: str | Path = ".", labs: Iterable[str] | None = None) -> dict[str
 def _first_difference(expected, actual) -> str:
     if len(expected.cells) != len(actual.cells):
         return f"{len(actual.cells)} cells, the master generates {len(expected.cells)}"
-    for index, (left, right) in enumerate(zip(expected.cells, actual.cells)):
+    for index, (left, right) in enumerate(zip(expected.cells, actual.cells, strict=True)):
         if left != right:
             return f"cell {index} differs: expected {left.source[:80]!r}, found {right.source[:80]!r}"
     return "notebook metadata differs"

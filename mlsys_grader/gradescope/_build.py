@@ -23,17 +23,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import _packaging
 from ..errors import GraderError
 from ..labs import lab_ids
+from ._assign import AssignError, master_path, run_otter_assign
 from ._lock import Lock, lock
 from ._options import AutograderOptions, with_options
 
@@ -74,8 +76,9 @@ def project_root(root: str | os.PathLike | None = None) -> Path:
                                "(the folder holding pyproject.toml, mlsys_grader/ and solutions/) or pass --root PATH")
 
 
-def default_masters(root: Path) -> dict[str, Path]:
-    return {lab: root / "solutions" / lab / f"{lab}-master.ipynb" for lab in lab_ids()}
+def default_masters(root: Path, labs: Iterable[str] | None = None) -> dict[str, Path]:
+    """Each lab's Otter master where the lab declares it (:func:`._assign.master_path`), for every registered lab by default."""
+    return {lab: master_path(root, lab) for lab in labs or lab_ids()}
 
 
 def _requirement_lines(text: str) -> list[str]:
@@ -113,23 +116,11 @@ def imported_distributions() -> list[str]:
 
 
 def build_wheel(dest: Path, root: Path) -> Path:
-    """Build this package's wheel into ``dest`` from a clean copy of the source (the tree stays untouched)."""
-    with tempfile.TemporaryDirectory(prefix="mlsys-wheel-") as scratch:
-        src = Path(scratch) / "src"
-        src.mkdir()
-        for name in ("pyproject.toml", "README.md", "LICENSE"):
-            if (root / name).is_file():
-                shutil.copy2(root / name, src / name)
-        shutil.copytree(root / "mlsys_grader", src / "mlsys_grader", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        dest.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(src)],
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise AutograderBuildError(f"pip wheel failed (exit {done.returncode}): {done.stderr.strip()[-2000:]}")
-    wheels = sorted(dest.glob("mlsys_grader-*.whl"))
-    if len(wheels) != 1:
-        raise AutograderBuildError(f"expected one mlsys_grader wheel in {dest}, found {[w.name for w in wheels]}")
-    return wheels[0]
+    """Build this package's wheel into ``dest`` from a clean copy of the source (:func:`mlsys_grader._packaging.build_wheel`)."""
+    try:
+        return _packaging.build_wheel(root, dest)
+    except _packaging.WheelBuildError as exc:
+        raise AutograderBuildError(str(exc)) from exc
 
 
 def environment_yml(original: str, pinned: Lock, wheel_name: str) -> tuple[str, str]:
@@ -195,7 +186,7 @@ def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel:
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
             for name in names:
                 info = source.getinfo(name)
-                out.writestr(info, replaced.pop(name, None) or source.read(name))
+                out.writestr(info, replaced.pop(name) if name in replaced else source.read(name))
             for name, data in replaced.items():
                 out.writestr(name, data)
             out.write(wheel, arcname=wheel.name)
@@ -209,21 +200,14 @@ def _otter_config(original: dict, options: AutograderOptions) -> dict:
 
 
 def assign(master: Path, lab: str, scratch: Path, *, run_tests: bool) -> Path:
-    """Run ``otter assign`` on a copy of the master's folder; the path of the zip it wrote."""
+    """Run ``otter assign`` on the master (:func:`._assign.run_otter_assign`, the one way it runs); the zip it wrote."""
     if not master.is_file():
         raise AutograderBuildError(f"{lab}: expected an Otter master notebook at {master}, found none")
-    work = scratch / lab
-    shutil.copytree(master.parent, work, ignore=shutil.ignore_patterns("__pycache__", "dist", "*.zip", "reference-*"))
-    # the generated notebooks name themselves after the master file: call it <lab>.ipynb
-    named = work / f"{lab}.ipynb"
-    if master.name != named.name:
-        shutil.copy2(work / master.name, named)
-    command = [sys.executable, "-m", "otter", "assign", named.name, "dist"] + ([] if run_tests else ["--no-run-tests"])
-    done = subprocess.run(command, cwd=work, capture_output=True, text=True)
-    if done.returncode != 0:
-        tail = (done.stdout + done.stderr).strip()[-3000:]
-        raise AutograderBuildError(f"{lab}: otter assign failed on {master} (exit {done.returncode}):\n{tail}")
-    zips = sorted((work / "dist" / "autograder").glob("*.zip"))
+    try:
+        dist = run_otter_assign(master, lab, scratch / lab / "dist", run_tests=run_tests)
+    except AssignError as exc:
+        raise AutograderBuildError(f"{lab}: {exc}") from exc
+    zips = sorted((dist / "autograder").glob("*.zip"))
     if len(zips) != 1:
         raise AutograderBuildError(f"{lab}: expected one autograder zip from otter assign, found {[z.name for z in zips]}")
     return zips[0]
@@ -234,7 +218,7 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
                       options: dict | None = None) -> list[BuiltAutograder]:
     """Build ``<lab>-autograder.zip`` and ``requirements-lock.txt`` in ``output_dir``.
 
-    ``masters`` default to ``solutions/<lab>/<lab>-master.ipynb`` of the source tree;
+    ``masters`` default to every registered lab's master (:func:`default_masters`);
     ``options`` are :class:`~._options.AutograderOptions` fields other than ``lab``.
     """
     tree = project_root(root)

@@ -31,6 +31,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# Otter and nbconvert are imported inside the functions that patch or check them, not here: they are
+# heavy, and install() must import Otter's runner only after the writable import paths are dropped.
+
 #: The classes a genuine kernel-side ``GradingResults`` pickle is made of.
 RESULT_CLASSES = frozenset({
     ("otter.test_files", "GradingResults"),
@@ -154,7 +157,7 @@ def limit_cell_time(cell_timeout_s: float, *, interrupt: bool = False) -> None:
             self.interrupt_on_timeout = True
 
     __init__.__wrapped__ = original  # type: ignore[attr-defined]
-    ExecutePreprocessor.__init__ = __init__
+    ExecutePreprocessor.__init__ = __init__  # type: ignore[method-assign]  # patching nbconvert's class is the point
 
 
 def install_safe_unpickling() -> None:

@@ -18,6 +18,7 @@ import sys
 from glob import glob
 from typing import Any
 
+from . import _hardening as hardening
 from ._otter_tests import from_grading_results
 
 
@@ -39,11 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", required=True)
     args = parser.parse_args(argv)
 
-    from . import _hardening as hardening
-
     hardening.limit_cell_time(args.cell_timeout, interrupt=True)
     hardening.install_safe_unpickling()
-    from otter.execute import grade_notebook
+    from otter.execute import grade_notebook  # Otter is heavy: loaded when the program runs, not when imported
 
     report: dict[str, Any] = {"lab": args.lab, "finished": False, "error": None, "cases": [], "cell_errors": []}
     try:

@@ -2,8 +2,9 @@
 
 ``mlsys-grader autograder`` walks the requirements of what the image needs — this package's
 own dependencies and the roots in ``autograder/requirements.txt`` — through the installed
-distributions' metadata (markers and extras evaluated here), and pins every distribution
-reached to the version installed here: ``name==version``.  Two image builds from the same
+distributions' metadata (markers and extras evaluated here; the walk is
+:func:`mlsys_grader._packaging.installed_closure`, shared with the student kit), and pins every
+distribution reached to the version installed here: ``name==version``.  Two image builds from the same
 zip then install the same packages, and they are the packages the tests ran with.
 """
 
@@ -15,6 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
 
+from packaging.requirements import InvalidRequirement
+from packaging.utils import canonicalize_name
+
+from .._packaging import NotInstalledError, VersionConflictError, installed_closure
 from ..errors import GraderError
 
 
@@ -51,50 +56,35 @@ def _local_path(dist: metadata.Distribution) -> str | None:
 
 
 def lock(roots: Iterable[str], *, exclude: Iterable[str] = ("mlsys-grader",)) -> Lock:
-    """``name==version`` for every distribution ``roots`` need, as installed in this environment."""
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
+    """``name==version`` for every distribution ``roots`` need, as installed in this environment.
 
-    installed: dict[str, metadata.Distribution] = {}
-    for dist in metadata.distributions():
-        installed.setdefault(canonicalize_name(dist.metadata["Name"] or ""), dist)
-    excluded = {canonicalize_name(name) for name in exclude}
+    The closure is :func:`mlsys_grader._packaging.installed_closure`'s; ``exclude`` names
+    distributions that are walked through but not pinned (this package: its wheel ships in the zip).
+    """
     try:
-        queue = [r for r in map(Requirement, roots) if r.marker is None or r.marker.evaluate({"extra": ""})]
+        closure = installed_closure(roots)
     except InvalidRequirement as exc:
         raise LockError(f"autograder requirement is not valid: {exc}") from exc
-    pins: dict[str, str] = {}
-    expanded: dict[str, set[str]] = {}
-    while queue:
-        requirement = queue.pop(0)
-        name = canonicalize_name(requirement.name)
-        dist = installed.get(name)
-        if dist is None:
-            raise LockError(f"the autograder needs {requirement} but it is not installed here; install the project "
-                            "(pip install '.[test]') and build the autograder from that environment")
-        version = dist.version
-        if requirement.specifier and not requirement.specifier.contains(version, prereleases=True):
-            raise LockError(f"the autograder needs {requirement} but {dist.metadata['Name']} {version} is installed here")
-        if name not in excluded:
-            local = _local_path(dist)
-            if local:
-                raise LockError(f"{dist.metadata['Name']} {version} is installed from {local}, which the image cannot "
-                                "install; install it from PyPI")
-            pins[name] = f"{dist.metadata['Name']}=={version}"
-        extras = set(requirement.extras)
-        if name in expanded and extras <= expanded[name]:
+    except NotInstalledError as exc:
+        raise LockError(f"the autograder needs {exc.requirement} but it is not installed here; install the project "
+                        "(pip install '.[test]') and build the autograder from that environment") from exc
+    except VersionConflictError as exc:
+        raise LockError(f"the autograder needs {exc.requirement} but {exc.installed_as} {exc.installed} is installed here") from exc
+    excluded = {canonicalize_name(name) for name in exclude}
+    pins = []
+    for key, pinned in closure.items():
+        if key in excluded:
             continue
-        new_extras = extras - expanded.get(name, set())
-        first = name not in expanded
-        expanded.setdefault(name, set()).update(extras)
-        for raw in dist.requires or []:
-            dependency = Requirement(raw)
-            marker = dependency.marker
-            if marker is None:
-                if first:
-                    queue.append(dependency)
-                continue
-            if (first and marker.evaluate({"extra": ""})) or any(marker.evaluate({"extra": e}) for e in new_extras):
-                queue.append(dependency)
-    pip = installed.get("pip")
-    return Lock(tuple(sorted(pins.values(), key=str.lower)), python_version(), pip.version if pip else None)
+        local = _local_path(pinned.distribution)
+        if local:
+            raise LockError(f"{pinned.name} {pinned.version} is installed from {local}, which the image cannot "
+                            "install; install it from PyPI")
+        pins.append(pinned.pin)
+    return Lock(tuple(sorted(pins, key=str.lower)), python_version(), _installed_version("pip"))
+
+
+def _installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None

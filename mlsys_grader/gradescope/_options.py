@@ -98,5 +98,5 @@ def with_options(config: dict[str, Any], options: AutograderOptions) -> dict[str
     block = options.model_dump(exclude_defaults=True)
     block["lab"] = options.lab
     block["rerun_notebook"] = options.rerun_notebook  # always written: staff look for it
-    config["plugins"] = plugins + [{PLUGIN_NAME: block}]
+    config["plugins"] = [*plugins, {PLUGIN_NAME: block}]
     return config

@@ -12,11 +12,13 @@ results object under ``otter run``), so both are compared with the score of reco
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import importlib.util
 import math
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -32,8 +34,6 @@ MAX_CASES = 500
 
 def question_part(name: str, overrides: Mapping[str, str] | None = None) -> str | None:
     """The rubric part an Otter question grades (``part_a``/``q_a``/``A`` → ``A``; ``*synth*`` → synthesis)."""
-    import re
-
     if overrides and name in overrides:
         return overrides[name]
     lower = name.strip().lower()
@@ -80,7 +80,7 @@ class OtterResults:
 def from_json(data: Any) -> OtterResults:
     """A :class:`OtterResults` from untrusted JSON data (the sandbox's report); ``ValueError`` if malformed."""
     if not isinstance(data, Mapping) or not isinstance(data.get("cases"), list) or len(data["cases"]) > MAX_CASES:
-        raise ValueError("expected an object with a list 'cases' of at most %d test cases" % MAX_CASES)
+        raise ValueError(f"expected an object with a list 'cases' of at most {MAX_CASES} test cases")
     cases = []
     for raw in data["cases"]:
         if not isinstance(raw, Mapping):
@@ -133,8 +133,6 @@ def case_names(tests_dir: str | os.PathLike) -> dict[str, list[str]]:
     Otter's results pickled by a kernel lose the test functions and name cases ``A - 1``,
     ``A - 2`` …; these names put the item back (case *k* is the *k*-th ``@test_case`` function).
     """
-    import ast
-
     names: dict[str, list[str]] = {}
     for path in test_file_paths(tests_dir):
         try:
@@ -154,8 +152,6 @@ def case_names(tests_dir: str | os.PathLike) -> dict[str, list[str]]:
 
 def with_case_names(run: OtterResults, names: Mapping[str, list[str]]) -> OtterResults:
     """``run`` with positional case names (``A - 2``) replaced by the test function's name."""
-    import re
-
     cases = []
     for case in run.cases:
         match = re.fullmatch(rf"{re.escape(case.question)} - (\d+)", case.name)

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from ..api import default_rubric, grade_bundle
 from ..core import flags as flag_names
+from ..core.grading import score, staff_flags
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle
-from ..core.report import Finding, GradeReport, ItemScore, PartScore
+from ..core.report import Finding, GradeReport
 from ..errors import GraderError
 from ._upload import FLAG_NO_BUNDLE, FLAG_WRONG_LAB, Upload, export_advice, inspect_upload, lab_title, read_regular_file
 
@@ -55,18 +56,20 @@ class ScoreOfRecord:
 
 
 def ungradable_report(lab_id: str, sentence: str) -> GradeReport:
-    """A zero report for ``lab_id``: every item 0, one submission-level finding (``sentence``)."""
+    """A zero report for ``lab_id``: every part voided, one submission-level finding (``sentence``).
+
+    Scored and flagged by the core like every bundle.  The core voids a part by a finding on
+    that part, so the sentence voids each part for the scoring; the report keeps it once.
+    """
     rubric = default_rubric(lab_id)
-    parts = {}
-    for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]:
-        scored = [ItemScore(item=item, points=0.0, max_points=points) for item, points in items.items()]
-        parts[name] = PartScore(part=name, score=0.0, max_score=sum(items.values()), items=scored)
     finding = Finding(part="bundle", criterion="missing", message=sentence)
-    return GradeReport(lab=lab_id, track="none", score=0.0, max_score=rubric.max_score, parts=parts,
-                       findings=[finding], flags=[flag_names.MISSING])
+    voiding = [finding.model_copy(update={"part": part, "voids_part": True}) for part in (*rubric.parts, "synthesis")]
+    parts = score([finding, *voiding], rubric)
+    return GradeReport(lab=lab_id, track="none", score=round(sum(part.score for part in parts.values()), 6),
+                       max_score=rubric.max_score, parts=parts, findings=[finding], flags=staff_flags([finding, *voiding]))
 
 
-def _short(text: str, limit: int = 160) -> str:
+def _short(text: object, limit: int = 160) -> str:
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -25,14 +25,19 @@ import argparse
 import hashlib
 import json
 import os
+import stat
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from ..api import default_rubric
 from ..core import flags as flag_names
+from ..labs import get_lab, lab_ids
+from . import _sandbox as sandbox
+from . import _watch as watch
 from ._options import AutograderOptions, OptionsError, read_options
-from ._otter_tests import OtterResults, case_names, disagreements, run_tests_on_bundle, with_case_names
+from ._otter_tests import OtterResults, case_names, disagreements, import_test_files, run_tests_on_bundle, with_case_names
 from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, grade_bytes, grade_upload, grader_failed
 from ._results import (
     FLAG_KERNEL_DISAGREES,
@@ -42,6 +47,9 @@ from ._results import (
     gradescope_results,
 )
 from ._upload import FLAG_NO_BUNDLE, Upload, export_advice, inspect_upload, read_notebook
+
+# Everything above is light enough to load before the score of record; Otter loads later, inside
+# _otter_tests (after the first results.json), and only check_image imports the kernel's packages.
 
 FLAG_RESULTS_REWRITTEN = flag_names.RESULTS_REWRITTEN
 FLAG_SANDBOX_NOT_EMPTY = flag_names.SANDBOX_NOT_EMPTY
@@ -114,9 +122,6 @@ def _otter_tests(source: Path, record: ScoreOfRecord, review: Review, options: A
 def _notebook_phase(autograder: Path, options: AutograderOptions, upload: Upload, record: ScoreOfRecord, review: Review,
                     writer: ResultsWriter, log: Log, *, regenerate: bool) -> ScoreOfRecord:
     """Run the notebook in the sandbox; return the (possibly regenerated) score of record and fill ``review``."""
-    from . import _sandbox as sandbox
-    from . import _watch as watch
-
     if upload.notebook is None:
         review.notes.append("the upload holds no notebook to run")
         return record
@@ -160,8 +165,8 @@ def _notebook_phase(autograder: Path, options: AutograderOptions, upload: Upload
     if regenerate:
         record = _regenerated(options, upload, record, run, review)
     if run.kernel is None or run.kernel.error is not None:
-        review.flag(FLAG_KERNEL_RESULTS_REJECTED, "no usable Otter results from the notebook's kernel: "
-                    + str(run.why_not or run.kernel.error))
+        why = run.why_not or (run.kernel.error if run.kernel is not None else None) or "the kernel left no report"
+        review.flag(FLAG_KERNEL_RESULTS_REJECTED, f"no usable Otter results from the notebook's kernel: {why}")
     else:
         review.kernel_tests = with_case_names(run.kernel, case_names(autograder / "source" / "tests"))
         for line in disagreements(record.report, review.kernel_tests, options.question_parts):
@@ -206,9 +211,7 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
         log(f"misconfigured: {exc}")
         return document
     if os.geteuid() == 0:
-        from ._sandbox import protect_autograder
-
-        for change in protect_autograder(autograder):
+        for change in sandbox.protect_autograder(autograder):
             log(change)
     record: ScoreOfRecord | None = None
     review = Review()
@@ -239,18 +242,13 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
 
 def check_image() -> int:
     """``setup.sh``'s last step: the grading environment imports, loads both labs and is not writable by others."""
-    import stat
-
-    from ..api import default_rubric
-    from ..labs import get_lab, lab_ids
-    from ._otter_tests import import_test_files
-    from ._sandbox import _not_traversable
-
     for lab in lab_ids():
         get_lab(lab)
         default_rubric(lab)
     import_test_files()
-    import ipykernel  # noqa: F401 — the sandbox's kernel
+    # Imported here, not at the top: they are what this check verifies (the sandbox's kernel and notebook
+    # client), and grading never imports them in this process — the score of record is written without them.
+    import ipykernel  # noqa: F401
     import nbclient  # noqa: F401
 
     problems = []
@@ -262,7 +260,7 @@ def check_image() -> int:
             if not stat.S_ISLNK(info.st_mode) and info.st_mode & stat.S_IWOTH:
                 os.chmod(path, stat.S_IMODE(info.st_mode) & ~stat.S_IWOTH)
                 fixed += 1
-    blocked = _not_traversable(Path(sys.executable).parent) + _not_traversable(Path(sys.prefix))
+    blocked = sandbox.not_traversable(Path(sys.executable).parent) + sandbox.not_traversable(Path(sys.prefix))
     if blocked:
         problems.append("other users cannot enter " + ", ".join(blocked) + " (the notebook sandbox needs chmod 711 /root)")
     print(f"mlsys-grader image check: labs {', '.join(lab_ids())} load; {fixed} world-writable path(s) in {sys.prefix} fixed")

@@ -21,6 +21,7 @@ strict JSON, the bundle it saved as bytes for the core to validate.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import resource
@@ -143,16 +144,14 @@ def kill_all(uid: int, gid: int, *, timeout_s: float = 10.0) -> int:
                 os._exit(0)
         os.waitpid(child, 0)
         for process in alive:
-            try:
+            with contextlib.suppress(OSError):  # gone already
                 os.kill(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
         _reap()
         time.sleep(0.02)
 
 
 # -- the folder, the permissions ----------------------------------------------------------
-def _not_traversable(path: Path) -> list[str]:
+def not_traversable(path: Path) -> list[str]:
     blocked = []
     for folder in [path, *path.parents]:
         try:
@@ -171,7 +170,7 @@ def unavailable(uid: int) -> str | None:
     busy = processes_of(uid)
     if busy:
         return f"uid {uid} already runs {len(busy)} process(es) here; the notebook needs a user id of its own"
-    blocked = _not_traversable(Path(sys.executable).parent) + _not_traversable(Path(sys.prefix))
+    blocked = not_traversable(Path(sys.executable).parent) + not_traversable(Path(sys.prefix))
     if blocked:
         return ("other users cannot enter " + ", ".join(dict.fromkeys(blocked))
                 + ", so the notebook's user cannot start Python (the image's setup.sh runs chmod 711 /root)")

@@ -20,6 +20,8 @@ from pathlib import Path
 from ..core import flags as flag_names
 from ..core.jsonio import MAX_BYTES
 from ..core.models import submission_filename
+from ..course._ingest import _zip_member_bytes  # the gradebook's zip limits: traversal, symlinks, bombs
+from ..errors import BundleFormatError
 from ..labs import lab_ids
 from ._embed import find_embedded_bundles
 
@@ -160,9 +162,6 @@ class _ZipLook:
 
 
 def _from_zip(lab: str, archive: Path) -> _ZipLook:
-    from ..course._ingest import _zip_member_bytes  # the gradebook's zip limits: traversal, symlinks, bombs
-    from ..errors import BundleFormatError
-
     try:
         data = read_regular_file(archive, MAX_ZIP_BYTES)
         if len(data) > MAX_ZIP_BYTES:
@@ -195,10 +194,22 @@ def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
         notes.append(f"{notebook.name} is not a readable notebook (JSON)")
     nb_lab = notebook_lab(nb_data) if nb_data else None
 
-    if not bundles and nb_lab and nb_lab != lab and nb_lab in lab_ids():
-        return Upload(lab, problem=_wrong_lab(lab, nb_lab, f"the notebook {notebook.name}"), flag=FLAG_WRONG_LAB,
+    embedded = find_embedded_bundles(nb_data) if nb_data else []
+    if bundles:
+        path = min(bundles, key=lambda p: len(p.parts))
+        try:
+            data = read_regular_file(path, MAX_BYTES)
+        except OSError as exc:
+            return Upload(lab, notebook=notebook, problem=(f"{path.name} in your upload cannot be read: {export_advice(lab)}."),
+                          flag=FLAG_NO_BUNDLE, notes=(*notes, str(exc)))
+        flags: list[str] = []
+        if embedded:
+            flags, note = _compare_with_notebook(data, embedded[-1], path.name)
+            if note:
+                notes.append(note)
+        return Upload(lab, notebook=notebook, bundle=data, source=path.name, bundle_path=path, flags=tuple(flags),
                       notes=tuple(notes))
-    if not bundles and notebook is None:
+    if notebook is None:
         wrong = sorted({other for p in files if (other := _other_lab(p.name, lab))})
         if wrong:
             names = ", ".join(p.name for p in files if _other_lab(p.name, lab))
@@ -221,20 +232,8 @@ def inspect_upload(submission_dir: str | os.PathLike, lab: str) -> Upload:
         names = ", ".join(p.name for p in files[:5])
         return Upload(lab, problem=f"Your upload ({names}) holds no {lab_title(lab)} notebook or bundle: {export_advice(lab)}.",
                       flag=FLAG_NO_BUNDLE, notes=tuple(notes))
-    embedded = find_embedded_bundles(nb_data) if nb_data else []
-    if bundles:
-        path = min(bundles, key=lambda p: len(p.parts))
-        try:
-            data = read_regular_file(path, MAX_BYTES)
-        except OSError as exc:
-            return Upload(lab, notebook=notebook, problem=(f"{path.name} in your upload cannot be read: {export_advice(lab)}."),
-                          flag=FLAG_NO_BUNDLE, notes=tuple(notes + [str(exc)]))
-        flags: list[str] = []
-        if embedded:
-            flags, note = _compare_with_notebook(data, embedded[-1], path.name)
-            if note:
-                notes.append(note)
-        return Upload(lab, notebook=notebook, bundle=data, source=path.name, bundle_path=path, flags=tuple(flags),
+    if nb_lab and nb_lab != lab and nb_lab in lab_ids():
+        return Upload(lab, problem=_wrong_lab(lab, nb_lab, f"the notebook {notebook.name}"), flag=FLAG_WRONG_LAB,
                       notes=tuple(notes))
     if embedded:
         latest = embedded[-1]
@@ -252,7 +251,7 @@ def _compare_with_notebook(data: bytes, latest, file_name: str) -> tuple[list[st
     honest, so only noted.  A notebook that shows a *later* save than the file means the
     file was swapped for an older or other one: flagged (the file is still what is graded).
     """
-    from ._record import bundle_fingerprint, saved_at
+    from ._record import bundle_fingerprint, saved_at  # here, not at the top: _record imports this module
 
     if bundle_fingerprint(latest.text) == bundle_fingerprint(data):
         return [], None

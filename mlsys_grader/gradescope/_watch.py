@@ -110,7 +110,7 @@ def grader_files(autograder_dir: str | os.PathLike, distributions: Iterable[str]
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
             continue
-        files += sorted(Path(dist.locate_file(f)) for f in dist.files or () if not str(f).endswith(".pyc"))
+        files += sorted(Path(str(dist.locate_file(f))) for f in dist.files or () if not str(f).endswith(".pyc"))
     return files[:MAX_SNAPSHOT_FILES]
 
 

@@ -1,7 +1,9 @@
 """The lab registry: the only place that lists labs.
 
 A lab is one module exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.LabSpec`)
-with its rubric ``<lab_id>.toml`` in the same package.  Labs come from three places,
+with its rubric ``<lab_id>.toml`` in the same package, and one Otter master notebook
+where ``LAB.master_path`` says (README, "Adding a lab").  Everything lab-specific is in
+the module; nothing outside this package names a lab.  Labs come from three places,
 later ones overriding earlier ones:
 
 1. the labs shipped here (``lab07``, ``lab11``);

@@ -2,7 +2,9 @@
 
 Everything lab-specific lives here: controls and their domains, how each part's
 baseline and intervention are built (as the book's marimo lab builds them), the
-decision rules, and the answers derived from replayed numbers.
+decision rules, the answers derived from replayed numbers, what the notebook shows
+for each part (the seeds' tables, charts and observations), the words of the Otter
+master notebook and the layout of the book's marimo export.
 """
 
 from __future__ import annotations
@@ -15,8 +17,20 @@ from typing import Any
 
 from mlsysim.labs.experiments import v1_07_experiments as ev
 
-from ..core.labspec import Choice, Control, LabSpec, PartPlan, PartSpec
+from ..core.labspec import (
+    Binding,
+    Choice,
+    Control,
+    LabSpec,
+    MarimoLayout,
+    NotebookText,
+    PartPlan,
+    PartSpec,
+    PartText,
+    View,
+)
 from ..core.rationale import FRACTION, RATIO, ChoiceTerms, compared, device_names, share
+from ._charts import BLUE, ORANGE, RED, bars, plural
 
 MODEL_KEY = ev.MODEL_KEY
 OPERATION_COUNT = len(ev.OPERATION_GRAPH)
@@ -240,6 +254,230 @@ def _bucket(fraction: float) -> str:
     return "above_75"
 
 
+# -- what the notebook shows (the seeds' table, chart and "Observed analytically" sentence) --
+def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline, plan.result
+    speedup = plan.alternatives[0]["speedup"] if plan.alternatives else base["total_time_us"] / result["total_time_us"]
+    rows = [
+        {"Path": label, "Dispatches": arm["dispatches"], "Total": f"{arm['total_time_us']:.2f} µs",
+         "Dispatch share": f"{arm['dispatch_fraction']:.1%}"}
+        for label, arm in (("Fine", base), ("Coarse", result))
+    ]
+
+    def draw(ax):
+        bars(ax, ["Fine", "Coarse"], [
+            ("Useful work", [base["useful_time_us"], result["useful_time_us"]], BLUE),
+            ("Dispatch", [base["dispatch_time_us"], result["dispatch_time_us"]], ORANGE),
+        ], ylabel="Analytical time (µs)", stacked=True)
+
+    return View(rows, draw, (
+        f"{verdict_words}: the fine path spends {base['dispatch_fraction']:.1%} of total time in dispatch. Coarsening to "
+        f"{plural(result['dispatches'], 'launch', 'launches')} produces {speedup:.2f}× speedup with identical FLOPs and payload."))
+
+
+def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Executions": result["executions"], "Compilations": result["compilation_count"],
+             "Break-even": result["break_even_executions"], "Eager": f"{result['eager_total_ms']:.2f} ms",
+             "Compiled": f"{result['compiled_total_ms']:.2f} ms"}]
+    rebuild = "Host rebuilds raise" if track == "tinyml" else "Recompilation raises"
+
+    def draw(ax):
+        bars(ax, ["One execution", "Selected repetitions"], [
+            ("Eager total", [base["eager_total_ms"], result["eager_total_ms"]], BLUE),
+            ("Compiled total", [base["compiled_total_ms"], result["compiled_total_ms"]], ORANGE),
+        ], ylabel="Cumulative analytical time (ms)")
+
+    return View(rows, draw, (
+        f"{verdict_words} at {plural(result['executions'], 'execution')} and {plural(result['compilation_count'], 'compilation')}. "
+        f"{rebuild} setup without changing the eager baseline."),
+        kind="success" if result["compilation_repaid"] else "warn")
+
+
+def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Path": label, "Launches": arm["launches"], "Breaks": arm["graph_breaks"],
+             "Traffic": f"{arm['total_traffic_mb']:.3f} MB"} for label, arm in (("Unfused", base), ("Selected", result))]
+
+    def draw(ax):
+        bars(ax, ["Unfused", "Selected"], [("Traffic", [base["total_traffic_mb"], result["total_traffic_mb"]], BLUE)],
+              ylabel="Graph traffic (MB)")
+
+    return View(rows, draw, (
+        f"{verdict_words}: the selected path removes {result['eliminated_traffic_mb']:.3f} MB of graph traffic and uses "
+        f"{plural(result['launches'], 'launch', 'launches')}. Arithmetic is preserved; each graph break restores a materialized boundary."))
+
+
+def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Policy": label, "Stored": f"{arm['retained_activation_mb']:.3f} MB",
+             "Repeated ops": arm["recomputed_operation_count"], "Step": f"{arm['step_time_ms']:.3f} ms"}
+            for label, arm in (("Retain all", base), (result["policy"], result))]
+    feasible = result["memory_feasible"]
+
+    def draw(ax):
+        labels = ["Retain all", result["policy"]]
+        ax.bar([-0.2, 0.8], [base["retained_activation_mb"], result["retained_activation_mb"]], width=0.4,
+               color=BLUE, label="Retained activations")
+        ax.set_ylabel("Retained activations (MB)")
+        twin = ax.twinx()
+        twin.bar([0.2, 1.2], [base["step_time_ms"], result["step_time_ms"]], width=0.4, color=ORANGE, label="Step time")
+        twin.set_ylabel("Analytical step time (ms)")
+        ax.set_xticks([0, 1], labels)
+        handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+        ax.legend(handles, ["Retained activations", "Step time"], loc="upper center",
+                  bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
+
+    return View(rows, draw, (
+        f"{verdict_words}: stored activations fall to {result['retained_activation_mb']:.3f} MB, while "
+        f"{_repeat(result['recomputed_operation_count'])} and step time becomes {result['step_time_ms']:.3f} ms "
+        f"on {result['training_host']}. Memory status: "
+        + ("PASS." if feasible else "OOM — training infeasible on this host.")),
+        kind="success" if feasible else "danger")
+
+
+_E_INTERPRETATION = {
+    "native": ("success", "Native execution runs directly on the target device without fallback materialization or extra copy penalty."),
+    "fallback": ("warn", "A fallback is an executable path, but it fails the native-target requirement and carries explicit copies and execution cost."),
+    "unsupported": ("danger", "The workload cannot execute on the target because the operator or shape behavior is unsupported and no fallback runtime exists."),
+}
+
+
+def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline, plan.result
+    rows = [{"Path": label, "Operator": arm["operator"], "Shape": arm["shape_mode"], "Status": arm["status"],
+             "Copies": f"{arm['fallback_copy_mb']:.3f} MB"} for label, arm in (("Known native", base), ("Selected", result))]
+    kind, meaning = _E_INTERPRETATION.get(result["status"], ("info", ""))
+    total = "No execution" if result["total_time_us"] is None else f"{result['total_time_us']:.2f} µs"
+
+    def draw(ax):
+        values = [base["total_time_us"] or 0.0, result["total_time_us"] or 0.0]
+        ax.bar(["Known native", "Selected"], values, color=[BLUE, ORANGE if result["executable"] else RED])
+        ax.set_ylabel("Target time (µs)")
+        if not result["executable"]:
+            ax.annotate("cannot execute", (1, 0), ha="center", va="bottom", color=RED)
+
+    return View(rows, draw, (
+        f"{verdict_words} ({result['status'].upper()}). Target result: {total}; fallback materialization: "
+        f"{result['fallback_copy_mb']:.3f} MB. {meaning}"), kind=kind)
+
+
+def _repeat(count: int) -> str:
+    return "1 operation repeats" if count == 1 else f"{count} operations repeat"
+
+
+_VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
+
+
+# -- the Otter master's words (the seeds' text, part by part) ----------------------------
+# A scenario of None is one the seed words for the track (it names the target device or the
+# training host): the notebook shows it with ``lab.scenario(part)`` for the student's track.
+NOTEBOOK = NotebookText(
+    title="Lab 07: The Framework Tax",
+    framing=(
+        "**Volume I · Lab 07 · about 50–55 minutes**\n\n*When does an execution path earn its setup and memory costs, and "
+        "when does target support make the decision for us?*\n\nOutput: a runtime-path recommendation.\n\nGraph shape, "
+        "tensor scale, compilation work, and runtime support are illustrative scenario assumptions. Hardware limits and "
+        "runtime overhead anchors come from MLSysIM."
+    ),
+    parts={
+        "A": PartText(
+            "A · Why can small operations waste the machine? (9 min)",
+            None,
+            (
+                "Useful time is the larger of arithmetic time and fixed input/output movement time. Total time adds one "
+                "registry-backed dispatch cost per launch. The two runs use identical operations and bytes."
+            ),
+        ),
+        "B": PartText(
+            "B · When does compilation repay setup? (9 min)",
+            None,
+            (
+                "Compiled total = compilation count × setup time + repetitions × fused execution time. Eager total = "
+                "repetitions × unfused execution time. Break-even is the first repetition that recovers all setup work. "
+                "Setup time uses a shared illustrative compiler pass assumption (constant framework dispatch tax across "
+                "analysis passes, not measured on the named host). For TinyML, compilation is ahead-of-time (AOT) host "
+                "compilation; recompilation represents an offline host rebuild and redeployment rather than a dynamic "
+                "native JIT.\n\n*How the prediction is judged.* The path with the lower total is right. When the two "
+                "totals are equal, \"They are equal\" is accepted, and so is the verdict the result states."
+            ),
+        ),
+        "C": PartText(
+            "C · What does fusion eliminate? (9 min)",
+            (
+                "Sofia, the runtime engineer, compares the same 6-operation graph before and after fusion. Graph breaks "
+                "split the fused region."
+            ),
+            (
+                "Each unfused operation reads and writes the tensor. A fused region reads once and writes once, so "
+                "every graph boundary adds another full read/write pair. Fusion changes dispatch and intermediate "
+                "traffic, not the graph's arithmetic."
+            ),
+        ),
+        "D": PartText(
+            "D · Which activations should remain stored? (9 min)",
+            None,
+            (
+                "Training counts one forward pass and a two-forward-equivalent backward pass. A discarded activation "
+                "repeats its forward operation during backward. Retained bytes are checked directly against the "
+                "selected training host's memory capacity."
+            ),
+        ),
+        "E": PartText(
+            "E · Can the runtime execute the actual graph? (9 min)",
+            (
+                "Priya, the deployment engineer, inserts one operator and shape behavior into a known-native baseline. "
+                "Unsupported work must follow a visible fallback path or fail."
+            ),
+            (
+                "Native execution requires both operator and shape support. A fallback materializes one input and one "
+                "output through target memory, then uses an illustrative portable CPU path capped by the MLSysIM "
+                "reference CPU rate. TinyML has no fallback runtime in this scenario."
+            ),
+        ),
+    },
+    synthesis=(
+        "Synthesis · Defend one execution plan (5 min)",
+        (
+            "Choose a tested path, quantify a rejected tested alternative, state the remaining limitation, and name the "
+            "condition that would reopen the decision. Use *hold* when the baseline remains viable but evidence is "
+            "insufficient (after capturing part E with decision `\"hold\"`), and *no feasible target path* only after an "
+            "unsupported part E captured with decision `\"none\"`."
+        ),
+    ),
+    decision_text={
+        "E": (
+            "Runtime decision, chosen after you see the result: `\"selected\"` (use selected path), `\"hold\"` (hold native "
+            "baseline for more evidence) or `\"none\"` (no feasible target path — valid only when the selected path "
+            "cannot execute)."
+        ),
+    },
+    labels={
+        "recompilations": "guard-triggered recompilations (TinyML: host rebuilds / redeployments)",
+    },
+)
+
+
+# -- the book's marimo export ------------------------------------------------------------
+def _chosen_or_result(capture: Mapping[str, Any]) -> Any:
+    return capture.get("chosen_result") or capture.get("result") or {}
+
+
+def _marimo_binding(captures: Mapping[str, Any]) -> Binding:
+    """The runtime path of part E's chosen arm, and part D's memory feasibility."""
+    found: Binding = {}
+    if isinstance(captures.get("E"), Mapping) and isinstance(_chosen_or_result(captures["E"]), Mapping):
+        found["runtime_path"] = ("E", "runtime status", _chosen_or_result(captures["E"]).get("status"))
+    result = captures["D"].get("result") if isinstance(captures.get("D"), Mapping) else None
+    if isinstance(result, Mapping):
+        found["activation_memory"] = ("D", "memory status", "PASS" if result.get("memory_feasible") else "OOM")
+    return found
+
+
+MARIMO_LAYOUT = MarimoLayout("v1_07_framework_tax", "recommendation", "rejected_alternative", "reevaluation_trigger",
+                             None, _marimo_binding)
+
+
 class Lab07(LabSpec):
     lab_id = "lab07"
     title = "Lab 07 — The Framework Tax"
@@ -247,7 +485,9 @@ class Lab07(LabSpec):
     parts = PARTS
     triggers = TRIGGERS
     limitations = LIMITATIONS
-    recommendations = RECOMMENDATIONS
+    synthesis_fields = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
+    notebook = NOTEBOOK
+    marimo_layout = MARIMO_LAYOUT
 
     def _evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         return ev.replay(model_key, inputs)
@@ -255,6 +495,21 @@ class Lab07(LabSpec):
     @staticmethod
     def tensor_elements(track: str) -> int:
         return ev.TRACKS[track].default_elements
+
+    # -- what the notebook shows -----------------------------------------------------
+    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]:
+        """The recommendation (any tested path, hold or none), the rejected alternative (a tested path), trigger, limitation."""
+        return {"recommendation": RECOMMENDATIONS,
+                "rejected_alternative": tuple(c for c in RECOMMENDATIONS if c.value in REJECTABLE),
+                **super().synthesis_choices()}
+
+    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
+        return _VIEWS[part](plan, track, verdict_words)
+
+    def header_facts(self, track: str) -> list[tuple[str, str]]:
+        profile = ev.TRACKS[track]
+        return [("Track", profile.display), ("Workload", profile.workload), ("Target", profile.target.name),
+                ("Output", "Runtime-path recommendation")]
 
     # -- building ---------------------------------------------------------------
     def _arm_inputs(self, track: str, part: str, c: Mapping[str, Any]) -> tuple[dict, dict, list[dict], dict]:
@@ -479,10 +734,10 @@ class Lab07(LabSpec):
         """
         b, c, d, e = plans["B"].result, plans["C"], plans["D"], plans["E"]
         recommendation, rejected = self._reference_choices(plans)
-        rec_label = self.choice(RECOMMENDATIONS, recommendation).label
-        rej_label = self.choice(RECOMMENDATIONS, rejected).label
-        trigger_words = self.choice(TRIGGERS, trigger).keywords[0]
-        risk_label = self.choice(LIMITATIONS, limitation).label
+        rec_label = self.option(RECOMMENDATIONS, recommendation).label
+        rej_label = self.option(RECOMMENDATIONS, rejected).label
+        trigger_words = self.option(TRIGGERS, trigger).keywords[0]
+        risk_label = self.option(LIMITATIONS, limitation).label
         return (
             f"I recommend {rec_label.lower()} and reject {rej_label.lower()}. "
             f"Evidence from part B: {b['executions']} executions with {b['compilation_count']} compilation(s) give a compiled "

@@ -33,14 +33,26 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import Any, TypeGuard
 
 from mlsysim.core.units import Q_
 from mlsysim.labs.experiments import v1_11_experiments as ev
 from pint.errors import PintError
 
-from ..core.labspec import Choice, Control, LabSpec, PartPlan, PartSpec
+from ..core.labspec import (
+    Binding,
+    Choice,
+    Control,
+    LabSpec,
+    MarimoLayout,
+    NotebookText,
+    PartPlan,
+    PartSpec,
+    PartText,
+    View,
+)
 from ..core.rationale import RATIO, ChoiceTerms, compared, device_names, magnitude_in, share
+from ._charts import BLUE, GREEN, MUTED, ORANGE, RED, bars, q, readable_payload
 
 EXPERIMENTS = {"A": "roofline", "B": "tile_mapping", "C": "execution_path", "D": "application_comparison", "E": "accelerator_ranking"}
 QUALITY_OBSERVATION = "illustrative matched-task evidence held constant"
@@ -251,8 +263,7 @@ def _derived(part: str, outputs: list[dict]) -> list[tuple[float, str]]:
             if isinstance(required, Mapping) and isinstance(capacity, Mapping) and isinstance(capacity.get("unit"), str):
                 found += share(magnitude_in(required, capacity["unit"]), magnitude_in(capacity, capacity["unit"]))
     if part == "D" and outputs:
-        paths = [outputs[-1].get("baseline"), outputs[-1].get("accelerated")]
-        paths = [path for path in paths if isinstance(path, Mapping)]
+        paths = [path for path in (outputs[-1].get("baseline"), outputs[-1].get("accelerated")) if isinstance(path, Mapping)]
         if len(paths) == 2:
             found += _pair(paths[0].get("total_time"), paths[1].get("total_time"))
             found += _pair(paths[0].get("kernel_time"), paths[1].get("kernel_time"))
@@ -278,7 +289,7 @@ def _derived(part: str, outputs: list[dict]) -> list[tuple[float, str]]:
 def _track_options(track: str) -> tuple[tuple[Choice, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     """The decision options on ``track`` (candidates named by role or hardware) and the slots their phrasings use."""
     try:
-        scenario = ev.get_track_scenario(track)
+        scenario = ev.get_track_scenario(_track(track))
     except (KeyError, ValueError):
         return DECISIONS, (("primary", ("primary",)), ("alternative", ("alternative",)))
     names: dict[str, tuple[str, ...]] = {}
@@ -297,12 +308,248 @@ def _track_options(track: str) -> tuple[tuple[Choice, ...], tuple[tuple[str, tup
 _RECORD_SHAPE_ERRORS = (LookupError, TypeError, ValueError, ArithmeticError, AttributeError, PintError)
 
 
+def _is_track(track: str) -> TypeGuard[ev.Track]:
+    return track in ev.TRACK_SCENARIOS
+
+
+def _track(track: str) -> ev.Track:
+    """``track`` as the evaluators type it; ValueError for a track they do not know."""
+    if not _is_track(track):
+        raise ValueError(f"unknown track {track!r}; expected one of {', '.join(ev.TRACK_SCENARIOS)}")
+    return track
+
+
 def _q(payload: Mapping[str, Any]) -> float:
     return float(payload["magnitude"])
 
 
 def _jsonable(track: str, experiment: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    return ev.make_replay_packet(track=track, experiment=experiment, inputs=inputs)["inputs"]
+    return ev.make_replay_packet(track=_track(track), experiment=experiment, inputs=inputs)["inputs"]
+
+
+# -- what the notebook shows (the seeds' table, chart and "Observed analytically" sentence) --
+def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    rows = [{"Run": label, "Intensity": f"{q(arm['arithmetic_intensity'], 'flop/byte'):.1f} FLOP/B",
+             "Bottleneck": arm["bottleneck"], "Latency": readable_payload(arm["latency"], 4)}
+            for label, arm in (("Baseline", base), ("Changed", result))]
+
+    def draw(ax):
+        ax.bar(["Baseline", "Changed"], [q(base["latency"], "ms"), q(result["latency"], "ms")], color=[BLUE, ORANGE])
+        ax.set_ylabel("Analytical latency (ms)")
+
+    ratio, factor, share = roofline_gain(base, result)
+    return View(rows, draw, (
+        f"{verdict_words}: latency improves {ratio:.2f}× for a {factor:g}× change, so q = {share:.2f}. The binding "
+        f"limit is {result['bottleneck']} after the change (it was {base['bottleneck']}); improving a nonbinding "
+        "resource cannot lower latency."))
+
+
+def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    rows = [{"Run": label, "Tile": str(tuple(arm["tile"])), "Fused": arm["fused"],
+             "Local need": readable_payload(arm["scratchpad_required"], 4),
+             "Capacity": readable_payload(arm["scratchpad_capacity"], 4),
+             "DRAM traffic": readable_payload(arm["dram_bytes"], 4), "Mapping": "FITS" if arm["fits"] else "SPILL"}
+            for label, arm in (("Baseline", base), ("Selected", result))]
+
+    def draw(ax):
+        ax.bar(["Baseline", "Selected"], [q(base["dram_bytes"], "KiB"), q(result["dram_bytes"], "KiB")], color=[BLUE, GREEN])
+        ax.set_ylabel("DRAM traffic (KiB)")
+
+    fits = result["fits"]
+    return View(rows, draw, (
+        f"{verdict_words}: the selected tile {'fits' if fits else 'does not fit'}. "
+        "A failed mapping has no fabricated runtime penalty; it must be remapped."), kind="success" if fits else "danger")
+
+
+def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    rows = [{"Run": label, "Operation": arm["operation"], "Original": str(tuple(arm["original_dimensions"])),
+             "Executed": str(tuple(arm["executed_dimensions"])), "Path": arm["path"],
+             "Extra work": readable_payload(arm["extra_operations"]), "Latency": readable_payload(arm["latency"], 4)}
+            for label, arm in (("Baseline", base), ("Selected", result))]
+
+    def draw(ax):
+        colours = {"native": BLUE, "padded": ORANGE, "fallback": RED}
+        ax.bar(["Baseline", "Selected"], [q(base["latency"], "ms"), q(result["latency"], "ms")],
+               color=[colours.get(base["path"], MUTED), colours.get(result["path"], MUTED)])
+        ax.set_ylabel("Kernel latency (ms)")
+
+    hardware = result["hardware_name"] if result["path"] != "fallback" else result["fallback_hardware_name"]
+    return View(rows, draw, (
+        f"{verdict_words}: the selected case uses the {result['path']} path on {hardware}. "
+        "Padding adds counted work; unsupported work names the fallback device."))
+
+
+def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+    out = plan.result["outputs"]
+    stages = (("Host", "host_time", BLUE), ("Transfer", "transfer_time", ORANGE), ("Launch", "launch_time", GREEN),
+              ("Kernel", "kernel_time", RED), ("Postprocess", "postprocess_time", MUTED))
+    rows = [{"Path": label, **{name: readable_payload(path[key], 4) for name, key, _ in stages},
+             "Total": readable_payload(path["total_time"], 4)}
+            for label, path in (("Baseline", out["baseline"]), ("Accelerated", out["accelerated"]))]
+
+    def draw(ax):
+        bars(ax, ["Baseline", "Accelerated"],
+              [(name, [q(out["baseline"][key], "ms"), q(out["accelerated"][key], "ms")], colour) for name, key, colour in stages],
+              ylabel="Application time (ms)", stacked=True)
+
+    shown, kernel, share = whole_path_gain(out)
+    return View(rows, draw, (
+        f"{verdict_words}: a {kernel:.0f}× kernel gain becomes {shown:.2f}× end to end because the other stages remain, "
+        f"so g = {share:.2f} of the kernel gain survives."))
+
+
+# Part E's objective: the row field it ranks by, the budget it must meet, the chart's words.
+_OBJECTIVES = {
+    "latency": ("latency", "latency_budget", "End-to-end latency", "Latency budget"),
+    "energy": ("accelerator_energy", "energy_budget", "Accelerator energy", "Energy budget"),
+    "cost": ("operating_cost", "cost_budget", "Operating cost", "Cost budget"),
+}
+
+
+def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
+    ranking = plan.alternatives[0]["outputs"]
+    rows = [{"Candidate": row["candidate_id"].title(), "Hardware": row["hardware_name"], "Path": row["execution_path"],
+             "Latency": readable_payload(row["latency"]), "Energy": readable_payload(row["accelerator_energy"]),
+             "Cost": readable_payload(row["operating_cost"]),
+             "Outcome": "FEASIBLE" if row["feasible"] else "FAIL: " + ", ".join(row["violations"])}
+            for row in ranking["rows"]]
+    recommendation = ranking["recommendation"]["candidate_id"] if ranking["recommendation"] else "no feasible design"
+    budgets = (f"Budgets: latency {readable_payload(ranking['latency_budget'])}, energy "
+               f"{readable_payload(ranking['energy_budget'])}, cost {readable_payload(ranking['cost_budget'])}.")
+    field_name, budget_name, axis, budget_label = _OBJECTIVES.get(ranking["objective"], _OBJECTIVES["latency"])
+
+    def draw(ax):
+        # The chart shows what the ranking optimises, in the unit its budget reads best in.
+        budget = ranking[budget_name]
+        unit = readable_payload(budget).split(" ", 1)[1] if budget["unit"] != "dollar" else "dollar"
+        names = [row["candidate_id"].title() for row in ranking["rows"]]
+        values = [q(row[field_name], unit) for row in ranking["rows"]]
+        ax.bar(names, values, color=[GREEN if row["feasible"] else RED for row in ranking["rows"]])
+        ax.axhline(q(budget, unit), color=MUTED, linestyle="--", label=budget_label)
+        ax.set_ylabel(f"{axis} ({'$' if unit == 'dollar' else unit})")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+
+    return View(rows, draw, (
+        f"{verdict_words}: constrained ranking recommends {recommendation} for {ranking['objective']} under the "
+        f"displayed illustrative budgets. {budgets}"), kind="success" if ranking["recommendation"] else "danger")
+
+
+_VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
+
+
+# -- the Otter master's words (the seeds' text, part by part) ----------------------------
+NOTEBOOK = NotebookText(
+    title="Lab 11: Acceleration That Survives the Whole Path",
+    framing=(
+        "**Volume I · Lab 11 · about 50–55 minutes**\n\n*When does specialized hardware improve the application rather "
+        "than one attractive kernel?*\n\nDeliverable: a constrained accelerator decision.\n\nThe track's workload and "
+        "execution contract are illustrative assumptions. Hardware supply comes from MLSysIM registry entries; results "
+        "are analytical, not measured benchmarks."
+    ),
+    parts={
+        "A": PartText(
+            "A · When does faster arithmetic help? (9 min)",
+            "Change one resource while workload operations and base traffic stay fixed.",
+            (
+                "Arithmetic intensity = operations / effective off-chip bytes. Reuse lowers traffic. Latency is the "
+                "larger of compute time and memory time; compute and bandwidth scales change only their own "
+                "ceilings.\n\n*How the prediction is judged.* With r = baseline latency / changed latency and f the "
+                "factor, the realised share is q = (r − 1) / (f − 1), to the two decimals the result shows. If the "
+                "binding resource switches, \"the bottleneck switches\" is right (\"falls nearly with the factor\" is also "
+                "accepted when q ≥ 0.9, \"barely changes\" when q ≤ 0.1). Otherwise \"falls nearly with the factor\" when q "
+                "≥ 0.5 and \"barely changes\" below; without a switch q is exactly 1 (the changed resource limits latency "
+                "before and after) or 0 (it never does). The result states the verdict these rules give, and that "
+                "verdict is always accepted."
+            ),
+        ),
+        "B": PartText(
+            "B · How much reuse fits locally? (10 min)",
+            "Compare one blocked matrix mapping with the baseline tile and unfused intermediate.",
+            (
+                "Scratchpad occupancy counts A, B, and C tiles. DRAM traffic counts tiled inputs, output, and an "
+                "explicit write/read intermediate when fusion is off. Movement energy uses registry energy per byte."
+            ),
+        ),
+        "C": PartText(
+            "C · Can the specialized unit execute this workload? (9 min)",
+            (
+                "The execution contract is an illustrative scenario assumption. Matched-task quality evidence stays "
+                "fixed and cannot accelerate hardware. The baseline is an aligned matrix multiply, so change the shape "
+                "or the operation before capturing."
+            ),
+            (
+                "Native execution requires a supported operation, precision, and aligned shape. Padding rounds each "
+                "dimension to the contract multiple and recomputes work. Unsupported work executes on the named "
+                "fallback hardware."
+            ),
+        ),
+        "D": PartText(
+            "D · Why does kernel speedup disappear end to end? (9 min)",
+            (
+                "Preserve host work, transfer, launches, and postprocessing while changing only kernel time. The "
+                "baseline kernel time is **part C's selected result latency**: run part C first, and recapture part D "
+                "whenever you recapture part C."
+            ),
+            (
+                "Application time adds host, one-way transfer plus fixed latency, registry dispatch time per launch, "
+                "kernel time, and postprocessing. Only kernel time is divided by the local speedup.\n\n*How the "
+                "prediction is judged.* With S the end-to-end speedup (to the two decimals the result shows) and L the "
+                "kernel-only speedup, g = (S − 1) / (L − 1) is the share of the kernel gain that survives. \"Almost no "
+                "gain\" when S < 1.10; otherwise g decides: \"nearly the kernel speedup\" when g ≥ 0.5, \"less than half\" "
+                "below. Near a threshold both neighbouring answers are accepted: for 1.05 ≤ S ≤ 1.15 \"almost no gain\" "
+                "and the answer g gives, and for 0.45 ≤ g ≤ 0.55 \"nearly the kernel speedup\" and \"less than half\". The "
+                "result states the verdict these rules give, and that verdict is always accepted."
+            ),
+        ),
+        "E": PartText(
+            "E · Which feasible accelerator should we choose? (9 min)",
+            (
+                "Both candidates run the same workload and application stages. Filter constraints before optimizing the "
+                "selected objective."
+            ),
+            (
+                "Each candidate first passes native support, latency, accelerator energy, and active-time operating "
+                "cost budgets. Feasible rows are then sorted by the selected objective. Holding preserves the feasible "
+                "primary baseline while recording why the tested alternative was rejected."
+            ),
+        ),
+    },
+    synthesis=(
+        "Synthesis · Defend the accelerator decision (4 min)",
+        (
+            "Use saved experiments to name the chosen option, quantify the rejected candidate, state one limitation, "
+            "and define a reevaluation trigger. The decision and the rejected candidate are the ones you captured in "
+            "part E."
+        ),
+    ),
+    decision_text={
+        "E": (
+            "Deployment decision, chosen after you see the ranking: `choice` is `\"primary\"`, `\"alternative\"`, `\"hold\"` "
+            "(no change / hold for more evidence) or `\"none\"` (no feasible design); `rejected` is the tested candidate "
+            "you reject (`\"primary\"` or `\"alternative\"`). Choose a feasible candidate, hold the feasible primary while "
+            "rejecting the tested alternative, or choose no feasible design only when both fail."
+        ),
+    },
+)
+
+
+# -- the book's marimo export ------------------------------------------------------------
+def _marimo_binding(captures: Mapping[str, Any]) -> Binding:
+    """Each part's outputs of its chosen arm (else its intervention)."""
+    found: Binding = {}
+    for part in PARTS:
+        capture = captures.get(part)
+        arm = (capture.get("chosen_result") or capture.get("result") or {}) if isinstance(capture, Mapping) else None
+        if isinstance(arm, Mapping):
+            found[part] = (part, "outputs", arm.get("outputs"))
+    return found
+
+
+# The recommendation and the rejected candidate are part E's captured decision, not synthesis answers.
+MARIMO_LAYOUT = MarimoLayout("v1_11_hardware_roofline", "recommendation", "rejected", "trigger", "E", _marimo_binding)
 
 
 class Lab11(LabSpec):
@@ -312,6 +559,8 @@ class Lab11(LabSpec):
     parts = PARTS
     triggers = TRIGGERS
     limitations = LIMITATIONS
+    notebook = NOTEBOOK
+    marimo_layout = MARIMO_LAYOUT
 
     def _evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         result = ev.replay_experiment({"track_id": track, "model_key": model_key, "inputs": inputs})
@@ -321,27 +570,36 @@ class Lab11(LabSpec):
     def model_key(part: str) -> str:
         return f"{ev.MODEL_ID}.{EXPERIMENTS[part]}"
 
+    # -- what the notebook shows -----------------------------------------------------
+    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
+        return _VIEWS[part](plan, track, verdict_words)
+
+    def header_facts(self, track: str) -> list[tuple[str, str]]:
+        scenario = ev.get_track_scenario(_track(track))
+        return [("Machine", scenario.hardware.name), ("Track", scenario.track.title()),
+                ("Deliverable", "Constrained accelerator decision"), ("Assumptions", scenario.assumption_label.capitalize())]
+
     # -- building (mirrors the seed's cell that computes every arm) --------------
     def _arm_inputs(self, track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]):
-        sc = ev.get_track_scenario(track)
+        sc = ev.get_track_scenario(_track(track))
         experiment = EXPERIMENTS[part]
         alternatives: list[dict] = []
         if part == "A":
-            demand = ev.scenario_gemm_demand(track)
+            demand = ev.scenario_gemm_demand(_track(track))
             base = dict(hardware=sc.hardware, operations=demand.operations, base_bytes_moved=demand.bytes_moved,
                         precision=sc.precision, reuse=1.0, compute_scale=1.0, bandwidth_scale=1.0)
             key = {"compute": "compute_scale", "bandwidth": "bandwidth_scale", "reuse": "reuse"}[c["change"]]
             result = dict(base, **{key: float(c["factor"])})
         elif part == "B":
-            tiles = ev.scenario_tile_choices(track)
+            tiles = ev.scenario_tile_choices(_track(track))
             common = dict(hardware=sc.hardware, m=sc.dimensions[0], n=sc.dimensions[1], k=sc.dimensions[2],
                           precision=sc.precision, scratchpad_capacity=sc.local_capacity)
             bt, st = tiles["baseline"], tiles[c["tile"]]
             base = dict(common, tile_m=bt[0], tile_n=bt[1], tile_k=bt[2], fused=False)
             result = dict(common, tile_m=st[0], tile_n=st[1], tile_k=st[2], fused=c["fused"])
         elif part == "C":
-            bd = ev.scenario_execution_dimensions(track, aligned=True)
-            sd = ev.scenario_execution_dimensions(track, aligned=c["shape"] == "aligned")
+            bd = ev.scenario_execution_dimensions(_track(track), aligned=True)
+            sd = ev.scenario_execution_dimensions(_track(track), aligned=c["shape"] == "aligned")
             common = dict(hardware=sc.hardware, fallback_hardware=sc.fallback, contract=sc.contract,
                           precision=sc.precision, quality_observation=QUALITY_OBSERVATION)
             base = dict(common, operation="gemm", m=bd[0], n=bd[1], k=bd[2])
@@ -354,8 +612,8 @@ class Lab11(LabSpec):
                         postprocess_time=sc.postprocess_time)
             result = dict(base, local_speedup=float(c["speedup"]))
         else:
-            candidates = ev.scenario_candidates(track)
-            latency_budget, energy_budget, cost_budget = ev.scenario_budgets(track, scale=c["budget_scale"])
+            candidates = ev.scenario_candidates(_track(track))
+            latency_budget, energy_budget, cost_budget = ev.scenario_budgets(_track(track), scale=c["budget_scale"])
             common = dict(fallback_hardware=sc.fallback, operation="gemm", precision=sc.precision,
                           m=sc.dimensions[0], n=sc.dimensions[1], k=sc.dimensions[2], host_time=sc.host_time,
                           transfer_bytes=sc.transfer_bytes, transfer_fixed_latency=sc.transfer_fixed_latency,
@@ -403,7 +661,7 @@ class Lab11(LabSpec):
         return None
 
     def _infer(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        sc = ev.get_track_scenario(track)
+        sc = ev.get_track_scenario(_track(track))
         inputs = record.result["inputs"]
         if part == "A":
             changed = [(name, inputs[key]) for name, key in (("compute", "compute_scale"), ("bandwidth", "bandwidth_scale"), ("reuse", "reuse")) if inputs[key] != 1.0]
@@ -412,7 +670,7 @@ class Lab11(LabSpec):
             return {"change": changed[0][0], "factor": changed[0][1]}, {}
         if part == "B":
             tile = (inputs["tile_m"], inputs["tile_n"], inputs["tile_k"])
-            names = [name for name, dims in ev.scenario_tile_choices(track).items() if tuple(dims) == tile]
+            names = [name for name, dims in ev.scenario_tile_choices(_track(track)).items() if tuple(dims) == tile]
             return ({"tile": names[0], "fused": inputs["fused"]}, {}) if names else None
         if part == "C":
             shape = "aligned" if inputs["m"] == sc.dimensions[0] else "misaligned"
@@ -516,13 +774,13 @@ class Lab11(LabSpec):
         return problems
 
     def _candidate_terms(self, track: str, candidate: str | None) -> tuple[str, ...]:
-        sc = ev.get_track_scenario(track)
-        hardware = {"primary": sc.hardware, "alternative": sc.alternative}.get(candidate)
+        sc = ev.get_track_scenario(_track(track))
+        hardware = {"primary": sc.hardware, "alternative": sc.alternative}.get(candidate or "")
         if candidate == "none":
             return ("no feasible", "neither", "none")
         if candidate == "hold":
             return ("hold",)
-        if hardware is None:
+        if candidate is None or hardware is None:
             return ()
         ref = ev.to_jsonable(hardware)["registry_ref"] or ""
         return (candidate, hardware.name.lower(), ref.rsplit(".", 1)[-1].lower().replace("_", "-"))
@@ -560,8 +818,8 @@ class Lab11(LabSpec):
             elif isinstance(value, (int, float)) and not isinstance(value, bool) and key in _RATIO_KEYS:
                 found.append((float(value), RATIO))
 
-        outputs = [arm.get("outputs") for arm in (record.baseline, record.result, *record.alternatives) if isinstance(arm, dict)]
-        outputs = [out for out in outputs if isinstance(out, dict)]
+        arms = [arm.get("outputs") for arm in (record.baseline, record.result, *record.alternatives) if isinstance(arm, dict)]
+        outputs = [out for out in arms if isinstance(out, dict)]
         for out in outputs:
             walk(out)
         found += _derived(record.part, outputs)
@@ -575,11 +833,10 @@ class Lab11(LabSpec):
         if part == "B":
             while controls["tile"] == "baseline" and not controls["fused"]:
                 controls["fused"] = True
-        if part == "C":
-            if controls["shape"] == "aligned" and controls["operation"] == "gemm":
-                controls = {"shape": "misaligned", "operation": "gemm"} if rng is None else rng.choice(
-                    [{"shape": "misaligned", "operation": "gemm"}, {"shape": "aligned", "operation": "scatter"},
-                     {"shape": "misaligned", "operation": "scatter"}])
+        if part == "C" and controls["shape"] == "aligned" and controls["operation"] == "gemm":
+            controls = {"shape": "misaligned", "operation": "gemm"} if rng is None else rng.choice(
+                [{"shape": "misaligned", "operation": "gemm"}, {"shape": "aligned", "operation": "scatter"},
+                 {"shape": "misaligned", "operation": "scatter"}])
         return self.complete_decision(track, part, controls, rng)
 
     def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
@@ -624,8 +881,8 @@ class Lab11(LabSpec):
             f"once host, transfer, launch and postprocessing time are added back. "
             f"Evidence from part C: the {c['operation']} workload takes the {c['path']} path in "
             f"{c['latency']['magnitude']:.4g} {c['latency']['unit']}. "
-            f"Remaining limitation: {self.choice(LIMITATIONS, limitation).label.lower()}. "
-            f"Re-evaluation trigger: {self.choice(TRIGGERS, trigger).label.lower()}."
+            f"Remaining limitation: {self.option(LIMITATIONS, limitation).label.lower()}. "
+            f"Re-evaluation trigger: {self.option(TRIGGERS, trigger).label.lower()}."
         )
 
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import difflib
 import json
 from collections.abc import Iterable, Mapping
+from types import TracebackType
 from typing import Any
 
 from ..errors import GraderError
@@ -78,7 +79,8 @@ def advice(exc: BaseException) -> list[str]:
     return text.splitlines()
 
 
-def _show_advice(shell, etype, value, tb, tb_offset=None):
+def _show_advice(shell: Any, etype: type[BaseException], value: BaseException, tb: TracebackType | None,
+                 tb_offset: int | None = None) -> None:
     """IPython's custom-exception hook: report the error as its advice line instead of a traceback."""
     shell._showtraceback(etype, value, advice(value))  # the kernel sends these lines as the cell's error output
 
@@ -89,7 +91,7 @@ def install() -> bool:
     Never replaces a custom-exception handler someone else registered.
     """
     try:
-        from IPython import get_ipython
+        from IPython import get_ipython  # only inside a notebook kernel, where IPython is already loaded
     except ImportError:  # plain Python: exceptions print as usual
         return False
     shell = get_ipython()

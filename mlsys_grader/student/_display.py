@@ -7,23 +7,14 @@ Markdown rendering for Jupyter, so a student sees a card or a table, never a dic
 from __future__ import annotations
 
 import base64
-import html
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.report import GradeReport
+from markupsafe import Markup
 
-_KIND_COLOURS = {"info": ("#eff6ff", "#2563eb"), "success": ("#f0fdf4", "#2ca02c"),
-                 "warn": ("#fffbeb", "#d97706"), "danger": ("#fef2f2", "#dc2626")}
-
-
-def box(kind: str, body: str) -> str:
-    """A coloured card (``body`` is HTML)."""
-    background, border = _KIND_COLOURS.get(kind, _KIND_COLOURS["info"])
-    return (f"<div style='border-left:4px solid {border};background:{background};padding:8px 12px;"
-            f"border-radius:6px;margin:6px 0;color:#111827'>{body}</div>")
+from ..core.report import GradeReport, render_html
 
 
 @dataclass
@@ -43,8 +34,7 @@ class Notice:
         return "\n".join([f"[{self.kind}] {self.title}", *(f"  - {line}" for line in self.lines)])
 
     def _repr_html_(self) -> str:
-        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.lines)
-        return box(self.kind, f"<b>{html.escape(self.title)}</b>" + (f"<ul style='margin:4px 0'>{items}</ul>" if items else ""))
+        return render_html("notice.html", notice=self)
 
 
 @dataclass
@@ -75,16 +65,9 @@ class PartResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        warnings = "".join(box("danger", html.escape(w)) for w in self.warnings)
-        warnings += "".join(notice._repr_html_() for notice in self.notices)
-        picture = base64.b64encode(self.png()).decode("ascii")
-        return (
-            f"<div class='mlsys-part'><h4>Part {html.escape(self.part)} · {html.escape(self.title)}</h4>{warnings}"
-            + box(self.kind, f"<b>Your prediction:</b> {html.escape(self.prediction)}. "
-                             f"<b>Observed analytically:</b> {html.escape(self.observation)}")
-            + self.table.to_html(index=False, classes="mlsys-table", border=0)
-            + f"<img alt='Part {html.escape(self.part)} chart' src='data:image/png;base64,{picture}'/></div>"
-        )
+        # pandas escapes the cells of its own HTML table
+        return render_html("part_result.html", result=self, picture=base64.b64encode(self.png()).decode("ascii"),
+                           table=Markup(self.table.to_html(index=False, classes="mlsys-table", border=0)))
 
 
 @dataclass
@@ -98,9 +81,9 @@ class Progress:
         return self.table.to_string(index=False)
 
     def _repr_html_(self) -> str:
-        status = ("All five parts are captured, fresh and contrasting." if self.ready
-                  else "Capture five fresh, contrasting parts; recapture any part marked STALE.")
-        return self.table.to_html(index=False, classes="mlsys-table", border=0) + box("success" if self.ready else "warn", html.escape(status))
+        # pandas escapes the cells of its own HTML table
+        return render_html("progress.html", ready=self.ready,
+                           table=Markup(self.table.to_html(index=False, classes="mlsys-table", border=0)))
 
 
 @dataclass
@@ -124,12 +107,7 @@ class PartCheck:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        rows = "".join(f"<tr><td>{html.escape(item)}</td><td>{points:g} / {maximum:g}</td></tr>"
-                       for item, points, maximum in self.items)
-        todo = "".join(f"<li>{html.escape(message)}</li>" for message in self.messages)
-        body = (f"<b>{html.escape(self.part)} · {self.score:g} / {self.max_score:g}</b> (public checks; hidden checks run after the deadline)"
-                f"<table>{rows}</table>" + (f"<ul>{todo}</ul>" if todo else ""))
-        return box("success" if self.passed else "warn", body)
+        return render_html("part_check.html", check=self)
 
 
 def points(value: float) -> str:
@@ -166,15 +144,7 @@ class SelfCheck(GradeReport):
         return self.text()
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = "".join(
-            f"<tr><td>{esc(name)}</td><td>{part.score:g} / {part.max_score:g}</td><td>"
-            + "<br>".join(esc(f.message) for f in self.findings_for(name)) + "</td></tr>"
-            for name, part in self.parts.items())
-        bundle = "".join(f"<li>{esc(f.message)}</li>" for f in self.findings_for("bundle"))
-        table = (f"<table class='mlsys-table'><thead><tr><th>Part</th><th>Public checks</th><th>What to do</th></tr></thead>"
-                 f"<tbody>{rows}</tbody></table>" + (f"<ul>{bundle}</ul>" if bundle else ""))
-        return box("success" if self.score >= self.max_score else "warn", f"<b>{esc(self.headline())}</b>") + table
+        return render_html("self_check.html", check=self)
 
 
 class Options(dict):
@@ -185,11 +155,7 @@ class Options(dict):
                          for name, options in self.items())
 
     def _repr_html_(self) -> str:
-        items = "".join(f"<li><code>{html.escape(name)}</code>: "
-                        + "; ".join(f"<code>\"{html.escape(str(value))}\"</code> ({html.escape(label)})"
-                                    for value, label in options.items()) + "</li>"
-                        for name, options in self.items())
-        return f"<ul>{items}</ul>"
+        return render_html("options.html", options=self)
 
 
 @dataclass(frozen=True)

@@ -17,19 +17,16 @@ from __future__ import annotations
 
 import email.parser
 import shutil
-import subprocess
-import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
+from .._packaging import PROJECT_NAME, NotInstalledError, VersionConflictError, WheelBuildError, build_wheel, installed_closure
 from ..errors import GraderError
 from ..labs import lab_ids
 
 INSTALL_COMMAND = "pip install -r requirements.txt"
-PROJECT_NAME = "mlsys-grader"
 
 
 class KitError(GraderError, RuntimeError):
@@ -82,40 +79,20 @@ def pinned_requirements(requires: list[str]) -> list[str]:
     Raises :class:`KitError` when a needed distribution is not installed, or installed at
     a version its dependant does not accept: the kit pins only what this environment has.
     """
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
-    from packaging.version import Version
-
-    pinned: dict[str, tuple[str, str]] = {}
-    expanded: dict[str, set[str]] = {}
-    queue: list[tuple[str, frozenset[str], str]] = [(text, frozenset({""}), PROJECT_NAME) for text in requires]
-    while queue:
-        text, extras, needed_by = queue.pop()
-        requirement = Requirement(text)
-        if requirement.marker is not None and not any(requirement.marker.evaluate({"extra": extra}) for extra in extras):
-            continue
-        key = canonicalize_name(requirement.name)
-        try:
-            distribution = metadata.distribution(requirement.name)
-        except metadata.PackageNotFoundError:
-            raise KitError(f"{requirement.name} (needed by {needed_by}) is not installed here; install the project first "
-                           f"(`pip install .`) so the kit pins what you tested") from None
-        version = distribution.version
-        if not requirement.specifier.contains(Version(version), prereleases=True):
-            raise KitError(f"{needed_by} needs {requirement}, but {requirement.name} {version} is installed here; "
-                           "reinstall the project (`pip install .`) before making the kit")
-        pinned[key] = (distribution.metadata["Name"], version)
-        wanted = {""} | set(requirement.extras)
-        new = wanted - expanded.get(key, set())
-        if not new:
-            continue
-        expanded.setdefault(key, set()).update(new)
-        queue += [(child, frozenset(new), distribution.metadata["Name"]) for child in distribution.requires or ()]
-    return [f"{name}=={version}" for _, (name, version) in sorted(pinned.items())]
+    try:
+        closure = installed_closure(requires, needed_by=PROJECT_NAME)
+    except NotInstalledError as exc:
+        raise KitError(f"{exc.name} (needed by {exc.needed_by}) is not installed here; install the project first "
+                       f"(`pip install .`) so the kit pins what you tested") from exc
+    except VersionConflictError as exc:
+        raise KitError(f"{exc.needed_by} needs {exc.requirement}, but {exc.name} {exc.installed} is installed here; "
+                       "reinstall the project (`pip install .`) before making the kit") from exc
+    return [pinned.pin for _, pinned in sorted(closure.items())]
 
 
 def _python_words(requires_python: str | None) -> str:
     """``Python 3.11 to 3.13`` for ``>=3.11,<3.14``; the specifier itself otherwise."""
+    # packaging here, not at the top: ``import mlsys_grader`` loads this module for the notebook (see installed_closure)
     from packaging.specifiers import SpecifierSet
 
     if not requires_python:
@@ -146,25 +123,6 @@ part. Each notebook saves `<lab>-submission.json` next to itself, and its last c
 """
 
 
-def build_wheel(root: Path, dest: Path) -> Path:
-    """This package's wheel, built into ``dest`` from a clean copy of the source (the tree stays untouched)."""
-    with tempfile.TemporaryDirectory(prefix="mlsys-kit-src-") as scratch:
-        source = Path(scratch) / "src"
-        source.mkdir()
-        for name in ("pyproject.toml", "README.md", "LICENSE"):
-            if (root / name).is_file():
-                shutil.copy2(root / name, source / name)
-        shutil.copytree(root / "mlsys_grader", source / "mlsys_grader", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
-                              capture_output=True, text=True)
-    if done.returncode != 0:
-        raise KitError(f"the wheel did not build (pip wheel exit {done.returncode}): {done.stderr.strip()[-500:]}")
-    wheels = sorted(dest.glob("mlsys_grader-*.whl"))
-    if len(wheels) != 1:
-        raise KitError(f"expected one mlsys_grader wheel from pip wheel, found {len(wheels)}")
-    return wheels[0]
-
-
 def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
     """Write the student kit into ``output`` (created if needed; earlier kit files there are replaced)."""
     root = repository_root(root)
@@ -176,7 +134,12 @@ def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
         shutil.copyfile(root / "assignments" / f"{lab}.ipynb", target)
         notebooks.append(target)
     with tempfile.TemporaryDirectory(prefix="mlsys-kit-") as scratch:
-        built = build_wheel(root, Path(scratch))
+        try:
+            built = build_wheel(root, Path(scratch))
+        except WheelBuildError as exc:
+            if exc.returncode is not None:
+                raise KitError(f"the wheel did not build (pip wheel exit {exc.returncode}): {exc.stderr[-500:]}") from exc
+            raise KitError(f"expected one mlsys_grader wheel from pip wheel, found {len(exc.found)}") from exc
         for old in output.glob("mlsys_grader-*.whl"):
             old.unlink()
         wheel = output / built.name

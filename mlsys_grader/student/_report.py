@@ -9,14 +9,15 @@ shows exactly what will be graded and says plainly what is still missing.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.labspec import PartPlan
-from ..core.models import PARTS, Bundle, EvidenceRecord
+from ..core.models import PARTS, Bundle, EvidenceRecord, PartId
+from ..core.report import render_html
 from ._advice import literal
-from ._display import box
+from ._text import BIG_TAKEAWAYS, DECISION_LABELS, LEARNING_OBJECTIVES, SOURCE_TRACE, track_facts
+from ._views import VIEWS
 
 if TYPE_CHECKING:
     from ._session import LabSession
@@ -69,30 +70,11 @@ class EvidenceReport:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = "".join(
-            f"<tr><td>{esc(r.part)}</td><td>{esc(r.question)}</td><td>{esc(r.prediction)}</td><td>{esc(r.settings)}</td>"
-            f"<td>{esc(r.evidence)}</td><td>{esc(r.decision or '—')}</td><td>{esc(r.status)}</td></tr>" for r in self.parts)
-        decision = "".join(f"<li><b>{esc(name)}:</b> {esc(value)}</li>" for name, value in self.decision)
-        status = (box("success", "<b>Ready to submit.</b> Every part is captured, fresh and contrasting, and the synthesis is complete.")
-                  if self.complete else box("warn", "<b>Still to do:</b><ul>" + "".join(f"<li>{esc(m)}</li>" for m in self.missing) + "</ul>"))
-        return (
-            f"<section class='mlsys-report'><h3>Local evidence report</h3>"
-            f"<p><b>{esc(self.title)}</b> · track {esc(self.track)} · {esc(self.scenario)}</p>"
-            f"<h4>Learning objectives</h4><ul>{''.join(f'<li>{esc(o)}</li>' for o in self.objectives)}</ul>"
-            f"<h4>Predictions, settings and evidence</h4><table class='mlsys-table'><thead><tr><th>Part</th><th>Question</th>"
-            f"<th>Your prediction</th><th>Settings</th><th>What the evidence shows</th><th>Decision</th><th>Status</th></tr>"
-            f"</thead><tbody>{rows}</tbody></table>"
-            f"<h4>Final decision</h4><ul>{decision}</ul><blockquote>{esc(self.rationale) or '—'}</blockquote>"
-            f"<h4>Big takeaways</h4><ul>{''.join(f'<li>{esc(t)}</li>' for t in self.takeaways)}</ul>"
-            f"<p style='color:#475569'>Source trace: {esc(self.source)}</p>{status}</section>"
-        )
+        return render_html("evidence_report.html", report=self)
 
 
 def _observation(session: LabSession, part: str, record: EvidenceRecord) -> str:
     """The result sentence the notebook showed for this record, rebuilt from its saved arms."""
-    from ._views import VIEWS
-
     plan = PartPlan(part=part, model_key=record.model_key, upstream=dict(record.inputs), baseline=record.baseline or {},
                     result=record.result or {}, alternatives=list(record.alternatives), decision=record.decision,
                     chosen_result=record.chosen_result, result_role=record.result_role)
@@ -102,7 +84,7 @@ def _observation(session: LabSession, part: str, record: EvidenceRecord) -> str:
         return "This record cannot be shown as the notebook shows it; recapture the part."
 
 
-def _settings(session: LabSession, part: str, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
+def _settings(session: LabSession, part: PartId, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
     """(settings the evidence was captured with, as the notebook writes them; the decision controls' values)."""
     spec = session.lab.parts[part]
     inferred = session.lab.infer_controls(session.track, part, record)
@@ -114,8 +96,6 @@ def _settings(session: LabSession, part: str, record: EvidenceRecord, saved: Bun
 
 
 def _decision_text(session: LabSession, part: str, decisions: dict[str, Any]) -> str:
-    from ._text import DECISION_LABELS
-
     words = {name: DECISION_LABELS.get((session.lab_id, part, name), {}).get(value) or literal(value)
              for name, value in decisions.items()}
     if len(words) == 1:
@@ -125,8 +105,6 @@ def _decision_text(session: LabSession, part: str, decisions: dict[str, Any]) ->
 
 def evidence_report(session: LabSession) -> EvidenceReport:
     """The report for ``session``'s saved bundle (an empty bundle gives a report of what is still to do)."""
-    from ._text import BIG_TAKEAWAYS, LEARNING_OBJECTIVES, SOURCE_TRACE, track_facts
-
     saved = session._saved if session._saved is not None else Bundle(lab=session.lab_id, track=session.track)
     public = session._full_report().public()
     missing: list[str] = []
@@ -150,11 +128,9 @@ def evidence_report(session: LabSession) -> EvidenceReport:
     answers = saved.synthesis.model_dump()
     decision: list[tuple[str, str]] = []
     if session.lab_id == "lab11" and "E" in saved.evidence and isinstance(saved.evidence["E"].decision, dict):
-        from ._text import DECISION_LABELS
-
         chosen, labels = saved.evidence["E"].decision, DECISION_LABELS[("lab11", "E", "choice")]
-        decision += [("Recommendation (part E)", labels.get(chosen.get("recommendation"), "—")),
-                     ("Rejected candidate (part E)", labels.get(chosen.get("rejected"), "—"))]
+        decision += [("Recommendation (part E)", labels.get(chosen.get("recommendation") or "", "—")),
+                     ("Rejected candidate (part E)", labels.get(chosen.get("rejected") or "", "—"))]
     names = {"recommendation": "Recommendation", "rejected_alternative": "Rejected alternative",
              "reevaluation_trigger": "Re-evaluation trigger", "residual_risk": "Remaining limitation"}
     for name, choices in options.items():

@@ -42,7 +42,7 @@ import glob
 import html
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
@@ -53,17 +53,13 @@ from .._version import __version__
 from ..core.capture import record_from_plan
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec, PartPlan
-from ..core.models import PARTS, Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, submission_filename
+from ..core.models import Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, part_key, submission_filename
 from ..core.report import GradeReport
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
 
-SYNTHESIS_FIELDS = {
-    "lab07": ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale"),
-    "lab11": ("reevaluation_trigger", "residual_risk", "rationale"),
-}
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 
@@ -111,7 +107,8 @@ class _PartState:
             return None
         return PartRun(prediction=self.prediction, prediction_locked_at=self.locked_at, first_shown_at=self.shown_at,
                        first_run_controls=self.first_run_controls, first_run_at=self.first_run_at,
-                       first_run_upstream=self.first_run_upstream)
+                       first_run_upstream=None if self.first_run_upstream is None else
+                       {part_key(dep): values for dep, values in self.first_run_upstream.items()})
 
     def restore(self, run: PartRun) -> None:
         self.prediction, self.locked_at = run.prediction, run.prediction_locked_at
@@ -153,7 +150,7 @@ class LabSession:
         self.lab_id, self.track, self.path, self._clock = lab_id, track, path, clock
         self._last: datetime | None = None
         self._mlsysim = mlsysim_version()
-        self._parts = {part: _PartState() for part in PARTS}
+        self._parts = {part: _PartState() for part in self.lab.part_ids()}
         self._evidence: dict[str, EvidenceRecord] = {}
         self._final: dict[str, dict[str, Any]] = {}
         self._synthesis = Synthesis()
@@ -198,14 +195,17 @@ class LabSession:
                                         + (f"; opening {bundle.lab} on {bundle.track!r} again continues from it."
                                            if bundle.lab == self.lab_id and bundle.track in self.lab.tracks else ".")]))
             return
-        self._evidence = dict(bundle.evidence)
+        self._evidence = {part: record for part, record in bundle.evidence.items()}
         self._final = {part: dict(values) for part, values in bundle.controls.items()}
         self._synthesis = bundle.synthesis
         for part, record in self._evidence.items():  # a version 1 bundle has only its records' times
+            if part not in self._parts:  # a part this lab does not have: the grader reports it
+                continue
             state = self._parts[part]
             state.prediction, state.locked_at, state.shown_at = record.prediction, record.prediction_locked_at, record.result_shown_at
         for part, run in bundle.runs.items():
-            self._parts[part].restore(run)
+            if part in self._parts:
+                self._parts[part].restore(run)
         for part, state in self._parts.items():
             if state.prediction not in self.lab.parts[part].predictions:  # not one of the lab's choices: no lock
                 state.prediction = state.locked_at = None
@@ -250,8 +250,10 @@ class LabSession:
     def bundle(self) -> Bundle:
         """The submission as it stands, sealed with its content hash."""
         runs = {part: log for part, state in self._parts.items() if (log := state.log()) is not None}
-        return Bundle(lab=self.lab_id, track=self.track, controls={p: dict(c) for p, c in sorted(self._final.items())},
-                      evidence=dict(sorted(self._evidence.items())), synthesis=self._synthesis, runs=runs,
+        return Bundle(lab=self.lab_id, track=self.track,
+                      controls={part_key(p): dict(c) for p, c in sorted(self._final.items())},
+                      evidence={part_key(p): record for p, record in sorted(self._evidence.items())},
+                      synthesis=self._synthesis, runs={part_key(p): log for p, log in runs.items()},
                       mlsysim_version=self._mlsysim, grader_version=__version__, created_at=self._clock()).sealed()
 
     def save(self) -> Path:
@@ -295,15 +297,16 @@ class LabSession:
 
     # -- validation (every message names what was wrong, the allowed values, the nearest one) --
     def _part(self, part: Any, verb: str = "run") -> str:
-        if part not in PARTS:
-            raise DomainError(f"lab.{verb} takes a part from {choices_text(PARTS)}; you gave {literal(part)}"
-                              f"{near_miss(part, PARTS)}")
+        parts = self.lab.part_ids()
+        if part not in parts:
+            raise DomainError(f"lab.{verb} takes a part from {choices_text(parts)}; you gave {literal(part)}"
+                              f"{near_miss(part, parts)}")
         return part
 
     def _dependents(self, part: str) -> list[str]:
         """Parts whose evidence builds on ``part`` (Lab 11: D on C), directly or not."""
         found: list[str] = []
-        for other in PARTS:
+        for other in self.lab.part_ids():
             depends = self.lab.parts[other].depends_on
             if part in depends or any(dep in found for dep in depends):
                 found.append(other)
@@ -391,8 +394,6 @@ class LabSession:
         The controls are checked first (a wrong value is named at once); the result
         itself is refused (with a :class:`Notice`) until the part's prediction is locked.
         """
-        from ._views import VIEWS
-
         part = self._part(part, "run")
         spec, state = self.lab.parts[part], self._parts[part]
         names = [control.name for control in spec.controls if not control.decision]
@@ -404,10 +405,11 @@ class LabSession:
                            f"lab.predict({part!r}, choice) locks it."])
         upstream = {}
         for dependency in spec.depends_on:
-            if self._parts[dependency].plan is None:
+            built = self._parts[dependency].plan
+            if built is None:
                 return Notice("warn", f"Run part {dependency} first.",
                               [f"Part {part} builds on part {dependency}'s selected result, so run part {dependency} in this session before part {part}."])
-            upstream[dependency] = self._parts[dependency].plan.result
+            upstream[dependency] = built.result
         decisions = {control.name: self._final.get(part, {}).get(control.name) for control in spec.controls if control.decision}
         state.plan = self.lab.plan(self.track, part, {**checked, **{k: None for k in decisions}}, upstream)
         state.controls = checked
@@ -419,7 +421,7 @@ class LabSession:
             state.first_run_upstream = self._upstream_controls(part) or None
         self._final[part] = {**checked, **decisions}
         self.save()
-        view = VIEWS[(self.lab_id, part)](state.plan, self.track)
+        view = self.lab.view(self.track, part, state.plan)
         problems = self._problems()
         warnings = problems.get(part, []) + [f"Part {other} is stale: {message}" for other in self._dependents(part)
                                              for message in problems.get(other, []) if other in self._evidence]
@@ -427,7 +429,7 @@ class LabSession:
         notices = [Notice("warn", f"Part {part}: your prediction is judged against your first run after locking it, "
                                   "not these settings.", [judged])] if judged else []
         return PartResult(part, spec.title, spec.predictions[state.prediction], view.observation, view.kind,
-                          frame(view.rows), _figure(view.draw), warnings, notices)
+                          frame(list(view.rows)), _figure(view.draw), warnings, notices)
 
     def _upstream_controls(self, part: str) -> dict[str, dict[str, Any]]:
         """The controls of the parts ``part`` builds on, as this session last ran them."""
@@ -436,7 +438,7 @@ class LabSession:
     def _judged_elsewhere(self, part: str) -> str | None:
         """A sentence for the student when the part's current settings are not those its prediction is judged on."""
         state = self._parts[part]
-        if state.first_run_controls is None or state.controls is None:
+        if state.first_run_controls is None or state.controls is None or state.prediction is None:
             return None
         first_upstream, upstream = state.first_run_upstream or {}, self._upstream_controls(part)
         if state.first_run_controls == state.controls and first_upstream == upstream:
@@ -470,7 +472,7 @@ class LabSession:
                 options = self._decision_labels(part, name)
                 raise DomainError(f"Part {part}: {name} must be one of {choices_text(options)}; you set "
                                   f"{literal(decision[name])}{near_miss(decision[name], options)}")
-        if state.prediction is None or state.plan is None:
+        if state.prediction is None or state.plan is None or state.controls is None:
             return Notice("warn", f"Nothing to capture for part {part} yet.",
                           ["Lock a prediction and run the part first: capture keeps exactly the result you were shown."])
         if any(_unanswered(decision.get(name)) for name in names):
@@ -479,7 +481,7 @@ class LabSession:
         decided = {name: spec.control(name).check(decision[name], part=part) for name in names}
         plan = state.plan
         if names:
-            upstream = {dep: self._parts[dep].plan.result for dep in spec.depends_on}
+            upstream = {dep: built.result for dep in spec.depends_on if (built := self._parts[dep].plan) is not None}
             plan = self.lab.plan(self.track, part, {**state.controls, **decided}, upstream)
         if LabSpec.arm_inputs(plan.baseline) == LabSpec.arm_inputs(plan.result):
             return Notice("warn", f"Part {part}'s intervention is identical to its baseline.",
@@ -512,7 +514,7 @@ class LabSession:
 
     def synthesis(self, **answers: Any) -> Notice:
         """Record the final answers (``...`` leaves one unanswered) and save."""
-        fields = SYNTHESIS_FIELDS[self.lab_id]
+        fields = self.lab.synthesis_fields
         unknown = [name for name in answers if name not in fields]
         if unknown:
             raise DomainError(f"The {self.lab_id} synthesis takes {listing(fields, 'and')}; {listing(unknown, 'and')} "
@@ -546,20 +548,15 @@ class LabSession:
             return {c.value: label_for(self.lab_id, what, c.value, self.track, c.label) for c in choices}
 
         options = Options()
-        if self.lab_id == "lab07":
-            from ..labs.lab07 import RECOMMENDATIONS, REJECTABLE
-
-            options["recommendation"] = labelled("recommendation", RECOMMENDATIONS)
-            options["rejected_alternative"] = labelled("rejected_alternative", [c for c in RECOMMENDATIONS if c.value in REJECTABLE])
-        options["reevaluation_trigger"] = labelled("reevaluation_trigger", self.lab.triggers)
-        options["residual_risk"] = labelled("residual_risk", self.lab.limitations)
+        for name, choices in self.lab.synthesis_choices().items():
+            options[name] = labelled(name, choices)
         return options
 
     def progress(self) -> Progress:
         """Which parts are captured, fresh and contrasting (the grader's own public verdicts)."""
         report = self._full_report().public()
-        rows = []
-        for part in PARTS:
+        rows: list[Mapping[str, Any]] = []
+        for part in self.lab.part_ids():
             findings = report.findings_for(part)
             captured = part in self._evidence
             stale = any(f.criterion == "stale" for f in findings)
@@ -602,10 +599,8 @@ class LabSession:
         return f"<LabSession {self.lab_id} track={self.track} captured={sorted(self._evidence)} file={self.path}>"
 
     def _repr_html_(self) -> str:
-        from ._views import header_facts
-
         facts = "".join(f"<div style='background:#ffffff14;border:1px solid #ffffff26;padding:8px 10px;border-radius:8px'>"
-                        f"<b>{html.escape(k)}</b><br>{html.escape(v)}</div>" for k, v in header_facts(self.lab_id, self.track))
+                        f"<b>{html.escape(k)}</b><br>{html.escape(v)}</div>" for k, v in self.lab.header_facts(self.track))
         notices = "".join(notice._repr_html_() for notice in self.notices)
         return (f"<section style='background:linear-gradient(135deg,#101827,#1d4f78);color:white;border-radius:12px;"
                 f"padding:18px 22px'><div style='font:700 .72rem monospace;letter-spacing:.08em'>VOLUME I · "

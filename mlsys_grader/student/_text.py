@@ -10,6 +10,12 @@ report", so the session can render them in the book's wording for the student's 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, cast
+
+from ..core.labspec import LabSpec
+
+if TYPE_CHECKING:
+    from mlsysim.labs.experiments.v1_11_experiments import Track
 
 # Part scenarios whose words depend on the track (seed: the part's ``intro`` markdown).
 # Placeholders are filled by :func:`track_facts`.
@@ -66,8 +72,8 @@ def label_for(lab_id: str, what: str, value: str, track: str, default: str) -> s
     return labels.get(track, labels.get("*", default))
 
 
-def _lab07_facts(track: str, lab) -> dict[str, str]:
-    from mlsysim.labs.experiments import v1_07_experiments as ev
+def _lab07_facts(track: str, lab: LabSpec) -> dict[str, str]:
+    from mlsysim.labs.experiments import v1_07_experiments as ev  # mlsysim loads on first use (seconds)
 
     profile = ev.TRACKS[track]
     defaults = lab.parts["D"].defaults()
@@ -78,23 +84,23 @@ def _lab07_facts(track: str, lab) -> dict[str, str]:
             "scenario": profile.workload}
 
 
-def _lab11_facts(track: str, lab) -> dict[str, str]:
-    from mlsysim.labs.experiments import v1_11_experiments as ev
+def _lab11_facts(track: str, lab: LabSpec) -> dict[str, str]:
+    from mlsysim.labs.experiments import v1_11_experiments as ev  # mlsysim loads on first use (seconds)
 
-    scenario = ev.get_track_scenario(track)
+    scenario = ev.get_track_scenario(cast("Track", track))  # the session only opens the lab's own tracks
     return {"device": scenario.hardware.name, "scenario": f"{scenario.hardware.name} analytical accelerator-fit investigation"}
 
 
-_FACTS: Mapping[str, Callable[[str, object], dict[str, str]]] = {"lab07": _lab07_facts, "lab11": _lab11_facts}
+_FACTS: Mapping[str, Callable[[str, LabSpec], dict[str, str]]] = {"lab07": _lab07_facts, "lab11": _lab11_facts}
 
 
-def track_facts(lab_id: str, track: str, lab) -> dict[str, str]:
+def track_facts(lab_id: str, track: str, lab: LabSpec) -> dict[str, str]:
     """What the seeds fill in from the track (device, training host, scenario…); empty for a lab without any."""
     facts = _FACTS.get(lab_id)
     return facts(track, lab) if facts else {}
 
 
-def scenario_text(lab_id: str, part: str, track: str, lab) -> str | None:
+def scenario_text(lab_id: str, part: str, track: str, lab: LabSpec) -> str | None:
     """The part's scenario in the book's words for ``track`` (Markdown), or None when it does not depend on the track."""
     template = SCENARIOS.get((lab_id, part))
     return template.format(**track_facts(lab_id, track, lab)) if template else None

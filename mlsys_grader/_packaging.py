@@ -1,0 +1,150 @@
+"""This package as a wheel, and the packages it needs pinned to this environment.
+
+Two outer commands ship the package somewhere else and want what was tested here:
+``mlsys-grader autograder`` (the Gradescope image, :mod:`.gradescope._build`) and
+``mlsys-grader kit`` (what a student downloads, :mod:`.student._kit`).  Both build the wheel
+from a clean copy of the source tree, and both pin a requirement closure to the versions
+installed here; each says in its own words what went wrong, from the data these errors carry.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+from .errors import GraderError
+
+PROJECT_NAME = "mlsys-grader"
+WHEEL_GLOB = "mlsys_grader-*.whl"
+SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+
+
+class WheelBuildError(GraderError, RuntimeError):
+    """Raised when ``pip wheel`` fails on the source tree or does not leave exactly one wheel."""
+
+    def __init__(self, message: str, *, returncode: int | None = None, stderr: str = "", found: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.returncode = returncode
+        self.stderr = stderr
+        self.found = found
+
+
+class PinError(GraderError, RuntimeError):
+    """Raised when a requirement cannot be pinned to this environment; ``requirement`` is the one at fault."""
+
+    def __init__(self, message: str, *, requirement: str, needed_by: str):
+        super().__init__(message)
+        self.requirement = requirement
+        self.needed_by = needed_by
+
+
+class NotInstalledError(PinError):
+    """Raised when a needed distribution is not installed here (``name`` is the requirement's name)."""
+
+    def __init__(self, requirement: str, *, name: str, needed_by: str):
+        super().__init__(f"{requirement} (needed by {needed_by}) is not installed here", requirement=requirement,
+                         needed_by=needed_by)
+        self.name = name
+
+
+class VersionConflictError(PinError):
+    """Raised when the installed version of a distribution does not satisfy the requirement on it."""
+
+    def __init__(self, requirement: str, *, name: str, installed: str, installed_as: str, needed_by: str):
+        super().__init__(f"{needed_by} needs {requirement}, but {name} {installed} is installed here",
+                         requirement=requirement, needed_by=needed_by)
+        self.name = name
+        self.installed = installed
+        self.installed_as = installed_as
+        """The installed distribution's own name (``PyYAML`` for a requirement on ``pyyaml``)."""
+
+
+def build_wheel(root: Path, dest: Path) -> Path:
+    """This package's wheel, built into ``dest`` from a clean copy of the source in ``root`` (the tree stays untouched)."""
+    with tempfile.TemporaryDirectory(prefix="mlsys-wheel-") as scratch:
+        source = Path(scratch) / "src"
+        source.mkdir()
+        for name in SOURCE_FILES:
+            if (root / name).is_file():
+                shutil.copy2(root / name, source / name)
+        shutil.copytree(root / "mlsys_grader", source / "mlsys_grader", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        dest.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
+                              capture_output=True, text=True)
+    if done.returncode != 0:
+        stderr = done.stderr.strip()
+        raise WheelBuildError(f"pip wheel failed (exit {done.returncode}): {stderr[-2000:]}", returncode=done.returncode,
+                              stderr=stderr)
+    wheels = sorted(dest.glob(WHEEL_GLOB))
+    if len(wheels) != 1:
+        found = tuple(wheel.name for wheel in wheels)
+        raise WheelBuildError(f"expected one mlsys_grader wheel in {dest}, found {list(found)}", found=found)
+    return wheels[0]
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """One distribution of a closure, as installed here."""
+
+    key: str
+    """The canonical name (``typing-extensions``): what pins are sorted and compared by."""
+    distribution: metadata.Distribution
+
+    @property
+    def name(self) -> str:
+        return self.distribution.metadata["Name"]
+
+    @property
+    def version(self) -> str:
+        return self.distribution.version
+
+    @property
+    def pin(self) -> str:
+        return f"{self.name}=={self.version}"
+
+
+def installed_closure(roots: Iterable[str], *, needed_by: str = PROJECT_NAME) -> dict[str, Pinned]:
+    """Every distribution ``roots`` need here, transitively, keyed by canonical name.
+
+    Requirements are read from the installed distributions' metadata, with environment
+    markers and extras evaluated here: a dependency only another platform needs is left out.
+    Raises :class:`NotInstalledError` or :class:`VersionConflictError` (their data says which
+    requirement, needed by what), and ``packaging``'s ``InvalidRequirement`` for a root that
+    is not a requirement.
+    """
+    # packaging is imported here, not at the top: the notebook imports the student kit's module with
+    # ``import mlsys_grader``, and packaging's requirement parser would add to that for nothing.
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    installed: dict[str, metadata.Distribution] = {}
+    for found in metadata.distributions():
+        installed.setdefault(canonicalize_name(found.metadata["Name"] or ""), found)
+    queue = [(requirement, frozenset({""}), needed_by) for requirement in map(Requirement, roots)]
+    closure: dict[str, Pinned] = {}
+    expanded: dict[str, set[str]] = {}
+    while queue:
+        requirement, extras, dependant = queue.pop(0)
+        if requirement.marker is not None and not any(requirement.marker.evaluate({"extra": extra}) for extra in extras):
+            continue
+        key = canonicalize_name(requirement.name)
+        dist = installed.get(key)
+        if dist is None:
+            raise NotInstalledError(str(requirement), name=requirement.name, needed_by=dependant)
+        if requirement.specifier and not requirement.specifier.contains(dist.version, prereleases=True):
+            raise VersionConflictError(str(requirement), name=requirement.name, installed=dist.version,
+                                       installed_as=dist.metadata["Name"], needed_by=dependant)
+        closure[key] = Pinned(key, dist)
+        new = ({""} | set(requirement.extras)) - expanded.get(key, set())
+        if not new:
+            continue
+        expanded.setdefault(key, set()).update(new)
+        name = dist.metadata["Name"]
+        queue += [(Requirement(child), frozenset(new), name) for child in dist.requires or ()]
+    return closure

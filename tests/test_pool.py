@@ -1,0 +1,135 @@
+"""The bounded worker pool: time and memory limits, crash isolation, one result per task, clean stops."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mlsys_grader.course._pool import run_tasks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _hostile(task):
+    if task == "sleep":
+        time.sleep(60)
+    if task == "spin":
+        while True:
+            pass
+    if task == "eat":
+        hog = []
+        while True:
+            hog.append(bytearray(50 * 1024 * 1024))
+    if task == "die":
+        os._exit(9)
+    if task == "raise":
+        raise KeyError("boom")
+    if task == "exit":
+        sys.exit(3)
+    if task == "deaf":  # stuck where the in-worker timer cannot reach it
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(60)
+    return {"status": "graded", "task": task, "pid": os.getpid()}
+
+
+def _run(tasks, **options):
+    results = {}
+
+    def collect(index, result):
+        assert index not in results, f"task {index} reported twice"
+        results[index] = result
+
+    run_tasks(tasks, _hostile, on_result=collect, **options)
+    return results
+
+
+def test_pool_bounds_time_memory_and_crashes_and_keeps_going():
+    tasks = ["ok1", "sleep", "spin", "eat", "die", "raise", "exit", "ok2"]
+    results = _run(tasks, jobs=2, timeout_s=1.0, memory_mb=256)
+    status = {tasks[i]: r["status"] for i, r in results.items()}
+    assert status == {"ok1": "graded", "sleep": "timeout", "spin": "timeout", "eat": "memory", "die": "crash",
+                      "raise": "error", "exit": "crash", "ok2": "graded"}
+    assert "1 s limit" in results[1]["reason"] and "exit code 9" in results[4]["reason"]
+    assert "KeyError" in results[5]["reason"] and "SystemExit" in results[6]["reason"]
+
+
+def test_a_task_deaf_to_the_timer_is_killed_and_its_worker_replaced():
+    tasks = ["deaf", "ok1", "ok2", "ok3"]
+    results = _run(tasks, jobs=1, timeout_s=0.5, memory_mb=None)
+    assert results[0]["status"] == "timeout"
+    assert "0.5 s limit; the process was stopped" in results[0]["reason"]
+    assert [results[i]["status"] for i in (1, 2, 3)] == ["graded"] * 3
+
+
+def test_every_task_gets_exactly_one_result_of_its_own():
+    tasks = [f"t{i}" for i in range(60)] + ["die", "raise"] + [f"u{i}" for i in range(20)]
+    results = _run(tasks, jobs=2, timeout_s=10.0)
+    assert sorted(results) == list(range(len(tasks)))
+    for index, task in enumerate(tasks):
+        if task[0] in "tu":
+            assert results[index]["task"] == task
+    assert len({r["pid"] for r in results.values() if "pid" in r}) >= 2, "both workers took tasks"
+
+
+def test_an_empty_batch_starts_no_worker():
+    assert _run([], jobs=2) == {}
+
+
+STOPPED_RUN = textwrap.dedent("""
+    import os, sys, time
+    from pathlib import Path
+    from mlsys_grader.course._pool import run_tasks
+
+    folder = Path(sys.argv[1])
+
+    def work(task):
+        (folder / f"{os.getpid()}.pid").write_text("")
+        time.sleep(120)
+        return {"status": "graded"}
+
+    run_tasks(["a", "b", "c"], work, jobs=2, timeout_s=300, on_result=lambda i, r: None)
+""")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "State:\tZ" in status.read_text())
+
+
+def _wait_for(condition, limit_s: float = 60.0) -> bool:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_stopping_the_parent_stops_every_worker(signum, tmp_path):
+    """Ctrl-C or SIGTERM: the parent stops its workers before it exits; killed outright, the workers notice
+    and exit on their own."""
+    parent = subprocess.Popen([sys.executable, "-c", STOPPED_RUN, str(tmp_path)], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert _wait_for(lambda: len(list(tmp_path.glob("*.pid"))) == 2), "both workers started a task"
+        workers = [int(path.stem) for path in tmp_path.glob("*.pid")]
+        parent.send_signal(signum)
+        parent.communicate(timeout=60)
+        assert parent.returncode != 0
+        assert _wait_for(lambda: not any(_alive(pid) for pid in workers)), "no worker outlives the run"
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+            parent.wait()
