@@ -19,18 +19,28 @@ from __future__ import annotations
 
 import argparse
 import copy
+import csv
 import io
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 import zipfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import yaml
+
+from mlsys_grader import solve
+from mlsys_grader.core.jsonio import sha256_of
+from mlsys_grader.course._pool import run_tasks
+from mlsys_grader.labs import get_lab
 
 LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
@@ -39,8 +49,6 @@ LAST_CPU_S = 0.0
 
 
 def _reseal(data: dict) -> dict:
-    from mlsys_grader.core.jsonio import sha256_of
-
     data = copy.deepcopy(data)
     data.pop("content_hash", None)
     data["content_hash"] = sha256_of(data)
@@ -48,8 +56,6 @@ def _reseal(data: dict) -> dict:
 
 
 def _solved(lab: str, track: str, seed: int | None) -> dict:
-    from mlsys_grader import solve
-
     return json.loads(solve(lab, track, seed).to_json())
 
 
@@ -61,8 +67,6 @@ def _honest_students() -> tuple[tuple[str, str, int | None, tuple[tuple[str, Any
     """(lab, track, seed, synthesis answers) of every hand-written rationale the repository holds:
     the realistic corpus of ``tests/rationale_corpus`` and the reference answers of each track.
     ``solve``'s own rationale is the grader's template (flagged ``generated``), never a clean student's."""
-    import tomllib
-
     fields = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
     found = []
     for lab in LABS:
@@ -74,7 +78,7 @@ def _honest_students() -> tuple[tuple[str, str, int | None, tuple[tuple[str, Any
             found.append((lab, track, None, tuple((k, entry[k]) for k in fields if k in entry)))
     found.sort(key=lambda item: (LABS.index(item[0]), item[1], -1 if item[2] is None else item[2]))
     by_lab = [[item for item in found if item[0] == lab] for lab in LABS]
-    return tuple(item for pair in zip(*by_lab) for item in pair)  # alternate the labs
+    return tuple(item for pair in zip(*by_lab, strict=False) for item in pair)  # alternate the labs; the longer list's tail is unused
 
 
 def clean_student(index: int) -> tuple[str, dict]:
@@ -139,8 +143,6 @@ def tampered_marimo(index: int, edit: str) -> bytes:
         if "C" in report["binding_constraints"]:
             report["binding_constraints"]["C"] = copy.deepcopy(arm["outputs"])
     else:
-        from mlsys_grader.labs import get_lab
-
         lab = "lab07" if report["metadata"]["lab_id"].startswith("v1_07") else "lab11"
         current = captures["B"]["prediction"]
         captures["B"]["prediction"] = next(c for c in get_lab(lab).parts["B"].predictions if c != current)
@@ -188,8 +190,6 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
             path = folder
         manifest[str(path)] = {"category": "clean", "lab": lab, "track": track}
     if gradescope:
-        import yaml
-
         _write(root / "gradescope_export" / "submission_metadata.yml", yaml.safe_dump(gradescope))
 
     # -- tampered ------------------------------------------------------------------
@@ -286,8 +286,6 @@ def timed_grade(args: list[str]) -> tuple[float, float, str]:
     machine wall time says more about the neighbours than about the grader.
     """
     global LAST_CPU_S
-    import resource
-
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "mlsys_grader", "grade", *args],
@@ -318,6 +316,35 @@ def build_scaled(root: Path, distinct: int, total: int) -> None:
         _write(root / f"s{n:05d}" / f"{lab}-submission.json", bundle)
 
 
+def _hostile(task: str) -> dict[str, Any]:
+    if task == "sleep":
+        time.sleep(60)
+    if task == "spin":
+        while True:
+            pass
+    if task == "eat":
+        hog = []
+        while True:
+            hog.append(bytes(50 * 1024 * 1024))  # calloc: address space grows at once, as RLIMIT_AS counts it
+    if task == "die":
+        os._exit(9)
+    if task == "raise":
+        raise KeyError("boom")
+    return {"status": "graded"}
+
+
+def hostile_pool(jobs: int) -> None:
+    """Print how long the worker pool takes over a batch with a hung, a spinning, a memory-hungry, a crashing and a
+    failing task among good ones (1 s limit, 256 MiB): a hung task must not hold the batch."""
+    tasks = ["ok", "sleep", "spin", "eat", "die", "raise", "ok"]
+    status: dict[str, str] = {}
+    start = time.perf_counter()
+    run_tasks(tasks, _hostile, jobs=jobs, timeout_s=1.0, memory_mb=256,
+              on_result=lambda index, result: status.__setitem__(tasks[index], result["status"]))
+    print(f"hostile batch of {len(tasks)} tasks, {jobs} jobs, 1 s limit: {time.perf_counter() - start:.2f} s wall "
+          f"({', '.join(f'{task} → {outcome}' for task, outcome in status.items())})")
+
+
 def bench(workdir: Path, jobs: int) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     one_k, ten_k = workdir / "course1000", workdir / "course10000"
@@ -333,6 +360,7 @@ def bench(workdir: Path, jobs: int) -> None:
     db = workdir / "bench.sqlite"
     db.unlink(missing_ok=True)
     print(f"load average before the runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    hostile_pool(jobs)
     wall, peak, _ = timed_grade([str(one_k), "-o", str(workdir / "g1000.csv"), "--db", str(db), *common])
     cpu = LAST_CPU_S
     print(f"1,000 submissions, {jobs} jobs, cold database, import included: {wall:.2f} s wall, {cpu:.1f} CPU s "
@@ -386,8 +414,6 @@ def otter_comparison(workdir: Path, jobs: int, count: int = 20) -> None:
         scores.append(json.loads(results.read_text())["score"] if results.is_file() else None)
     otter_s = time.perf_counter() - start
     ours, _, _ = timed_grade([str(zips), "-o", str(workdir / "g_otter.csv"), "--no-db", "--jobs", str(jobs), "--quiet"])
-    import csv
-
     with open(workdir / "g_otter.csv", newline="", encoding="utf-8") as handle:
         our_scores = [float(row["score"]) for row in csv.DictReader(handle)]
     print(f"{count} Otter export zips: otter run one at a time {otter_s:.1f} s ({otter_s / count:.1f} s each, scores "

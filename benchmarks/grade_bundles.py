@@ -43,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
 
     started = time.perf_counter()
-    import mlsys_grader
+    import mlsys_grader  # imported here: the import is part of what is timed
     from mlsys_grader import grade_bundle
 
     grade_bundle(mlsys_grader.solve("lab07", "cloud"))  # loads both evaluator modules lazily

@@ -12,21 +12,16 @@ The tests assert the reuse itself (tests/test_notebook_api.py, tests/test_notebo
 from __future__ import annotations
 
 import argparse
-import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
+
+from _timing import median_seconds, repeated  # beside this script
 
 
 def _ms(call: Callable[[], object], repeat: int = 1) -> float:
     """The median wall time of ``call`` in milliseconds."""
-    times = []
-    for _ in range(repeat):
-        began = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - began) * 1000)
-    return statistics.median(times)
+    return median_seconds(repeated(lambda _: call(), repeat)) * 1000
 
 
 def main() -> None:

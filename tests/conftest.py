@@ -11,8 +11,8 @@ import itertools
 import json
 from collections.abc import Iterable, Sequence
 from functools import cache
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

@@ -64,7 +64,6 @@ def lab11_e_state(track: str, want) -> dict:
 
 
 def scenarios() -> dict[str, dict]:
-    lab11 = get_lab("lab11")
     out: dict[str, dict] = {}
 
     base = build("lab11", "edge")

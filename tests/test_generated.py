@@ -11,6 +11,7 @@ there are what these cases measure.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 import tomllib
@@ -429,7 +430,7 @@ def _times(bundle) -> list:
 def _steps(bundle) -> list:
     """The spans between consecutive moments of the session (lock, shown, captured per part)."""
     moments = [moment for triple in _times(bundle) for moment in triple]
-    return [later - earlier for earlier, later in zip(moments, moments[1:])]
+    return [later - earlier for earlier, later in itertools.pairwise(moments)]
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -438,9 +439,9 @@ def test_solve_times_come_from_the_seed(lab):
     assert first.to_json() == again.to_json()
     assert none.to_json() == none_again.to_json()
     for one, two in ((first, other), (first, none), (other, none)):
-        pairs = list(zip(_times(one), _times(two)))
-        assert all(a != b for left, right in pairs for a, b in zip(left, right))
-        assert all(a != b for a, b in zip(_steps(one), _steps(two)))  # not one session shifted in time
+        pairs = list(zip(_times(one), _times(two), strict=True))
+        assert all(a != b for left, right in pairs for a, b in zip(left, right, strict=True))
+        assert all(a != b for a, b in zip(_steps(one), _steps(two), strict=True))  # not one session shifted in time
         assert one.created_at != two.created_at
 
 
@@ -451,10 +452,10 @@ def test_a_solve_session_runs_like_a_students(lab):
         moments = [t for triple in _times(bundle) for t in triple] + [bundle.created_at]
         assert moments == sorted(moments) and len(set(moments)) == len(moments)
         assert all(moment.microsecond != 0 for moment in moments)  # stamped by a clock, not round
-        for part, (locked, shown, captured) in zip(PARTS, _times(bundle)):
+        for part, (locked, shown, captured) in zip(PARTS, _times(bundle), strict=True):
             assert timedelta(seconds=1) <= shown - locked <= timedelta(minutes=2), part
             assert timedelta(seconds=30) <= captured - shown <= timedelta(minutes=10), part
-        for (_, _, captured), (locked, _, _) in zip(_times(bundle), _times(bundle)[1:]):
+        for (_, _, captured), (locked, _, _) in itertools.pairwise(_times(bundle)):
             assert timedelta(minutes=1) <= locked - captured <= timedelta(minutes=10)
 
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 import pytest
+from conftest import LAB_TRACKS, LABS, TRACKS, sweep
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +21,6 @@ from mlsys_grader.api import grade_bundle
 from mlsys_grader.labs import get_lab
 from mlsys_grader.student._session import _open_lab_with_clock
 from mlsys_grader.student._views import VIEWS
-
-from conftest import LAB_TRACKS, LABS, TRACKS, sweep
 
 C_SETTINGS = tuple({"shape": shape, "operation": operation}
                    for shape, operation in itertools.product(("aligned", "misaligned"), ("gemm", "scatter")))
@@ -39,7 +38,7 @@ def lab11_rules():
 def _grid(lab, part: str) -> list[dict]:
     """Every combination of the part's non-decision controls (their ``Control.values()``)."""
     controls = [control for control in lab.parts[part].controls if not control.decision]
-    return [dict(zip((c.name for c in controls), values)) for values in itertools.product(*(c.values() for c in controls))]
+    return [dict(zip((c.name for c in controls), values, strict=True)) for values in itertools.product(*(c.values() for c in controls))]
 
 
 def _plan(lab_id: str, track: str, part: str, controls: dict, c_setting: dict | None = None):
@@ -126,6 +125,7 @@ def test_lab07_b_cloud_tie_accepts_equal_and_the_shown_eager_verdict(executions,
     assert accepted == {"equal", "eager"}
 
 
+@pytest.mark.slow  # sweeps the part's whole domain on every track
 def test_lab07_b_ties_occur_only_at_the_four_cloud_settings():
     lab = get_lab("lab07")
     ties = []
@@ -201,6 +201,7 @@ _d_rows = lru_cache(maxsize=None)(_d_sweep)
 
 
 # -- (4) every band applies somewhere, or the numbers say why it cannot -----------------------------
+@pytest.mark.slow  # sweeps the part's whole domain on every track
 def test_lab11_d_small_gain_band_applies_where_the_notebook_shows_1_05():
     rows = _d_rows()
     in_band = [(t, c, L, s) for t, c, L, s, g, accepted in rows if accepted == {"small", "under_half"}]
@@ -215,6 +216,7 @@ def test_lab11_d_small_gain_band_applies_where_the_notebook_shows_1_05():
     assert min(s for *_, s, g, a in rows if s > lab11_rules().D_SMALL_BAND[1]) == 1.31
 
 
+@pytest.mark.slow  # sweeps the part's whole domain on every track
 def test_lab11_d_share_band_cannot_occur_because_at_most_a_third_of_the_gain_survives():
     rows = _d_rows()
     best = max(rows, key=lambda row: row[4])
@@ -235,7 +237,7 @@ def test_lab11_d_share_band_accepts_both_neighbours_when_half_the_gain_survives(
         upstream = {"C": {**c_result, "outputs": {**c_result["outputs"],
                                                     "latency": {"magnitude": kernel_factor * other_ms, "unit": "ms"}}}}
         plan = lab.plan("tinyml", "D", {"speedup": 2}, upstream)
-        s, _, g = lab11_rules().whole_path_gain(plan.result["outputs"])
+        _, _, g = lab11_rules().whole_path_gain(plan.result["outputs"])
         answers[kernel_factor] = (g, lab.displayed_prediction("tinyml", "D", plan), lab.accepted_predictions("tinyml", "D", plan))
     assert answers[1.6] == (0.44, "under_half", {"under_half"})
     assert answers[1.7] == (0.46, "under_half", {"near", "under_half"})
@@ -261,5 +263,5 @@ def test_lab11_a_switch_bands_apply_and_without_a_switch_q_is_0_or_1():
     assert shares == {0.0, 1.0}
     assert neighbours == {
         ("mobile", "compute", f): (q, {"switch", "small"}) for f, q in
-        zip(range(2, 9), (0.08, 0.04, 0.03, 0.02, 0.02, 0.01, 0.01))
+        zip(range(2, 9), (0.08, 0.04, 0.03, 0.02, 0.02, 0.01, 0.01), strict=True)
     } | {("edge", change, 2): (0.97, {"switch", "large"}) for change in ("bandwidth", "reuse")}

@@ -604,7 +604,7 @@ def test_public_check_never_shows_hidden_items(tmp_path, clock):
 
 # -- Otter test helper --------------------------------------------------------------------------
 def test_assert_item_explains_a_lost_item_and_passes_a_kept_one(tmp_path, clock):
-    with pytest.raises(AssertionError, match="No lab07-submission.json next to the notebook"):
+    with pytest.raises(AssertionError, match=r"No lab07-submission\.json next to the notebook"):
         assert_item("lab07", "A", "captured", directory=tmp_path)
     lab = lab07(tmp_path, clock)
     lab.predict("A", "below_25")

@@ -1,7 +1,8 @@
 """The notebooks themselves: masters → student notebooks without drift, real execution, HTML export.
 
-Execution tests run the real student notebooks in a python3 kernel (nbclient) and are
-marked ``slow``.
+Tests that run ``otter assign`` (a child interpreter per lab) or execute the real student
+notebooks in a python3 kernel (nbclient) are marked ``slow``, as is the HTML export of every
+reference beyond one per lab.
 """
 
 from __future__ import annotations
@@ -47,10 +48,13 @@ def _errors(notebook) -> list[str]:
 
 
 # -- masters and generated student notebooks ------------------------------------------------
+@pytest.mark.slow
 def test_committed_student_notebooks_match_their_masters():
+    """Runs ``otter assign`` on each master (a child interpreter per lab)."""
     assert drift(ROOT) == {}
 
 
+@pytest.mark.slow
 def test_an_edited_student_notebook_is_reported_as_drift(tmp_path):
     for lab_id in LABS:
         master = master_path(tmp_path, lab_id)
@@ -76,7 +80,7 @@ def assigned(tmp_path_factory):
 
 
 @pytest.mark.parametrize("lab_id", LABS)
-def test_student_notebook_has_no_solutions_and_no_hidden_tests(assigned, lab_id):
+def test_student_notebook_has_no_solutions_and_no_hidden_tests(lab_id):
     student = nbformat.read(student_path(ROOT, lab_id), as_version=4)
     text = "\n".join(cell.source for cell in student.cells)
     assert "SOLUTION" not in text and "BEGIN TESTS" not in text and "assert_item" not in text
@@ -88,6 +92,7 @@ def test_student_notebook_has_no_solutions_and_no_hidden_tests(assigned, lab_id)
             assert f"'{item}')" not in tests
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lab_id", LABS)
 def test_autograder_tests_carry_the_rubric_points_and_hide_the_hidden_items(assigned, lab_id):
     autograder = nbformat.read(assigned[lab_id] / "autograder" / f"{lab_id}.ipynb", as_version=4)
@@ -96,7 +101,7 @@ def test_autograder_tests_carry_the_rubric_points_and_hide_the_hidden_items(assi
     assert set(tests) == {"A", "B", "C", "D", "E", "synthesis"}
     total = 0.0
     for name, source in tests.items():
-        items = rubric.parts[name] if name in rubric.parts else rubric.synthesis
+        items = rubric.parts.get(name, rubric.synthesis)
         cases = re.findall(r"@test_case\(points=([\d.]+), hidden=(True|False)\)\ndef test_\w+\(\):\n.*\n    assert_item\('"
                            + lab_id + r"', '" + name + r"', '(\w+)'\)", source)
         assert {item: (float(points), hidden == "True") for points, hidden, item in cases} == \
@@ -118,8 +123,8 @@ def test_student_notebook_is_faithful_to_the_seed(lab_id):
                   "budget_scale = 1.0  # budget scale: 0.05..1.5 in steps of 0.05", "q = (r − 1) / (f − 1)",
                   "S < 1.10", "0.45 ≤ g ≤ 0.55", "Defend the accelerator decision"],
     }[lab_id]
-    for phrase in expected + ['TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"', "lab.progress()", "grader.export(",
-                              "lab.synthesis_options()", "lab.report()"]:
+    for phrase in [*expected, 'TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"', "lab.progress()", "grader.export(",
+                   "lab.synthesis_options()", "lab.report()"]:
         assert phrase in text, phrase
 
 

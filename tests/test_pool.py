@@ -26,7 +26,7 @@ def _hostile(task):
     if task == "eat":
         hog = []
         while True:
-            hog.append(bytearray(50 * 1024 * 1024))
+            hog.append(bytes(50 * 1024 * 1024))  # calloc: address space grows at once, as RLIMIT_AS counts it
     if task == "die":
         os._exit(9)
     if task == "raise":

@@ -266,7 +266,7 @@ def test_about_three_times_matches_only_where_a_record_shows_it():
     """'About 3x' counts only on bundles whose records hold a ratio near 3 (launches, traffic), not on the rest."""
     hits = []
     for track in TRACKS:
-        bundle, lab_spec, ctx = _bundle_context("lab07", track, None)
+        _, lab_spec, ctx = _bundle_context("lab07", track, None)
         [quantity] = R.cited_quantities("3x")
         hits.append(any(R._agrees([quantity], R.part_evidence(lab_spec, s), 0.01) for s in ctx.parts.values()))
     assert hits == [False, False, False, False]

@@ -43,7 +43,7 @@ def _texts(cell) -> list[str]:
     """Everything a cell's outputs show as text (tracebacks, streams, plain text, HTML, Markdown)."""
     found = []
     for output in cell.get("outputs", []):
-        found += output.get("traceback", []) + [output.get("text", "")]
+        found += [*output.get("traceback", []), output.get("text", "")]
         found += [str(value) for key, value in output.get("data", {}).items() if key.startswith("text/")]
     return [text for text in found if text]
 

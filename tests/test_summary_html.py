@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import re
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mlsys_grader.course._gradebook import BatchOptions, grade_paths
-from mlsys_grader.course._summary import common_findings, render_summary
+from mlsys_grader.course._gradebook import BatchOptions, GradebookResult, grade_paths
+from mlsys_grader.course._summary import MAX_TABLE_ROWS, common_findings, render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
@@ -44,6 +45,7 @@ def result(tmp_path_factory):
 
 
 def test_page_is_self_contained_and_escapes_student_text(result):
+    result = copy.deepcopy(result)  # edits a copy: the module's graded course is shared with the other tests
     result.rows[0]["reasons"] = "<script>alert(1)</script>"
     result.rows[0]["flags"] = result.rows[0]["flags"] or "integrity"
     page = render_summary(result)
@@ -52,6 +54,17 @@ def test_page_is_self_contained_and_escapes_student_text(result):
     assert "&lt;script&gt;alert(1)" in page
     for heading in ("Most common findings", "Flagged submissions", "Possible collusion", "Inputs that could not be graded"):
         assert heading in page
+
+
+def test_a_long_table_is_cut_and_points_to_the_csv():
+    rows = [{"path": f"in/{i}/<b>.json", "status": "error", "flags": "ungradable", "reasons": "BundleFormatError: not JSON",
+             "lab": "", "track": "", "score": 0, "collusion_group": ""} for i in range(MAX_TABLE_ROWS + 3)]
+    page = render_summary(GradebookResult(rows=rows, columns=["path"]))
+    table = page[page.index('<table class="ungradable">'):]
+    table = table[:table.index("</table>")]
+    assert table.count("<tr>") == 1 + MAX_TABLE_ROWS + 1, "header, the first rows, and one line saying more are in the CSV"
+    assert '<td colspan="3">… more rows in the CSV gradebook</td>' in table
+    assert f"in/<wbr>{MAX_TABLE_ROWS - 1}/<wbr>&lt;b&gt;.json" in table and f"in/<wbr>{MAX_TABLE_ROWS}/" not in table
 
 
 def test_common_findings_group_messages_that_differ_only_in_numbers():

@@ -60,7 +60,7 @@ def test_records_without_evaluator_outputs_earn_nothing(lab):
     """Measured: five hand-written records that replay nothing scored captured, fresh, contrast and
     prediction_locked on every part (45 of the 61 points the gaming bundle got)."""
     bundle = solved(lab, "mobile", 5)
-    for part, record in bundle["evidence"].items():
+    for record in bundle["evidence"].values():
         for name in ("baseline", "result", "chosen_result"):
             if record.get(name) is not None:
                 record[name] = {"inputs": record[name]["inputs"]}

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from .labspec import LabSpec, PartPlan
-from .models import PARTS, Bundle, EvidenceRecord, PartId, PartRun, Scalar, Synthesis, part_key
+from .models import Bundle, EvidenceRecord, PartId, PartRun, Scalar, Synthesis, part_key
 
 
 def record_from_plan(
@@ -28,9 +28,9 @@ def record_from_plan(
 
 
 def plan_all(lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
-    """Plans for every part, in dependency order."""
+    """Plans for every part of the lab, in its order (a part depends only on parts before it)."""
     plans: dict[str, PartPlan] = {}
-    for part in PARTS:
+    for part in lab.part_ids():
         upstream = {dep: plans[dep].result for dep in lab.parts[part].depends_on}
         plans[part] = lab.plan(track, part, lab.parts[part].check_controls(controls[part]), upstream)
     return plans
@@ -54,11 +54,12 @@ def session_start(rng: random.Random) -> datetime:
     return datetime(2026, 1, 5, 8, tzinfo=UTC) + timedelta(days=rng.randrange(28), seconds=rng.uniform(0, 14 * 3600))
 
 
-def session_times(rng: random.Random, start: datetime) -> tuple[dict[PartId, tuple[datetime, datetime, datetime]], datetime]:
-    """Per part (locked, shown, captured), in part order, and when the bundle is written."""
+def session_times(rng: random.Random, start: datetime,
+                  parts: Iterable[str]) -> tuple[dict[PartId, tuple[datetime, datetime, datetime]], datetime]:
+    """Per part of ``parts`` (locked, shown, captured), in that order, and when the bundle is written."""
     times: dict[PartId, tuple[datetime, datetime, datetime]] = {}
     moment = start
-    for part in PARTS:
+    for part in map(part_key, parts):
         locked = moment + _seconds(rng, READ_BEFORE_LOCK_S)
         shown = locked + _seconds(rng, LOCK_TO_SHOWN_S)
         moment = shown + _seconds(rng, SHOWN_TO_CAPTURE_S)
@@ -85,13 +86,14 @@ def bundle_from_controls(
     """
     names = rng or random.Random(0)
     plans = plan_all(lab, track, controls)
-    predictions = {part: names.choice(sorted(lab.accepted_predictions(track, part, plans[part]))) for part in PARTS}
+    parts = [part_key(part) for part in lab.part_ids()]
+    predictions = {part: names.choice(sorted(lab.accepted_predictions(track, part, plans[part]))) for part in parts}
     synthesis = Synthesis(**lab.reference_synthesis(track, plans, names))
     session_rng = session_rng or random.Random(names.getrandbits(64))
-    times, created = session_times(session_rng, start if start is not None else session_start(session_rng))
+    times, created = session_times(session_rng, start if start is not None else session_start(session_rng), parts)
     evidence: dict[PartId, EvidenceRecord] = {}
     runs: dict[PartId, PartRun] = {}
-    for part in PARTS:
+    for part in parts:
         locked, shown, captured = times[part]
         evidence[part] = record_from_plan(
             lab, track, plans[part], predictions[part], mlsysim_version=mlsysim_version, grader_version=grader_version,
@@ -101,7 +103,7 @@ def bundle_from_controls(
         runs[part] = PartRun(prediction=predictions[part], prediction_locked_at=locked, first_shown_at=shown,
                              first_run_controls=_run_controls(lab, part, controls[part]), first_run_at=shown,
                              first_run_upstream=upstream or None)
-    bundle = Bundle(lab=lab.lab_id, track=track, controls={part: dict(controls[part]) for part in PARTS},
+    bundle = Bundle(lab=lab.lab_id, track=track, controls={part: dict(controls[part]) for part in parts},
                     evidence=evidence, synthesis=synthesis, runs=runs, mlsysim_version=mlsysim_version,
                     grader_version=grader_version, created_at=created)
     return bundle.sealed()
@@ -116,7 +118,7 @@ def solve(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, g
     fixed session per lab and track.
     """
     rng = random.Random(seed) if seed is not None else None
-    controls: dict[str, dict[str, Any]] = {part: lab.sample_controls(track, part, rng) for part in PARTS}
+    controls: dict[str, dict[str, Any]] = {part: lab.sample_controls(track, part, rng) for part in lab.part_ids()}
     # A string seed is hashed with SHA-512 by ``random``: the same session in every run.
     session_rng = random.Random(f"mlsys-grader solve session {lab.lab_id} {track} {seed}")
     return bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version, grader_version=grader_version,

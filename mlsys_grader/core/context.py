@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import DomainError
 from .labspec import Control, LabSpec, PartPlan
-from .models import PARTS, Bundle, EvidenceRecord, PartId
+from .models import Bundle, EvidenceRecord, PartId, part_key
 from .rubric import Rubric
 
 
@@ -161,10 +161,10 @@ def _record_state(lab: LabSpec, track: str, part: PartId, record: EvidenceRecord
 
 
 def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
-    """Rebuild every part from its record and from the final controls."""
+    """Rebuild every part of the lab, in its order, from its record and from the final controls."""
     parts: dict[PartId, PartState] = {}
     final_results: dict[str, Any] = {}
-    for part in PARTS:
+    for part in map(part_key, lab.part_ids()):
         record = bundle.evidence.get(part)
         try:
             state = _part_state(lab, bundle, part, record, final_results)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from .capture import plan_all
 from .labspec import PartPlan
-from .models import PARTS, EvidenceRecord
+from .models import EvidenceRecord, part_key
 from .report import Finding
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def _recorded_plan(record: EvidenceRecord) -> PartPlan | None:
 
 def _default_plans(ctx: GradingContext) -> dict[str, PartPlan]:
     lab = ctx.lab
-    return plan_all(lab, ctx.track, {part: lab.sample_controls(ctx.track, part, None) for part in PARTS})
+    return plan_all(lab, ctx.track, {part: lab.sample_controls(ctx.track, part, None) for part in lab.part_ids()})
 
 
 def _plans(ctx: GradingContext) -> tuple[dict[str, PartPlan], set[str]]:
@@ -137,8 +137,8 @@ def _plans(ctx: GradingContext) -> tuple[dict[str, PartPlan], set[str]]:
     """
     plans: dict[str, PartPlan] = {}
     recorded: set[str] = set()
-    for part in PARTS:
-        state = ctx.parts.get(part)
+    for part in ctx.lab.part_ids():
+        state = ctx.parts.get(part_key(part))
         plan = state.plan or state.final_plan if state is not None else None
         if plan is None and state is not None and state.record is not None:
             plan = _recorded_plan(state.record)
@@ -146,7 +146,7 @@ def _plans(ctx: GradingContext) -> tuple[dict[str, PartPlan], set[str]]:
                 recorded.add(part)
         if plan is not None:
             plans[part] = plan
-    if len(plans) < len(PARTS):
+    if len(plans) < len(ctx.lab.parts):
         plans = {**_default_plans(ctx), **plans}
     return plans, recorded
 

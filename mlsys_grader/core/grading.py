@@ -15,6 +15,11 @@ REVIEW_CRITERIA = INTEGRITY_CRITERIA | {"format", "grader", "generated"}
 does not match its own hash, a grader failure and the grader's own template as rationale (the
 findings behind the ``integrity``, ``version_drift``, ``grader_error`` and ``generated`` flags)."""
 
+RECAPTURE_CRITERIA = ("stale", "contrast")
+"""Criteria of the findings a recapture of the part clears: evidence that no longer matches the
+final settings (``stale``) and an intervention that does not differ from its baseline
+(``contrast``).  The notebook warns about these as soon as a part is run or captured."""
+
 
 def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
     """Points per part.
@@ -59,6 +64,13 @@ def staff_flags(findings: list[Finding]) -> list[str]:
     return sorted(flags)
 
 
+def finding_order(lab: LabSpec) -> dict[str, int]:
+    """Where a finding on each part goes in a report: the lab's parts in its order, any other
+    part letter of the bundle after them, then the synthesis and the bundle itself."""
+    others = [part for part in PARTS if part not in lab.parts]
+    return {name: index for index, name in enumerate((*lab.part_ids(), *others, "synthesis", "bundle"))}
+
+
 def _run_check(check: Check, ctx: GradingContext) -> list[Finding]:
     """A check's findings; if the check itself fails, one ``grader`` finding for staff instead.
 
@@ -77,7 +89,7 @@ def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str,
     """Grade one validated bundle; never raises for a bad submission."""
     ctx = build_context(bundle, lab, rubric, mlsysim_version=mlsysim_version, grader_version=grader_version)
     findings = [finding for check in CHECKS for finding in _run_check(check, ctx)]
-    order = {name: index for index, name in enumerate((*PARTS, "synthesis", "bundle"))}
+    order = finding_order(lab)
     findings.sort(key=lambda f: order[f.part])
     parts = score(findings, rubric)
     return GradeReport(

@@ -10,7 +10,12 @@ notebook renders (:meth:`LabSpec.render`, :meth:`LabSpec.header_facts`), which
 synthesis answers it asks for (:attr:`LabSpec.synthesis_fields`,
 :meth:`LabSpec.synthesis_choices`), the words of its Otter master notebook
 (:attr:`LabSpec.notebook`) and where that master lives (:meth:`LabSpec.master_path`),
-and the layout of the book's marimo export (:attr:`LabSpec.marimo_layout`).
+and the layout of the book's marimo export (:attr:`LabSpec.marimo_layout`).  The book
+words some of a lab's text per track: a part's scenario (:attr:`LabSpec.scenarios`, filled
+from :meth:`LabSpec.track_facts`), an option's label (:attr:`LabSpec.track_labels`); and
+its labs close with a "Local evidence report" (:attr:`LabSpec.learning_objectives`,
+:attr:`LabSpec.big_takeaways`, :attr:`LabSpec.source_trace`, the radio labels of
+:attr:`LabSpec.decision_labels`, :meth:`LabSpec.captured_decision`).
 """
 
 from __future__ import annotations
@@ -23,13 +28,14 @@ import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
 
 if TYPE_CHECKING:
-    from .rationale import ChoiceTerms
+    from .rationale import ChoiceTerms, RecordedArms
 
 
 @dataclass(frozen=True)
@@ -287,6 +293,20 @@ class LabSpec(abc.ABC):
     """The words of the lab's Otter master notebook; None for a lab whose master is written by hand."""
     marimo_layout: MarimoLayout | None = None
     """The layout of the book's marimo export of this lab; None when the book has no marimo lab for it."""
+    scenarios: Mapping[str, str] = MappingProxyType({})
+    """Part → its scenario where the book words it per track (Markdown, ``{name}`` placeholders filled
+    from :meth:`track_facts`).  A part not listed reads the same on every track (its notebook holds it)."""
+    track_labels: Mapping[tuple[str, str], Mapping[str, str]] = MappingProxyType({})
+    """(synthesis answer, value) → {track: label, ``"*"``: every other track} for an option the book
+    labels differently on some tracks; an option not listed keeps its :class:`Choice` label."""
+    decision_labels: Mapping[tuple[str, str], Mapping[str, str]] = MappingProxyType({})
+    """(part, decision control) → {value: the book's radio label}; a decision not listed shows its values."""
+    learning_objectives: tuple[str, ...] = ()
+    """The closing "Local evidence report"'s learning objectives (the seeds' ``build_lab_report``)."""
+    big_takeaways: tuple[str, ...] = ()
+    """The closing report's big takeaways."""
+    source_trace: str = ""
+    """The closing report's source trace: where the lab's numbers come from."""
 
     # -- evaluators -------------------------------------------------------------
     cache_size: int = 8192
@@ -372,7 +392,7 @@ class LabSpec(abc.ABC):
         submission's recommendation and rejected alternative (see :mod:`.rationale`)."""
 
     @abc.abstractmethod
-    def evidence_quantities(self, record: Any) -> list[tuple[float, str]]:
+    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]:
         """(magnitude, unit) for every quantity a record shows the student, and for what a student
         derives from them (:func:`.rationale.compared`, :func:`.rationale.share`).
 
@@ -424,6 +444,29 @@ class LabSpec(abc.ABC):
     def header_facts(self, track: str) -> list[tuple[str, str]]:
         """The notebook header's meta boxes (label, value) for ``track``; default: the track alone."""
         return [("Track", track.title())]
+
+    def track_facts(self, track: str) -> dict[str, str]:
+        """What the book fills in from ``track`` (a device's or host's name…; ``scenario``: the
+        investigation in one line, for the closing report).  Default: nothing."""
+        return {}
+
+    def scenario(self, track: str, part: str) -> str | None:
+        """The part's scenario in the book's words for ``track`` (Markdown), or None when it reads the same on every track."""
+        template = self.scenarios.get(part)
+        return template.format(**self.track_facts(track)) if template else None
+
+    def option_label(self, what: str, value: str, track: str, default: str) -> str:
+        """The label the book shows on ``track`` for option ``value`` of the synthesis answer ``what``
+        (``default``, the option's own label, when the book words it the same on every track)."""
+        labels = self.track_labels.get((what, value))
+        if not labels:
+            return default
+        return labels.get(track, labels.get("*", default))
+
+    def captured_decision(self, bundle: Any) -> list[tuple[str, str]]:
+        """(heading, the book's label) for the answers a part's captured decision gives, which the closing
+        report lists before the synthesis answers.  Default: none (the synthesis holds the recommendation)."""
+        return []
 
     def master_path(self, root: Path) -> Path:
         """The lab's Otter master notebook, for the source tree at ``root``.

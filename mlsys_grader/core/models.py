@@ -78,7 +78,7 @@ class EvidenceRecord(_Strict):
     chosen_result: dict[str, Any] | None = Field(default=None, description="The arm the decision keeps, when the part has a decision.")
     result_role: ShortText | None = Field(default=None, description="What the `result` arm is for the decision.")
     upstream_fingerprint: Hex64 = Field(description="SHA-256 of the track and the settings this record depends on.")
-    lab: ShortText | None = Field(default=None, description="Lab id (`lab07`, `lab11`).")
+    lab: ShortText | None = Field(default=None, description="Lab id of any registered lab, e.g. `lab07`.")
     mlsysim_version: ShortText | None = Field(default=None, description="mlsysim version the arms were produced with.")
     grader_version: ShortText | None = Field(default=None, description="mlsys_grader version that captured the record.")
     captured_at: Timestamp | None = Field(default=None, description="When the record was captured (ISO 8601).")
@@ -119,7 +119,7 @@ class Bundle(_Strict):
     """One student's submission for one lab on one track."""
 
     schema_version: Literal[2] = Field(default=SCHEMA_VERSION, description="Bundle schema version.")
-    lab: ShortText = Field(description="Lab id (`lab07` or `lab11`).")
+    lab: ShortText = Field(description="Lab id of any registered lab, e.g. `lab07`.")
     track: ShortText = Field(description="Deployment track (`tinyml`, `mobile`, `edge`, `cloud`).")
     controls: dict[PartId, dict[str, Scalar]] = Field(default_factory=dict, description="Final control values per part.")
     evidence: dict[PartId, EvidenceRecord] = Field(default_factory=dict, description="Captured evidence per part.")

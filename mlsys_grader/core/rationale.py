@@ -335,10 +335,6 @@ class CitedQuantity:
     dims: tuple[str, ...]
     written: float
 
-    @property
-    def dimensionality(self) -> str:
-        return self.dims[0]
-
 
 @lru_cache(maxsize=512)
 def _unit_scale(unit: str) -> tuple[float, str] | None:
@@ -538,11 +534,11 @@ def part_evidence(lab: LabSpec, state: PartState) -> dict[str, list[float]]:
 
     When the record replays, its arms are the lab's memoised replay (the same objects every
     time those settings are graded), so the index is cached on the lab by arm identity;
-    otherwise it is read from the record itself.
+    otherwise it is read from the record itself (a part without one has no evidence).
     """
     plan = state.plan
     if plan is None:
-        return _indexed(lab.evidence_quantities(state.record))
+        return _indexed(lab.evidence_quantities(state.record)) if state.record is not None else {}
     arms = (plan.baseline, plan.result, *plan.alternatives)
     key = (state.part, *map(id, arms))
     cache = lab.__dict__.setdefault("_rationale_evidence", {})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import tomllib
 from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -80,7 +81,7 @@ def rubric_from_toml(text: str, *, expected_lab: str | None = None, source: str 
     return rubric
 
 
-def _expand(data: Mapping) -> dict:
+def _expand(data: Mapping[str, Any]) -> dict[str, Any]:
     """Apply ``[every_part]`` to each part listed in ``parts``, then the part's own items."""
     data = dict(data)
     every = data.pop("every_part", {})

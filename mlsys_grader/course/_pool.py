@@ -25,7 +25,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -159,16 +159,18 @@ def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any
                        initargs=(work, timeout_s, memory_mb, os.getpid()), context=multiprocessing.get_context("fork"))
     broken: list[int] = []
     try:
-        futures: dict[Future[Result], int] = {
-            pool.schedule(_run_in_worker, args=(tasks[i],), timeout=timeout_s + GRACE_S): i for i in indices}
-        pending = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in sorted(done, key=futures.__getitem__):
-                if isinstance(future.exception(), BrokenProcessPool):
-                    broken.append(futures[future])
-                else:
-                    on_result(futures[future], _outcome(future, timeout_s))
+        futures: dict[Future[Result], int] = {}
+        for position, index in enumerate(indices):
+            try:
+                futures[pool.schedule(_run_in_worker, args=(tasks[index],), timeout=timeout_s + GRACE_S)] = index
+            except RuntimeError:  # the pool broke down while the batch was handed to it
+                broken.extend(indices[position:])
+                break
+        for future in as_completed(futures):  # waits on every future once: linear in the batch size
+            if isinstance(future.exception(), BrokenProcessPool):
+                broken.append(futures[future])
+            else:
+                on_result(futures[future], _outcome(future, timeout_s))
     finally:
         pool.stop()
         pool.join()

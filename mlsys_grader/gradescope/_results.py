@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core import flags as flag_names
+from ..core.grading import REVIEW_CRITERIA
 from ..core.report import HIDDEN_ITEMS, GradeReport
 from ._otter_tests import OtterResults
 from ._record import ScoreOfRecord
@@ -166,7 +167,7 @@ def _staff_lines(record: ScoreOfRecord, flags: list[str], notes: Iterable[str]) 
              f"graded: {record.source}" + (f" (sha256 {record.bundle_sha256})" if record.bundle_sha256 else "")]
     lines += [f"- {note}" for note in dict.fromkeys(notes)]
     lines += [f"- [{f.part}] {f.criterion}: {f.message}" for f in record.report.findings
-              if f.criterion in ("replay", "domain", "version", "format", "grader", "generated")]
+              if f.criterion in REVIEW_CRITERIA]
     return lines
 
 

@@ -458,6 +458,30 @@ NOTEBOOK = NotebookText(
 )
 
 
+# -- the words the book fills in from the track, and its closing report ------------------
+# Part scenarios the seeds word per track (the parts whose ``NOTEBOOK`` scenario is None);
+# placeholders come from ``Lab07.track_facts``.
+SCENARIOS = {
+    "A": ("Maya, the performance engineer, keeps arithmetic and payload fixed on **{device}** while "
+          "changing only the number of dispatches."),
+    "B": "Ishan, the compiler engineer, separates repeated execution count from {recompile_context}.",
+    "D": ("Noah, the training engineer, runs this track on **{training_host}** and compares saved "
+          "activations against repeated forward work."),
+}
+TRACK_LABELS = {("reevaluation_trigger", "shape_guards"): {"tinyml": "Deployment shapes change", "*": "Shape guards change"}}
+DECISION_LABELS = {
+    ("E", "decision"): {"selected": "Use selected path", "hold": "Hold native baseline for more evidence",
+                        "none": "No feasible target path"},
+}
+LEARNING_OBJECTIVES = ("Quantify dispatch and compilation overhead across repeated execution",
+                       "Compare graph traffic and activation storage across framework policies",
+                       "Diagnose native, fallback, and unsupported deployment paths")
+BIG_TAKEAWAYS = ("Fine-grained work can spend more time dispatching than computing.",
+                 "Compilation and fusion repay costs only when reuse and graph continuity preserve their savings.",
+                 "Recomputation and fallback move cost between memory, arithmetic, and portability.")
+SOURCE_TRACE = "Illustrative operation graph and support fixture; MLSysIM v1_07_experiments evaluators."
+
+
 # -- the book's marimo export ------------------------------------------------------------
 def _chosen_or_result(capture: Mapping[str, Any]) -> Any:
     return capture.get("chosen_result") or capture.get("result") or {}
@@ -488,6 +512,12 @@ class Lab07(LabSpec):
     synthesis_fields = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
     notebook = NOTEBOOK
     marimo_layout = MARIMO_LAYOUT
+    scenarios = SCENARIOS
+    track_labels = TRACK_LABELS
+    decision_labels = DECISION_LABELS
+    learning_objectives = LEARNING_OBJECTIVES
+    big_takeaways = BIG_TAKEAWAYS
+    source_trace = SOURCE_TRACE
 
     def _evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         return ev.replay(model_key, inputs)
@@ -510,6 +540,15 @@ class Lab07(LabSpec):
         profile = ev.TRACKS[track]
         return [("Track", profile.display), ("Workload", profile.workload), ("Target", profile.target.name),
                 ("Output", "Runtime-path recommendation")]
+
+    def track_facts(self, track: str) -> dict[str, str]:
+        """The target device, part D's default training host, how this track recompiles, and the workload."""
+        profile = ev.TRACKS[track]
+        host = self.plan(track, "D", self.parts["D"].defaults(), {}).baseline["training_host"]
+        context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
+                   "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
+        return {"device": profile.target.name, "training_host": host, "recompile_context": context,
+                "scenario": profile.workload}
 
     # -- building ---------------------------------------------------------------
     def _arm_inputs(self, track: str, part: str, c: Mapping[str, Any]) -> tuple[dict, dict, list[dict], dict]:

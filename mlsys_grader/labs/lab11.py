@@ -549,6 +549,20 @@ def _marimo_binding(captures: Mapping[str, Any]) -> Binding:
 
 
 # The recommendation and the rejected candidate are part E's captured decision, not synthesis answers.
+# -- the book's radio labels and its closing report ---------------------------------------
+DECISION_LABELS = {
+    ("E", "choice"): {"primary": "Primary", "alternative": "Alternative", "hold": "No change / hold for more evidence",
+                      "none": "No feasible design"},
+    ("E", "rejected"): {"primary": "Primary", "alternative": "Alternative"},
+}
+LEARNING_OBJECTIVES = ("Identify the binding roofline resource", "Test local-memory and execution-support boundaries",
+                       "Compare kernel and application speedup", "Rank feasible accelerators under explicit budgets")
+BIG_TAKEAWAYS = ("Peak arithmetic helps only when compute binds.", "Local capacity and execution support can force remapping.",
+                 "Host, transfer, and launch stages cap application speedup.",
+                 "Selection filters constraints before optimizing an objective.")
+SOURCE_TRACE = "MLSysIM registry hardware; analytical MLSysIM Chapter 11 experiment models, not measured benchmarks."
+
+
 MARIMO_LAYOUT = MarimoLayout("v1_11_hardware_roofline", "recommendation", "rejected", "trigger", "E", _marimo_binding)
 
 
@@ -561,6 +575,10 @@ class Lab11(LabSpec):
     limitations = LIMITATIONS
     notebook = NOTEBOOK
     marimo_layout = MARIMO_LAYOUT
+    decision_labels = DECISION_LABELS
+    learning_objectives = LEARNING_OBJECTIVES
+    big_takeaways = BIG_TAKEAWAYS
+    source_trace = SOURCE_TRACE
 
     def _evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         result = ev.replay_experiment({"track_id": track, "model_key": model_key, "inputs": inputs})
@@ -578,6 +596,21 @@ class Lab11(LabSpec):
         scenario = ev.get_track_scenario(_track(track))
         return [("Machine", scenario.hardware.name), ("Track", scenario.track.title()),
                 ("Deliverable", "Constrained accelerator decision"), ("Assumptions", scenario.assumption_label.capitalize())]
+
+    def track_facts(self, track: str) -> dict[str, str]:
+        """The track's accelerator and the investigation in one line."""
+        scenario = ev.get_track_scenario(_track(track))
+        return {"device": scenario.hardware.name, "scenario": f"{scenario.hardware.name} analytical accelerator-fit investigation"}
+
+    def captured_decision(self, bundle: Any) -> list[tuple[str, str]]:
+        """Part E's captured recommendation and rejected candidate, in the book's radio labels."""
+        record = bundle.evidence.get("E")
+        chosen = record.decision if record is not None else None
+        if not isinstance(chosen, Mapping):
+            return []
+        labels = DECISION_LABELS[("E", "choice")]
+        return [("Recommendation (part E)", labels.get(chosen.get("recommendation") or "", "—")),
+                ("Rejected candidate (part E)", labels.get(chosen.get("rejected") or "", "—"))]
 
     # -- building (mirrors the seed's cell that computes every arm) --------------
     def _arm_inputs(self, track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]):

@@ -51,16 +51,16 @@ from typing import Any
 
 from .._version import __version__
 from ..core.capture import record_from_plan
+from ..core.grading import RECAPTURE_CRITERIA
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec, PartPlan
 from ..core.models import Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, part_key, submission_filename
 from ..core.report import GradeReport
 from ..errors import BundleFormatError, DomainError, UnknownLabError
+from ..labs import get_lab
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
-
-TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 
 def submission_path(lab_id: str, directory: str | os.PathLike | None = None) -> Path:
@@ -141,7 +141,6 @@ class LabSession:
 
     def _open(self, lab_id: str, track: str, path: Path, clock: Callable[[], datetime]) -> None:
         from ..api import mlsysim_version
-        from ..labs import get_lab
 
         self.lab: LabSpec = get_lab(lab_id)
         if track not in self.lab.tracks:
@@ -288,7 +287,7 @@ class LabSession:
             self._report = (key, grade_bundle(bundle))
         return self._report[1]
 
-    def _problems(self, criteria: tuple[str, ...] = ("stale", "contrast")) -> dict[str, list[str]]:
+    def _problems(self, criteria: tuple[str, ...] = RECAPTURE_CRITERIA) -> dict[str, list[str]]:
         found: dict[str, list[str]] = {}
         for finding in self._full_report().public().findings:
             if finding.criterion in criteria:
@@ -348,9 +347,7 @@ class LabSession:
     # -- the student's verbs -------------------------------------------------------------
     def scenario(self, part: str) -> BookText | None:
         """The part's scenario in the book's words for this track (None when it reads the same on every track)."""
-        from ._text import scenario_text
-
-        text = scenario_text(self.lab_id, self._part(part, "scenario"), self.track, self.lab)
+        text = self.lab.scenario(self.track, self._part(part, "scenario"))
         return BookText(text) if text else None
 
     def predict(self, part: str, choice: Any, **controls: Any) -> Notice:
@@ -453,10 +450,8 @@ class LabSession:
                 "capture the settings you want as evidence, but a prediction changed now counts as locked late.")
 
     def _decision_labels(self, part: str, name: str) -> dict[Any, str]:
-        from ._text import DECISION_LABELS
-
         control = self.lab.parts[part].control(name)
-        labels = DECISION_LABELS.get((self.lab_id, part, name), {})
+        labels = self.lab.decision_labels.get((part, name), {})
         return {value: labels.get(value, "") for value in control.choices if value is not None}
 
     def capture(self, part: str, **decision: Any) -> Notice:
@@ -542,10 +537,8 @@ class LabSession:
 
     def synthesis_options(self) -> Options:
         """Allowed values (value → label) for each closed synthesis answer, labelled as the book labels them on this track."""
-        from ._text import label_for
-
         def labelled(what: str, choices) -> dict[str, str]:
-            return {c.value: label_for(self.lab_id, what, c.value, self.track, c.label) for c in choices}
+            return {c.value: self.lab.option_label(what, c.value, self.track, c.label) for c in choices}
 
         options = Options()
         for name, choices in self.lab.synthesis_choices().items():
@@ -659,7 +652,7 @@ def _open_lab_with_clock(lab_id: str, track: str, clock: Callable[[], datetime],
     """:func:`open_lab` reading times from ``clock``: for the package's own tests, not part of the API."""
     _advice.install()  # from here on, a mistake in a notebook cell shows as its advice, not a traceback
     if _unanswered(track):
-        raise DomainError(f"Choose a track first: set TRACK to one of {choices_text(TRACKS)}.")
+        raise DomainError(f"Choose a track first: set TRACK to one of {choices_text(get_lab(lab_id).tracks)}.")
     session = LabSession.__new__(LabSession)
     session._open(lab_id, track, submission_path(lab_id, directory), clock)
     return session

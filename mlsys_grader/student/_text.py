@@ -1,106 +1,71 @@
 """The book's words that a notebook can only show once it knows the track.
 
 Most of a lab's text is the same on every track and lives in the notebooks themselves
-(``solutions/build_masters.py`` writes it from the seeds).  What the seeds fill in from
-the track — a device's or host's name, a TinyML-specific sentence or label — is here,
-next to the learning objectives and takeaways of the seeds' closing "Local evidence
-report", so the session can render them in the book's wording for the student's track.
+(``solutions/build_masters.py`` writes it from the lab's ``notebook``).  What the seeds fill
+in from the track — a device's or host's name, a TinyML-specific sentence or label — and
+the learning objectives, takeaways and source trace of the seeds' closing "Local evidence
+report" belong to the lab (:class:`~mlsys_grader.core.labspec.LabSpec`); the functions here
+ask it, so the session renders them in the book's wording for the student's track.
+
+The mappings below read the same words keyed by lab id, for callers that look them up
+that way: ``DECISION_LABELS[(lab, part, control)]``, ``LEARNING_OBJECTIVES[lab]``… Each
+lookup loads only the lab it names (loading a lab imports mlsysim).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from ..core.labspec import LabSpec
+from ..errors import UnknownLabError
+from ..labs import get_lab, lab_ids
 
-if TYPE_CHECKING:
-    from mlsysim.labs.experiments.v1_11_experiments import Track
 
-# Part scenarios whose words depend on the track (seed: the part's ``intro`` markdown).
-# Placeholders are filled by :func:`track_facts`.
-SCENARIOS: Mapping[tuple[str, str], str] = {
-    ("lab07", "A"): ("Maya, the performance engineer, keeps arithmetic and payload fixed on **{device}** while "
-                     "changing only the number of dispatches."),
-    ("lab07", "B"): "Ishan, the compiler engineer, separates repeated execution count from {recompile_context}.",
-    ("lab07", "D"): ("Noah, the training engineer, runs this track on **{training_host}** and compares saved "
-                     "activations against repeated forward work."),
-}
+class _FromLabs(Mapping[Any, Any]):
+    """A read-only mapping over the registered labs: ``entries(lab)`` gives one lab's keys, each
+    being its lab id or a tuple that starts with it."""
 
-# Labels the seeds word differently on one track: (lab, what, value) -> {track: label, "*": every other track}.
-TRACK_LABELS: Mapping[tuple[str, str, str], Mapping[str, str]] = {
-    ("lab07", "reevaluation_trigger", "shape_guards"): {"tinyml": "Deployment shapes change", "*": "Shape guards change"},
-}
+    def __init__(self, entries: Callable[[LabSpec], Mapping[Any, Any]]):
+        self._entries = entries
+
+    def _lab_entries(self, lab_id: Any) -> Mapping[Any, Any]:
+        if not isinstance(lab_id, str):
+            return {}
+        try:
+            return self._entries(get_lab(lab_id))
+        except UnknownLabError:
+            return {}
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._lab_entries(key[0] if isinstance(key, tuple) and key else key)[key]
+
+    def __iter__(self) -> Iterator[Any]:
+        return (key for lab_id in lab_ids() for key in self._lab_entries(lab_id))
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
 
 # The seeds' radio labels for each part's decision: (lab, part, control) -> {value: label}.
-DECISION_LABELS: Mapping[tuple[str, str, str], Mapping[str, str]] = {
-    ("lab07", "E", "decision"): {"selected": "Use selected path", "hold": "Hold native baseline for more evidence",
-                                 "none": "No feasible target path"},
-    ("lab11", "E", "choice"): {"primary": "Primary", "alternative": "Alternative",
-                               "hold": "No change / hold for more evidence", "none": "No feasible design"},
-    ("lab11", "E", "rejected"): {"primary": "Primary", "alternative": "Alternative"},
-}
-
-# The seeds' ``build_lab_report(learning_objectives=…, big_takeaways=…)``.
-LEARNING_OBJECTIVES: Mapping[str, tuple[str, ...]] = {
-    "lab07": ("Quantify dispatch and compilation overhead across repeated execution",
-              "Compare graph traffic and activation storage across framework policies",
-              "Diagnose native, fallback, and unsupported deployment paths"),
-    "lab11": ("Identify the binding roofline resource", "Test local-memory and execution-support boundaries",
-              "Compare kernel and application speedup", "Rank feasible accelerators under explicit budgets"),
-}
-BIG_TAKEAWAYS: Mapping[str, tuple[str, ...]] = {
-    "lab07": ("Fine-grained work can spend more time dispatching than computing.",
-              "Compilation and fusion repay costs only when reuse and graph continuity preserve their savings.",
-              "Recomputation and fallback move cost between memory, arithmetic, and portability."),
-    "lab11": ("Peak arithmetic helps only when compute binds.", "Local capacity and execution support can force remapping.",
-              "Host, transfer, and launch stages cap application speedup.",
-              "Selection filters constraints before optimizing an objective."),
-}
-# The seeds' ``source_trace``.
-SOURCE_TRACE: Mapping[str, str] = {
-    "lab07": "Illustrative operation graph and support fixture; MLSysIM v1_07_experiments evaluators.",
-    "lab11": "MLSysIM registry hardware; analytical MLSysIM Chapter 11 experiment models, not measured benchmarks.",
-}
+DECISION_LABELS: Mapping[tuple[str, str, str], Mapping[str, str]] = _FromLabs(
+    lambda lab: {(lab.lab_id, part, control): labels for (part, control), labels in lab.decision_labels.items()})
+# The seeds' ``build_lab_report(learning_objectives=…, big_takeaways=…, source_trace=…)``.
+LEARNING_OBJECTIVES: Mapping[str, tuple[str, ...]] = _FromLabs(lambda lab: {lab.lab_id: lab.learning_objectives})
+BIG_TAKEAWAYS: Mapping[str, tuple[str, ...]] = _FromLabs(lambda lab: {lab.lab_id: lab.big_takeaways})
+SOURCE_TRACE: Mapping[str, str] = _FromLabs(lambda lab: {lab.lab_id: lab.source_trace})
 
 
 def label_for(lab_id: str, what: str, value: str, track: str, default: str) -> str:
     """The label the book shows on ``track`` for ``value`` of ``what`` (``default`` when it has no track wording)."""
-    labels = TRACK_LABELS.get((lab_id, what, value))
-    if not labels:
-        return default
-    return labels.get(track, labels.get("*", default))
-
-
-def _lab07_facts(track: str, lab: LabSpec) -> dict[str, str]:
-    from mlsysim.labs.experiments import v1_07_experiments as ev  # mlsysim loads on first use (seconds)
-
-    profile = ev.TRACKS[track]
-    defaults = lab.parts["D"].defaults()
-    host = lab.plan(track, "D", defaults, {}).baseline["training_host"]
-    context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
-               "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
-    return {"device": profile.target.name, "training_host": host, "recompile_context": context,
-            "scenario": profile.workload}
-
-
-def _lab11_facts(track: str, lab: LabSpec) -> dict[str, str]:
-    from mlsysim.labs.experiments import v1_11_experiments as ev  # mlsysim loads on first use (seconds)
-
-    scenario = ev.get_track_scenario(cast("Track", track))  # the session only opens the lab's own tracks
-    return {"device": scenario.hardware.name, "scenario": f"{scenario.hardware.name} analytical accelerator-fit investigation"}
-
-
-_FACTS: Mapping[str, Callable[[str, LabSpec], dict[str, str]]] = {"lab07": _lab07_facts, "lab11": _lab11_facts}
+    return get_lab(lab_id).option_label(what, value, track, default)
 
 
 def track_facts(lab_id: str, track: str, lab: LabSpec) -> dict[str, str]:
     """What the seeds fill in from the track (device, training host, scenario…); empty for a lab without any."""
-    facts = _FACTS.get(lab_id)
-    return facts(track, lab) if facts else {}
+    return lab.track_facts(track)
 
 
 def scenario_text(lab_id: str, part: str, track: str, lab: LabSpec) -> str | None:
     """The part's scenario in the book's words for ``track`` (Markdown), or None when it does not depend on the track."""
-    template = SCENARIOS.get((lab_id, part))
-    return template.format(**track_facts(lab_id, track, lab)) if template else None
+    return lab.scenario(track, part)
