@@ -286,3 +286,66 @@ def test_an_installed_lab_gets_its_student_notebook_and_autograder_from_its_mast
     (root / "submission" / f"{COPY}-submission.json").write_text(_solved_with_own_rationale(COPY, "cloud"))
     results = grade_submission(root, log=lambda message: None)
     assert results["score"] == 100, results.get("output")
+
+
+def test_a_registered_lab_speaks_the_words_of_the_lab_it_extends(registered):
+    """The track-worded scenario, option labels and closing report words are the lab's attributes, so a
+    subclass shows them under its own id (nothing outside the lab module is keyed by lab id)."""
+    from mlsys_grader.student import open_lab
+
+    own, copy = get_lab("lab07"), get_lab(COPY)
+    session = open_lab(COPY, "tinyml", directory=registered)
+    scenario = session.scenario("A")
+    assert scenario is not None and scenario.markdown == own.scenario("tinyml", "A")
+    assert scenario.markdown.startswith("Maya, the performance engineer, keeps arithmetic and payload fixed on **ESP32")
+    assert session.scenario("C") is None
+    assert session.synthesis_options()["reevaluation_trigger"]["shape_guards"] == "Deployment shapes change"
+    assert open_lab(COPY, "cloud", directory=registered / "cloud").synthesis_options()["reevaluation_trigger"][
+        "shape_guards"] == "Shape guards change"
+    report = session.report()
+    assert (report.objectives, report.takeaways, report.source) == (own.learning_objectives, own.big_takeaways, own.source_trace)
+    assert report.scenario == copy.track_facts("tinyml")["scenario"] != ""
+
+
+BACKWARDS = '''
+from mlsys_grader.labs.lab07 import PARTS, Lab07
+
+
+class BackwardsLab(Lab07):
+    lab_id = "lab07back"
+    parts = {part: PARTS[part] for part in reversed(PARTS)}
+
+
+LAB = BackwardsLab()
+'''
+
+
+def test_the_core_follows_the_labs_own_parts_in_its_order(tmp_path, monkeypatch):
+    """A lab whose parts come in another order: ``solve`` works them in that order, the grader reports
+    them in that order, and the grades are the same."""
+    from mlsys_grader import labs
+
+    site = _course_package(tmp_path)
+    (site / "course_labs" / "lab07back.py").write_text(BACKWARDS)
+    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07.toml").read_text().replace('lab = "lab07"', 'lab = "lab07back"')
+    (site / "course_labs" / "lab07back.toml").write_text(rubric)
+    _forget_course_package()
+    monkeypatch.syspath_prepend(str(site))
+    register_lab("lab07back", "course_labs.lab07back")
+    try:
+        assert get_lab("lab07back").part_ids() == ("E", "D", "C", "B", "A")
+        solved = solve("lab07back", "edge")
+        locked = [solved.evidence[part].prediction_locked_at for part in ("E", "D", "C", "B", "A")]
+        assert locked == sorted(locked), "part E is worked first, part A last"
+        report = grade_bundle(_solved_with_own_rationale("lab07back", "edge"))
+        assert (report.score, report.findings, report.flags) == (100, [], [])
+        empty = grade_bundle(mlsys_grader.Bundle(lab="lab07back", track="edge").sealed().to_json())
+        missing = [f.part for f in empty.findings if f.criterion == "missing"]
+        assert missing == ["E", "D", "C", "B", "A"]
+        parts = [f.part for f in empty.findings]
+        assert parts[:len(missing)] == missing and set(parts[len(missing):]) <= {"synthesis", "bundle"}
+        assert empty.score == grade_bundle(mlsys_grader.Bundle(lab="lab07", track="edge").sealed().to_json()).score
+    finally:
+        labs._REGISTERED.pop("lab07back", None)
+        labs._LOADED.pop("lab07back", None)
+        _forget_course_package()
