@@ -133,3 +133,34 @@ def test_stopping_the_parent_stops_every_worker(signum, tmp_path):
         if parent.poll() is None:
             parent.kill()
             parent.wait()
+
+
+def _slow_start():
+    # Stands in for importing the evaluators on a busy machine: longer than a task may take.
+    time.sleep(1.5)
+    os.environ["MLSYS_TEST_PREPARED"] = str(os.getpid())
+
+
+def _prepared(task):
+    return {"status": "graded", "prepared_in": os.environ.get("MLSYS_TEST_PREPARED"), "pid": os.getpid()}
+
+
+def test_a_slow_worker_start_is_outside_every_task_time_limit():
+    results = {}
+    run_tasks(["a", "b", "c", "d"], _prepared, jobs=2, timeout_s=1.0, memory_mb=None,
+              on_result=lambda index, result: results.setdefault(index, result), prepare=_slow_start)
+    assert [results[i]["status"] for i in range(4)] == ["graded"] * 4
+    # prepared once in each worker, in that worker
+    assert all(r["prepared_in"] == str(r["pid"]) for r in results.values())
+    assert len({r["pid"] for r in results.values()}) <= 2
+
+
+def test_without_prepare_the_same_slow_start_inside_a_task_is_a_timeout():
+    def slow_first(task):
+        _slow_start()
+        return {"status": "graded"}
+
+    results = {}
+    run_tasks(["a"], slow_first, jobs=1, timeout_s=1.0, memory_mb=None,
+              on_result=lambda index, result: results.setdefault(index, result))
+    assert results[0]["status"] == "timeout"

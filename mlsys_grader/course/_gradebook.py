@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._mlsysim import import_mlsysim
 from .._version import __version__
 from ..api import default_rubric, grade_bundle, load_rubric, read_bundle_bytes
 from ..core import flags as flag_names
@@ -460,9 +461,9 @@ def grade_paths(
     rubrics = resolve_rubrics(options.rubrics)
     key = rubric_key(rubrics, options.formats)
     roster = read_roster(options.roster) if options.roster else None
-    # The evaluators are not imported here: a worker imports them on its first grade
-    # (in parallel with the others), and a rerun that only reuses stored grades never
-    # pays mlsysim's start-up at all.
+    # The evaluators are not imported here but by each worker as it starts (in parallel, and
+    # outside every task's time limit).  A rerun against a gradebook database, which mostly
+    # reuses stored grades, skips that and imports them in the first task that needs them.
     candidates = discover(paths)
     db = GradebookDB(options.db) if options.db else None
     try:
@@ -479,7 +480,8 @@ def grade_paths(
             if progress:
                 progress(done[0], len(candidates))
 
-        run_tasks(candidates, work, jobs=options.jobs, timeout_s=options.timeout_s, memory_mb=options.memory_mb, on_result=collect)
+        run_tasks(candidates, work, jobs=options.jobs, timeout_s=options.timeout_s, memory_mb=options.memory_mb, on_result=collect,
+                  prepare=None if reuse else import_mlsysim)
         fresh, reused = [], 0
         final: list[dict[str, Any]] = []
         for index, candidate in enumerate(candidates):

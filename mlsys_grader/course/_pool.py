@@ -122,9 +122,16 @@ def _exit_when_orphaned(parent: int) -> None:
     os._exit(0)
 
 
-def _start_worker(work: Callable[[Any], Result], timeout_s: float, memory_mb: int | None, parent: int) -> None:
-    """The pool's initializer: runs once in every new worker, before its first task."""
+def _start_worker(work: Callable[[Any], Result], timeout_s: float, memory_mb: int | None, parent: int,
+                  prepare: Callable[[], None] | None = None) -> None:
+    """The pool's initializer: runs once in every new worker, before its first task.
+
+    ``prepare`` (e.g. importing the evaluators) runs here, outside every task's time limit,
+    and before the memory cap, so the cap is measured from the prepared worker's size.
+    """
     _Job.work, _Job.timeout_s = work, timeout_s
+    if prepare is not None:
+        prepare()
     signal.signal(signal.SIGALRM, _alarm)
     threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     _limit_memory(memory_mb)  # last: the watchdog thread's stack counts against the limit
@@ -153,10 +160,11 @@ def _outcome(future: Future[Result], timeout_s: float) -> Result:
 
 
 def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any], Result], jobs: int,
-               timeout_s: float, memory_mb: int | None, on_result: Callable[[int, Result], None]) -> list[int]:
+               timeout_s: float, memory_mb: int | None, on_result: Callable[[int, Result], None],
+               prepare: Callable[[], None] | None = None) -> list[int]:
     """Run ``tasks[i]`` for every ``i`` in ``indices`` in one pool; the indices the pool broke down before running."""
     pool = ProcessPool(max_workers=min(jobs, len(indices)), initializer=_start_worker,
-                       initargs=(work, timeout_s, memory_mb, os.getpid()), context=multiprocessing.get_context("fork"))
+                       initargs=(work, timeout_s, memory_mb, os.getpid(), prepare), context=multiprocessing.get_context("fork"))
     broken: list[int] = []
     try:
         futures: dict[Future[Result], int] = {}
@@ -185,12 +193,15 @@ def run_tasks(
     timeout_s: float = 30.0,
     memory_mb: int | None = 1024,
     on_result: Callable[[int, Result], None],
+    prepare: Callable[[], None] | None = None,
 ) -> None:
     """Run ``work(task)`` for every task, calling ``on_result(index, result)`` in the parent.
 
     Every task yields exactly one result: ``work``'s dict, or ``{"status": "timeout" |
     "memory" | "crash" | "error", "reason": ...}``.  ``work`` must be a function this
-    process can fork with (closures are fine).  Ctrl-C or SIGTERM stops every worker
+    process can fork with (closures are fine).  ``prepare`` runs once in every worker before
+    its first task, outside the time limit (a slow start-up, such as importing the evaluators
+    on a busy machine, never turns a valid submission into a ``timeout``).  Ctrl-C or SIGTERM stops every worker
     before the exception leaves this function.
     """
     if not tasks:
@@ -207,7 +218,7 @@ def run_tasks(
         remaining, stalled = list(range(len(tasks))), 0
         while remaining:
             # A pool breaks down when a worker dies outside any task; its unfinished tasks go to a new pool.
-            broken = _run_round(remaining, tasks, work, jobs, timeout_s, memory_mb, on_result)
+            broken = _run_round(remaining, tasks, work, jobs, timeout_s, memory_mb, on_result, prepare)
             stalled = stalled + 1 if len(broken) == len(remaining) else 0
             if stalled >= MAX_BROKEN_ROUNDS:
                 for index in broken:
