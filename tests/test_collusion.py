@@ -10,6 +10,7 @@ import subprocess
 import sys
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
 from conftest import reseal, solved
 
 from mlsys_grader import grade_bundle, solve
@@ -223,6 +224,7 @@ print(json.dumps([[g.members, [[p.left, p.right, p.similarity] for p in g.pairs]
 """
 
 
+@pytest.mark.slow
 def test_groups_are_the_same_under_every_hash_seed():
     """Measured before: shingle signatures used ``hash()``, so these groups changed with PYTHONHASHSEED.
 
@@ -239,21 +241,22 @@ def test_groups_are_the_same_under_every_hash_seed():
 
 # -- bundles from solve (clearly dependent on how solve stamps its times) ----------------------------
 
-SOLVE_TIMES_FROM_SEED = instant(solve("lab07", "tinyml", 1000).evidence["A"].captured_at) is not None
-"""True once ``solve`` draws capture and lock times (to the microsecond) from its seed; before that
-every solve bundle carried the same round times, which the timestamp rule ignores."""
+def solve_times_from_seed() -> bool:
+    """True once ``solve`` draws capture and lock times (to the microsecond) from its seed; before that
+    every solve bundle carried the same round times, which the timestamp rule ignores."""
+    return instant(solve("lab07", "tinyml", 1000).evidence["A"].captured_at) is not None
 
 
 def test_solve_bundles_of_different_seeds_are_never_paired_and_copies_of_one_seed_are():
     """Different seeds are different students; two copies of one seed are one bundle handed in twice.
 
     The copy is always paired (its rationale is the same); it is paired on its times as well only
-    when solve draws them from the seed (see ``SOLVE_TIMES_FROM_SEED``)."""
+    when solve draws them from the seed (see :func:`solve_times_from_seed`)."""
     cases = [(lab, track, 1000 + n) for n, (lab, track) in
              enumerate((lab, track) for lab in ("lab07", "lab11") for track in ("tinyml", "cloud") for _ in range(3))]
     subs = [submission(i, json.loads(solve(*case).to_json())) for i, case in enumerate(cases)]
     copied = submission(len(subs), json.loads(solve(*cases[0]).to_json()), who="copier")
     group = only_group([*subs, copied])
     assert group.members == [0, len(subs)]
-    assert group.bases == (["rationale", "timestamps"] if SOLVE_TIMES_FROM_SEED else ["rationale"])
+    assert group.bases == (["rationale", "timestamps"] if solve_times_from_seed() else ["rationale"])
     assert find_groups(subs) == []

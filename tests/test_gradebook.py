@@ -32,7 +32,6 @@ from mlsys_grader.course._gradebook import (
 )
 from mlsys_grader.course._ingest import discover
 from mlsys_grader.course._summary import render_summary
-from mlsys_grader.labs.lab07 import Lab07
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -247,13 +246,17 @@ def test_stored_results_without_collusion_data_are_graded_again(small_course, tm
 
 # -- a grader error is a regrade, not a grade ---------------------------------------------------
 
-class _Lab07WithABug(Lab07):
+def _lab07_with_a_bug():
     """Lab 07 whose part C plan fails with an error of the grader's own (not the evaluator's)."""
+    from mlsys_grader.labs.lab07 import Lab07  # loads mlsysim, which collecting the tests must not
 
-    def _plan(self, track, part, controls, upstream):
-        if part == "C":
-            raise KeyError("fused_region_count")
-        return super()._plan(track, part, controls, upstream)
+    class _Lab07WithABug(Lab07):
+        def _plan(self, track, part, controls, upstream):
+            if part == "C":
+                raise KeyError("fused_region_count")
+            return super()._plan(track, part, controls, upstream)
+
+    return _Lab07WithABug()
 
 
 def test_a_grader_error_makes_the_row_regrade_everywhere(tmp_path):
@@ -264,7 +267,7 @@ def test_a_grader_error_makes_the_row_regrade_everywhere(tmp_path):
     (tmp_path / "in" / "erin" / "lab07-submission.json").write_text(json.dumps(data), encoding="utf-8")
     [candidate] = discover([tmp_path / "in"])
     bundle = bundle_from_mapping(data)
-    report = grade(bundle, _Lab07WithABug(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, _lab07_with_a_bug(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
     assert "grader_error" in report.flags and report.parts["C"].held
 
     result = {"input_hash": "ab" * 32, "origin": "json", **graded_result(report, bundle)}

@@ -55,6 +55,7 @@ def _lines(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
 
 
+@pytest.mark.slow
 def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(tmp_path, capsys):
     out = tmp_path / "kit"
     assert cli.main(["kit", "-o", str(out), "--root", str(ROOT)]) == 0

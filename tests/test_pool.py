@@ -60,6 +60,7 @@ def test_pool_bounds_time_memory_and_crashes_and_keeps_going():
     assert "KeyError" in results[5]["reason"] and "SystemExit" in results[6]["reason"]
 
 
+@pytest.mark.slow
 def test_a_task_deaf_to_the_timer_is_killed_and_its_worker_replaced():
     tasks = ["deaf", "ok1", "ok2", "ok3"]
     results = _run(tasks, jobs=1, timeout_s=0.5, memory_mb=None)
@@ -116,6 +117,7 @@ def _wait_for(condition, limit_s: float = 60.0) -> bool:
     return condition()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
 def test_stopping_the_parent_stops_every_worker(signum, tmp_path):
     """Ctrl-C or SIGTERM: the parent stops its workers before it exits; killed outright, the workers notice

@@ -153,6 +153,7 @@ def test_register_lab_adds_a_lab_that_solves_and_grades(tmp_path, monkeypatch):
         labs._LOADED.pop("lab07copy", None)
 
 
+@pytest.mark.slow
 def test_an_installed_entry_point_adds_a_lab_to_the_command_line(tmp_path):
     site = _course_package(tmp_path)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
@@ -227,6 +228,7 @@ def test_a_registered_lab_solved_with_a_hand_written_rationale_scores_full_marks
     assert checked["lab"] == COPY and checked["findings"] == []
 
 
+@pytest.mark.slow
 def test_an_installed_lab_solves_checks_and_grades_on_the_command_line(installed):
     """Through its entry point only, in fresh processes (``grade`` also in its worker processes)."""
     def run(*args: str) -> subprocess.CompletedProcess:

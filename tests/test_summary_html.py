@@ -72,6 +72,7 @@ def test_common_findings_group_messages_that_differ_only_in_numbers():
     assert common_findings(rows) == [(3, "A", "replay", "replay", "Part A's value 1.5 does not match")]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (apt-get install chromium)")
 def test_chromium_renders_charts_and_tables(result, tmp_path):
     page = tmp_path / "report.html"

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.grading import RECAPTURE_CRITERIA
 from ..core.labspec import PartPlan
-from ..core.models import PARTS, Bundle, EvidenceRecord, PartId
+from ..core.models import Bundle, EvidenceRecord
 from ..core.report import render_html
 from ._advice import literal
-from ._text import BIG_TAKEAWAYS, DECISION_LABELS, LEARNING_OBJECTIVES, SOURCE_TRACE, track_facts
 from ._views import VIEWS
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ def _observation(session: LabSession, part: str, record: EvidenceRecord) -> str:
         return "This record cannot be shown as the notebook shows it; recapture the part."
 
 
-def _settings(session: LabSession, part: PartId, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
+def _settings(session: LabSession, part: str, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
     """(settings the evidence was captured with, as the notebook writes them; the decision controls' values)."""
     spec = session.lab.parts[part]
     inferred = session.lab.infer_controls(session.track, part, record)
@@ -96,7 +96,7 @@ def _settings(session: LabSession, part: PartId, record: EvidenceRecord, saved: 
 
 
 def _decision_text(session: LabSession, part: str, decisions: dict[str, Any]) -> str:
-    words = {name: DECISION_LABELS.get((session.lab_id, part, name), {}).get(value) or literal(value)
+    words = {name: session.lab.decision_labels.get((part, name), {}).get(value) or literal(value)
              for name, value in decisions.items()}
     if len(words) == 1:
         return next(iter(words.values()))
@@ -109,7 +109,7 @@ def evidence_report(session: LabSession) -> EvidenceReport:
     public = session._full_report().public()
     missing: list[str] = []
     rows = []
-    for part in PARTS:
+    for part in session.lab.part_ids():
         spec = session.lab.parts[part]
         record = saved.evidence.get(part)
         findings = public.findings_for(part)
@@ -118,7 +118,7 @@ def evidence_report(session: LabSession) -> EvidenceReport:
             missing.append(f"Part {part}: lock a prediction, run the part and capture it.")
             continue
         settings, decisions = _settings(session, part, record, saved)
-        stale = [f for f in findings if f.criterion in ("stale", "contrast")]
+        stale = [f for f in findings if f.criterion in RECAPTURE_CRITERIA]
         status = "STALE: recapture" if any(f.criterion == "stale" for f in stale) else \
             "not contrasting: recapture" if stale else "fresh"
         missing += [f"Part {part}: {f.message}" for f in stale]
@@ -126,11 +126,7 @@ def evidence_report(session: LabSession) -> EvidenceReport:
                                  _observation(session, part, record), _decision_text(session, part, decisions), status))
     options = session.synthesis_options()
     answers = saved.synthesis.model_dump()
-    decision: list[tuple[str, str]] = []
-    if session.lab_id == "lab11" and "E" in saved.evidence and isinstance(saved.evidence["E"].decision, dict):
-        chosen, labels = saved.evidence["E"].decision, DECISION_LABELS[("lab11", "E", "choice")]
-        decision += [("Recommendation (part E)", labels.get(chosen.get("recommendation") or "", "—")),
-                     ("Rejected candidate (part E)", labels.get(chosen.get("rejected") or "", "—"))]
+    decision: list[tuple[str, str]] = session.lab.captured_decision(saved)
     names = {"recommendation": "Recommendation", "rejected_alternative": "Rejected alternative",
              "reevaluation_trigger": "Re-evaluation trigger", "residual_risk": "Remaining limitation"}
     for name, choices in options.items():
@@ -138,9 +134,9 @@ def evidence_report(session: LabSession) -> EvidenceReport:
         decision.append((names.get(name, name), choices.get(value, "—") if value else "—"))
     rationale = (saved.synthesis.rationale or "").strip()
     missing += [f"Synthesis: {f.message}" for f in public.findings_for("synthesis")]
-    facts = track_facts(session.lab_id, session.track, session.lab)
+    facts = session.lab.track_facts(session.track)
     return EvidenceReport(
         title=session.lab.title.replace(" — ", ": "), track=session.track, scenario=facts.get("scenario", ""),
-        objectives=tuple(LEARNING_OBJECTIVES.get(session.lab_id, ())), parts=tuple(rows), decision=tuple(decision),
-        rationale=rationale, takeaways=tuple(BIG_TAKEAWAYS.get(session.lab_id, ())),
-        source=SOURCE_TRACE.get(session.lab_id, ""), missing=tuple(dict.fromkeys(missing)))
+        objectives=session.lab.learning_objectives, parts=tuple(rows), decision=tuple(decision),
+        rationale=rationale, takeaways=session.lab.big_takeaways,
+        source=session.lab.source_trace, missing=tuple(dict.fromkeys(missing)))
