@@ -240,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     rubric.set_defaults(func=_cmd_rubric)
 
     autograder = sub.add_parser("autograder", help="build the Gradescope autograder zips from the Otter masters")
-    autograder.add_argument("-o", "--output", required=True, help="folder for lab07-autograder.zip, lab11-autograder.zip and requirements-lock.txt")
+    autograder.add_argument("-o", "--output", required=True, help="folder for one <lab>-autograder.zip per registered lab and requirements-lock.txt")
     autograder.add_argument("--master", action="append", metavar="LAB=PATH",
                             help="build LAB from this master instead of solutions/LAB/LAB-master.ipynb (repeatable)")
     autograder.add_argument("--no-run-tests", action="store_true", help="skip otter assign's check of the tests against the solutions")

@@ -16,6 +16,7 @@ from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric
 from mlsys_grader.core import rationale as R
 from mlsys_grader.core.context import build_context
+from mlsys_grader.core.labspec import Choice
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
 
@@ -37,8 +38,21 @@ def _lost(lab, track, seed, text, **synthesis) -> set[str]:
 
 
 def _matches(text: str, evidence: list[tuple[float, str]], tol: float = 0.01) -> list[bool]:
-    index = R.EvidenceIndex(evidence)
-    return [index.match(q, tol) for q in R.cited_quantities(text)]
+    """Whether each quantity cited in ``text`` agrees with ``evidence``, looked up as grading looks up a part's."""
+    index = R._indexed(evidence)
+    return [R._agrees([q], index, tol) for q in R.cited_quantities(text)]
+
+
+def _names(text: str, keywords: list[str]) -> bool:
+    """Whether ``text`` names an option called ``keywords``, read as grading reads option names in a
+    stance and a selected limitation (both readings must agree)."""
+    choice = Choice("option", "Option", tuple(keywords))
+    reader = R.Reader(R.ChoiceTerms("names", (choice,), frozenset({"option"}), frozenset()), (), (choice,))
+    doc = R._Text(text)
+    as_option = reader.names is not None and any(True for _ in reader.names.finditer(doc))
+    as_limitation = R._named(doc, reader.limitations["option"], reader.limitations)
+    assert as_option == as_limitation, (text, keywords)
+    return as_option
 
 
 def _stances(lab: str, track: str, seed, text: str) -> set[tuple[str, str]]:
@@ -198,7 +212,7 @@ def test_trivial_numbers_and_the_students_own_settings_are_not_evidence(text, re
 
 def test_a_recorded_one_is_not_evidence():
     assert _matches("1.0x", [(1.0, R.RATIO)]) == [False]
-    assert len(R.EvidenceIndex([(1.0, R.RATIO), (0.0, "millisecond"), (float("nan"), "ms"), (2.5, "no-such-unit")])) == 0
+    assert R._indexed([(1.0, R.RATIO), (0.0, "millisecond"), (float("nan"), "ms"), (2.5, "no-such-unit")]) == {}
 
 
 # -- derived quantities ------------------------------------------------------------------------
@@ -284,9 +298,9 @@ def test_normalise_reads_case_hyphens_contractions_and_british_spelling():
 
 
 def test_names_match_whole_words_only():
-    assert R.names_any("We keep the Compiled-with-Fusion path", ["compiled with fusion"])
-    assert not R.names_any("eager only", ["fusion"])
-    assert not R.names_any("the threshold", ["hold"]) and not R.names_any("Nonetheless", ["none"])
+    assert _names("We keep the Compiled-with-Fusion path", ["compiled with fusion"])
+    assert not _names("eager only", ["fusion"])
+    assert not _names("the threshold", ["hold"]) and not _names("Nonetheless", ["none"])
     assert R.word_count("Three short words.") == 3
 
 

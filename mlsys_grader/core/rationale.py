@@ -210,22 +210,6 @@ def word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def _bounded(source: str) -> str:
-    return rf"(?<![\w]){source}(?![\w])"
-
-
-@lru_cache(maxsize=256)
-def _phrases_re(keywords: tuple[str, ...]) -> re.Pattern[str] | None:
-    literal = sorted({normalise(k) for k in keywords if k and normalise(k)}, key=len, reverse=True)
-    return re.compile(_bounded("(?:" + "|".join(map(re.escape, literal)) + ")")) if literal else None
-
-
-def names_any(text: str, keywords: Iterable[str]) -> bool:
-    """True when ``text`` contains any of ``keywords`` as whole words, after normalisation."""
-    pattern = _phrases_re(tuple(keywords))
-    return pattern is not None and pattern.search(normalise(text)) is not None
-
-
 # -- quantities -------------------------------------------------------------------------
 
 _PERCENT, _TIMES = "%", "x"
@@ -568,20 +552,6 @@ def _agrees(cited: Sequence[CitedQuantity], index: Mapping[str, list[float]], re
                 if any(_close(quantity, recorded, rel_tol, derived=derived) for recorded in values[low:high]):
                     return True
     return False
-
-
-class EvidenceIndex:
-    """Recorded quantities by dimensionality, for looking cited quantities up."""
-
-    def __init__(self, quantities: Iterable[tuple[float, str]]):
-        self._index = _indexed(quantities)
-
-    def __len__(self) -> int:
-        return sum(len(values) for values in self._index.values())
-
-    def match(self, cited: CitedQuantity, rel_tol: float) -> bool:
-        """True when ``cited`` agrees with a recorded value."""
-        return _agrees((cited,), self._index, rel_tol)
 
 
 def compared(a: Any, b: Any, unit: str | None, *, both: bool = False) -> list[tuple[float, str]]:

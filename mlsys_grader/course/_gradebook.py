@@ -38,13 +38,13 @@ from .._mlsysim import import_mlsysim
 from .._version import __version__
 from ..api import default_rubric, grade_bundle, load_rubric, read_bundle_bytes
 from ..core import flags as flag_names
-from ..core.grading import score, staff_flags
+from ..core.grading import finding_order, score, staff_flags
 from ..core.jsonio import loads_strict
 from ..core.models import PARTS
 from ..core.report import Finding, GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
-from ..labs import lab_ids
+from ..labs import get_lab, lab_ids
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ._ingest import FORMATS, Candidate, Format, Loaded, discover, file_digest, load_candidate, read_submission, refusal
 from ._marimo import impossible_findings, looks_like_markdown_report
@@ -179,7 +179,7 @@ LOCK_TIME_NOTE = ("Predictions in a marimo export carry no lock time: the lab sh
 
 def rescore(report: GradeReport, findings: list[Finding], rubric: Rubric | None) -> GradeReport:
     """``report`` with ``findings`` in place of its own, scored and flagged by the core's one scoring path."""
-    order = {name: index for index, name in enumerate((*PARTS, "synthesis", "bundle"))}
+    order = finding_order(get_lab(report.lab))
     findings = sorted(findings, key=lambda f: order[f.part])
     parts = score(findings, rubric or default_rubric(report.lab))
     return report.model_copy(update={"findings": findings, "parts": parts, "flags": staff_flags(findings),

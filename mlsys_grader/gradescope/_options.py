@@ -31,7 +31,7 @@ class AutograderOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    lab: str = Field(description="The lab this Gradescope assignment grades (lab07, lab11).")
+    lab: str = Field(description="The lab this Gradescope assignment grades (a registered lab id, e.g. lab07).")
     rerun_notebook: bool = Field(
         default=False,
         description="Also run the student's notebook, as an unprivileged user in a sandbox, for a second opinion "

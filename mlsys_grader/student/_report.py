@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.grading import RECAPTURE_CRITERIA
 from ..core.labspec import PartPlan
-from ..core.models import Bundle, EvidenceRecord
+from ..core.models import Bundle, EvidenceRecord, PartId, part_key
 from ..core.report import render_html
 from ._advice import literal
 from ._views import VIEWS
@@ -84,7 +84,7 @@ def _observation(session: LabSession, part: str, record: EvidenceRecord) -> str:
         return "This record cannot be shown as the notebook shows it; recapture the part."
 
 
-def _settings(session: LabSession, part: str, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
+def _settings(session: LabSession, part: PartId, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
     """(settings the evidence was captured with, as the notebook writes them; the decision controls' values)."""
     spec = session.lab.parts[part]
     inferred = session.lab.infer_controls(session.track, part, record)
@@ -109,7 +109,7 @@ def evidence_report(session: LabSession) -> EvidenceReport:
     public = session._full_report().public()
     missing: list[str] = []
     rows = []
-    for part in session.lab.part_ids():
+    for part in map(part_key, session.lab.part_ids()):
         spec = session.lab.parts[part]
         record = saved.evidence.get(part)
         findings = public.findings_for(part)
@@ -126,7 +126,7 @@ def evidence_report(session: LabSession) -> EvidenceReport:
                                  _observation(session, part, record), _decision_text(session, part, decisions), status))
     options = session.synthesis_options()
     answers = saved.synthesis.model_dump()
-    decision: list[tuple[str, str]] = session.lab.captured_decision(saved)
+    decision = list(session.lab.captured_decision(saved))
     names = {"recommendation": "Recommendation", "rejected_alternative": "Rejected alternative",
              "reevaluation_trigger": "Re-evaluation trigger", "residual_risk": "Remaining limitation"}
     for name, choices in options.items():
