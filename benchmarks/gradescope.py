@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import statistics
 import sys
@@ -64,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="runs per setting; the median is printed (default 1)")
     parser.add_argument("--rerun", action="store_true", help="also time the notebook re-run and a notebook without its bundle")
     args = parser.parse_args(argv)
-    reason = emulator.unavailable()
-    if reason or not emulator.EMULATOR.is_file():
-        raise SystemExit(f"cannot run the emulator: {reason or f'{emulator.EMULATOR} is missing'}")
+    if not emulator.EMULATOR.is_file():
+        raise SystemExit(f"cannot run the emulator: {emulator.EMULATOR} is missing (a copy of shared/ beside the repository)")
+    if os.geteuid() != 0:
+        raise SystemExit("cannot run the emulator: it needs root (namespaces, overlayfs, chroot)")
     with tempfile.TemporaryDirectory(prefix="gradescope-bench-") as scratch_name:
         scratch = Path(scratch_name)
         zips = ({lab: args.autograders / f"{lab}-autograder.zip" for lab in ("lab07", "lab11")} if args.autograders

@@ -31,13 +31,6 @@ WORK = Path(os.environ.get("MLSYS_EMULATOR_WORK", "/tmp/gradescope-emulator"))
 CONTAINER_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 
-def unavailable() -> str | None:
-    """Why the emulator cannot run here (None: it can).  Missing files are the caller's to fail on."""
-    if os.geteuid() != 0:
-        return "the Gradescope emulator needs root (namespaces, overlayfs, chroot)"
-    return None
-
-
 def container_python(minor: str) -> str:
     """The version of the host's ``python<minor>`` the emulator builds its environment from."""
     for folder in CONTAINER_PATH:

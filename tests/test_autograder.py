@@ -21,6 +21,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import needs
 import pytest
 
 from mlsys_grader import grade_bundle, load_bundle, solve
@@ -436,8 +437,7 @@ def test_refused_writes_in_error_outputs_name_the_attempt():
 
 # -- fast: the sandbox's process and file rules (root only) -------------------------------------
 def _need_root():
-    if os.geteuid() != 0:
-        pytest.skip("needs root: the sandbox switches to another user id")
+    needs.root("the sandbox switches to another user id")
 
 
 def test_every_process_of_the_sandbox_user_is_killed_even_a_detached_forking_one():

@@ -18,6 +18,7 @@ import tomllib
 from datetime import timedelta
 from pathlib import Path
 
+import needs
 import pytest
 from conftest import LABS, TRACKS, reseal, solved
 
@@ -29,7 +30,6 @@ from mlsys_grader.core.labspec import LabSpec
 from mlsys_grader.core.models import PARTS
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPORTS = Path("/work/shared/marimo-exports")
 CORPUS_DIR = ROOT / "tests" / "rationale_corpus"
 REFERENCE_RATIONALES = ROOT / "solutions" / "reference_rationales.toml"
 SEEDS = (None, 1, 7)
@@ -308,7 +308,7 @@ def test_the_lab11_opening_sentence_alone_is_not_flagged():
 
 
 def _export(name: str) -> tuple[dict, dict]:
-    export = json.loads((EXPORTS / f"{name}.json").read_text(encoding="utf-8"))
+    export = json.loads(needs.shared_path("marimo-exports", f"{name}.json").read_text(encoding="utf-8"))
     return export, export["result_snapshot"]
 
 

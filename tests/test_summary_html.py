@@ -6,17 +6,16 @@ import copy
 import importlib.util
 import json
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
+import needs
 import pytest
 
 from mlsys_grader.course._gradebook import BatchOptions, GradebookResult, grade_paths
 from mlsys_grader.course._summary import MAX_TABLE_ROWS, common_findings, render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 # Appended only in the test: measures what the browser actually laid out and writes it into the DOM.
 PROBE = """<script>
 window.addEventListener('load', () => {
@@ -73,13 +72,13 @@ def test_common_findings_group_messages_that_differ_only_in_numbers():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian chromium (apt-get install chromium)")
 def test_chromium_renders_charts_and_tables(result, tmp_path):
+    chromium = needs.chromium()
     page = tmp_path / "report.html"
     page.write_text(render_summary(result).replace("</body>", PROBE + "</body>"), encoding="utf-8")
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,2000"]
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    dom = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     probe = json.loads(re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S).group(1).replace("&quot;", '"'))
     histograms = [c for c in probe["charts"] if "histogram" in c["cls"]]
     passrates = [c for c in probe["charts"] if "passrate" in c["cls"]]
@@ -89,5 +88,5 @@ def test_chromium_renders_charts_and_tables(result, tmp_path):
     tables = {t["cls"]: t["rows"] for t in probe["tables"]}
     assert tables["flagged"] >= 4 and tables["collusion"] == 2 and tables["ungradable"] >= 5 and tables["findings"] >= 3
     shot = tmp_path / "shot.png"
-    subprocess.run([CHROMIUM, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    subprocess.run([chromium, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000, "a blank page compresses to a few kB"
