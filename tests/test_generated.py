@@ -25,9 +25,10 @@ from conftest import LABS, TRACKS, reseal, solved
 from mlsys_grader import __version__, get_lab, grade_bundle, mlsysim_version, solve
 from mlsys_grader.api import default_rubric
 from mlsys_grader.core import generated
-from mlsys_grader.core.capture import bundle_from_controls, plan_all
+from mlsys_grader.core.capture import plan_all
 from mlsys_grader.core.labspec import LabSpec
 from mlsys_grader.core.models import PARTS
+from mlsys_grader.staff import bundle_from_controls
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_DIR = ROOT / "tests" / "rationale_corpus"

@@ -34,9 +34,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .capture import plan_all
-from .labspec import PartPlan
+from .labspec import Choice, PartPlan
 from .models import EvidenceRecord, part_key
 from .report import Finding
+from .text import visible
 
 if TYPE_CHECKING:
     from .context import GradingContext
@@ -45,8 +46,12 @@ NGRAM = 3
 PASTED_COVERAGE = 0.5
 MOSTLY_CONTAINMENT = 0.6
 MOSTLY_COVERAGE = 0.35
+SENTENCE_COVERAGE = 0.5
+MIN_SENTENCE_WORDS = 7
 MESSAGE = ("Your rationale is mostly the example text the grader generates; write it in your own words, "
            "explaining your decision with the numbers you saved.")
+PARTLY_MESSAGE = ("{count} of your rationale's sentences {verb} the example text the grader generates, so only your other "
+                  "sentences were read; say it in your own words to have {pronoun} count.")
 
 # What rendering from a record's own arms can raise when the record was shaped by hand
 # (a field missing, a list where a mapping belongs); the lab's default settings stand in then.
@@ -54,6 +59,11 @@ _RECORD_SHAPE_ERRORS = (KeyError, TypeError, IndexError, AttributeError, ValueEr
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")  # on lower-cased text
 _SENTENCE_END = re.compile(r"[.!?;:\n]+")
+# Where one sentence ends for the per-sentence comparison: a full stop, "!" or "?" before a space
+# (so "93.210 ms" stays whole), a semicolon or a line break.  Colons stay inside: the template's
+# "Evidence from part B: …" is one sentence.
+_SENTENCE_CUT = re.compile(r"[.!?]+(?=\s|$)|[;\n]")
+_PLACEHOLDER = "#"
 _WORD = re.compile(r"[a-z#%$×µμ]+(?:['’][a-z]+)?")
 
 
@@ -180,11 +190,65 @@ def _templates(ctx: GradingContext) -> Iterator[str]:
             yield template
 
 
-def best_similarity(ctx: GradingContext) -> Similarity | None:
-    """The rationale's similarity to the closest template for this bundle, or None when the lab writes none."""
-    own = word_ngrams(ctx.bundle.synthesis.rationale)
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """[start, end) of each sentence of ``text`` (see ``_SENTENCE_CUT``), its end mark included."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for cut in _SENTENCE_CUT.finditer(text):
+        spans.append((start, cut.end()))
+        start = cut.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return spans
+
+
+@lru_cache(maxsize=64)
+def _name_words(options: tuple[Choice, ...], slots: tuple[tuple[str, tuple[str, ...]], ...]) -> frozenset[str]:
+    """Every word (as the comparison reads words) of the options' labels, names and device names."""
+    names = [text for choice in options for text in (choice.label, *choice.keywords)]
+    names += [name for _, values in slots for name in values]
+    return frozenset(word for name in names for word in _WORD.findall(skeleton(name))) | {_PLACEHOLDER}
+
+
+@lru_cache(maxsize=1024)
+def _template_sentences(template_skeleton: str, names: frozenset[str]) -> tuple[frozenset[tuple[str, ...]], ...]:
+    """The 3-grams of each sentence of a template long enough to count: at least
+    :data:`MIN_SENTENCE_WORDS` words besides the option names and numbers.  A sentence that only
+    states choices in the lab's words ("I recommend compiled with fusion and reject eager
+    execution.", "Remaining limitation: …") is what any student writes, so it is never the template's."""
+    found = []
+    for start, end in sentence_spans(template_skeleton):
+        sentence = template_skeleton[start:end]
+        if sum(word not in names for word in _WORD.findall(sentence)) >= MIN_SENTENCE_WORDS:
+            grams = _skeleton_ngrams(sentence, NGRAM)
+            if grams:
+                found.append(grams)
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class TemplateUse:
+    """How much of a rationale is the template: the whole text's :class:`Similarity` to the closest
+    template (None when the lab writes none), the sentences that are a template's own, and the rest."""
+
+    similarity: Similarity | None
+    template_sentences: tuple[str, ...]
+    own: str
+
+    @property
+    def generated(self) -> bool:
+        """True when the rationale is mostly the template: it earns no rationale point."""
+        return self.similarity is not None and self.similarity.generated
+
+    @property
+    def partly(self) -> bool:
+        """True when some sentences are the template's but not most of the text: only the others are read."""
+        return not self.generated and bool(self.template_sentences)
+
+
+def _best(own: frozenset[tuple[str, ...]], templates: tuple[str, ...]) -> Similarity | None:
     best: Similarity | None = None
-    for template in _templates(ctx):
+    for template in templates:
         found = _similarity(own, template_ngrams(template))
         if found.generated:
             return found
@@ -193,20 +257,77 @@ def best_similarity(ctx: GradingContext) -> Similarity | None:
     return best
 
 
+@lru_cache(maxsize=256)
+def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) -> TemplateUse:
+    grams = word_ngrams(text)
+    best = _best(grams, templates)
+    if best is None or not best.shared or best.generated:  # mostly template: the flag costs every item already
+        return TemplateUse(best, (), text)
+    reference = frozenset().union(*(template_ngrams(template) for template in templates))
+    sentences = {sentence for template in templates for sentence in _template_sentences(skeleton(template), names)}
+    pasted: list[tuple[int, int]] = []
+    for start, end in sentence_spans(text):
+        own = word_ngrams(text[start:end])
+        if len(own & reference) < 2:  # cheap filter: no template sentence shares fewer than two 3-grams with it
+            continue
+        if any(len(own & sentence) >= SENTENCE_COVERAGE * len(sentence) for sentence in sentences):
+            pasted.append((start, end))
+    if not pasted:
+        return TemplateUse(best, (), text)
+    kept, last = [], 0
+    for start, end in pasted:  # a pasted sentence becomes a paragraph break, so its neighbours stay apart
+        kept += [text[last:start], "\n\n"]
+        last = end
+    kept.append(text[last:])
+    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), "".join(kept).strip())
+
+
+def template_use(ctx: GradingContext) -> TemplateUse:
+    """:class:`TemplateUse` of the bundle's rationale (as every reader reads it: :func:`.text.visible`).
+
+    Computed once per rationale and set of templates: both this check and the rationale check ask.
+    """
+    text = visible(ctx.bundle.synthesis.rationale or "").text
+    if not text.strip():
+        return TemplateUse(None, (), text)
+    templates = tuple(visible(template).text for template in _templates(ctx))
+    if not templates:
+        return TemplateUse(None, (), text)
+    terms = ctx.lab.final_choice_terms(ctx.bundle)
+    options = (*terms.options, *ctx.lab.triggers, *ctx.lab.limitations)
+    return _template_use(text, templates, _name_words(options, terms.slots))
+
+
+def own_text(ctx: GradingContext) -> str:
+    """The rationale the reader judges: as every reader reads it, without the template's sentences."""
+    return template_use(ctx).own
+
+
+def best_similarity(ctx: GradingContext) -> Similarity | None:
+    """The rationale's similarity to the closest template for this bundle, or None when the lab writes none."""
+    return template_use(ctx).similarity
+
+
 def _rationale_items(synthesis: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(item for item in synthesis if item.startswith("rationale_") and item != "rationale_length")
 
 
 def check_generated(ctx: GradingContext) -> Iterable[Finding]:
-    """Flag a rationale that is mostly the template ``solve`` writes for this bundle."""
-    if not ctx.bundle.synthesis.rationale.strip():
-        return
-    found = best_similarity(ctx)
-    if found is None or not found.generated:
-        return
-    yield Finding(
-        part="synthesis", criterion="generated", rubric_item="rationale_length",
-        also_costs=_rationale_items(ctx.rubric.synthesis), hidden=False, message=MESSAGE,
-        expected="a rationale in your own words",
-        actual=f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
-    )
+    """Flag a rationale that is mostly the template ``solve`` writes for this bundle; say which
+    sentences were not read when only some are the template's."""
+    use = template_use(ctx)
+    found = use.similarity
+    if found is not None and use.generated:
+        yield Finding(
+            part="synthesis", criterion="generated", rubric_item="rationale_length",
+            also_costs=_rationale_items(ctx.rubric.synthesis), hidden=False, message=MESSAGE,
+            expected="a rationale in your own words",
+            actual=f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
+        )
+    elif use.partly:
+        count = len(use.template_sentences)
+        yield Finding(
+            part="synthesis", criterion="generated", hidden=False,
+            message=PARTLY_MESSAGE.format(count=count, verb="is" if count == 1 else "are", pronoun="it" if count == 1 else "them"),
+            expected="every sentence in your own words", actual=list(use.template_sentences),
+        )

@@ -110,8 +110,10 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._mlsysim import import_mlsysim
+from .generated import own_text
 from .labspec import Choice, LabSpec
 from .report import Finding
+from .text import readable
 
 if TYPE_CHECKING:
     # typeshed describes the standard library's private regular-expression parser under its
@@ -189,7 +191,7 @@ def normalise(text: str) -> str:
 
     A line break ends a sentence before a bullet, a blank line or a capital letter.
     """
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", readable(text))
     if "\n" in text:
         text = _BULLET_BREAK.sub(" . ", text)
     text = text.lower()
@@ -1143,7 +1145,7 @@ def _listed_findings(ctx: GradingContext, doc: _Text, reader: Reader) -> Iterato
 
 def check_rationale(ctx: GradingContext) -> Iterable[Finding]:
     """Findings for the six rationale items (see the module docstring for the reading rules)."""
-    text = ctx.bundle.synthesis.rationale or ""
+    text = own_text(ctx)  # as every reader reads it, without the grader's own template sentences
     minimum = ctx.rubric.min_rationale_words
     words = word_count(text)
     if words == 0:

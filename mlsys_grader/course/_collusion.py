@@ -49,6 +49,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core.models import PARTS
+from ..core.text import readable
 
 SHINGLE_WORDS = 5
 RATIONALE_THRESHOLD = 0.8
@@ -95,8 +96,9 @@ def instant(value: Any) -> str | None:
 
 
 def words(text: str) -> list[str]:
-    """Lower-case words and numbers (``0.42``, ``don't`` stay whole)."""
-    return _WORD.findall(text.lower())
+    """Lower-case words and numbers (``0.42``, ``don't`` stay whole), read as every reader reads
+    the text (:func:`~mlsys_grader.core.text.visible`: invisible characters cannot split a word)."""
+    return _WORD.findall(readable(text).lower())
 
 
 def shingles(text: str, size: int = SHINGLE_WORDS) -> frozenset[tuple[str, ...]]:
