@@ -27,7 +27,7 @@ from mlsys_grader.api import default_rubric
 from mlsys_grader.core import generated
 from mlsys_grader.core.capture import plan_all
 from mlsys_grader.core.labspec import LabSpec
-from mlsys_grader.core.models import PARTS
+from mlsys_grader.core.models import PARTS, load_bundle
 from mlsys_grader.staff import bundle_from_controls
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -399,6 +399,178 @@ def test_hand_written_rationales_in_the_repository_are_not_the_template():
                     for risk in lab.limitations:
                         found = generated.similarity(text, lab.reference_rationale(track, plans, trigger.value, risk.value))
                         assert not found.generated, (where, track, trigger.value, risk.value, found)
+
+
+# -- invisible characters (issue 15: measured 24/24 unflagged, 22/24 with 12/12 before) ---------------------
+
+INVISIBLE_ATTACK = ("\u200b", "\u200c", "\u2060", "\u00ad")
+
+
+def _names(lab_id: str, data: dict) -> set[str]:
+    """Lower-case words of every option name the reader needs on this bundle's track."""
+    lab = get_lab(lab_id)
+    terms = lab.final_choice_terms(load_bundle(json.dumps(data).encode()))
+    texts = [t for choice in (*terms.options, *lab.triggers, *lab.limitations) for t in (choice.label, *choice.keywords)]
+    texts += [name for _, values in terms.slots for name in values]
+    return {word for text in texts for word in re.findall(r"[a-z]+", text.lower())}
+
+
+def _invisible_in_filler_words(text: str, names: set[str], char: str) -> str:
+    """One ``char`` inside every word of four letters or more that is not an option name."""
+    return re.sub(r"[A-Za-z]{4,}", lambda m: m.group() if m.group().lower() in names else m.group()[:2] + char + m.group()[2:], text)
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("track", TRACKS)
+def test_invisible_characters_in_the_templates_filler_words_are_still_the_template(lab, track):
+    for seed, char in zip((None, 1, 7, 3), INVISIBLE_ATTACK, strict=True):
+        data = solved(lab, track, seed)
+        typed = _invisible_in_filler_words(data["synthesis"]["rationale"], _names(lab, data), char)
+        assert typed.count(char) >= 10 and typed != data["synthesis"]["rationale"]
+        _assert_flagged(grade_bundle(_with_synthesis(data, rationale=typed)), (seed, hex(ord(char))))
+
+
+# -- the paraphrase ladder: a sentence at a time rewritten by hand ---------------------------------------------
+
+# One hand paraphrase per template sentence, with the template's own numbers (so what it cites is true).
+REWRITES = [
+    (r"I recommend (?P<rec>.+) and reject (?P<rej>.+)\.", "After the five parts I would go with {rec} rather than {rej}."),
+    (r"Evidence from part B: (?P<n>\d+) executions with (?P<r>\d+) compilation\(s\) give a compiled total of "
+     r"(?P<c>[\d.]+ \w+) and an eager total of (?P<e>[\d.]+ \w+)\.",
+     "Over {n} runs with {r} recompilation(s), compiling costs {c} in all while staying eager costs {e}."),
+    (r"Evidence from part C: with (?P<b>\d+) graph break\(s\) left, fusion eliminates (?P<x>[\d.]+ \w+) of graph traffic\.",
+     "Fusing the graph, {b} breaks remaining, saves {x} of memory traffic."),
+    (r"Evidence from part D: the (?P<p>\w+) recomputation policy retains (?P<a>[\d.]+ \w+) of activations where "
+     r"retaining all of them needs (?P<b>[\d.]+ \w+)\.",
+     "Recomputing under the {p} policy keeps only {a} of activations in memory instead of {b}."),
+    (r"Evidence from part E: the inserted (?P<op>\w+) operator with (?P<s>\w+) shapes takes the (?P<path>\w+) path\.",
+     "When I inserted the {op} operator ({s} shapes), it went down the {path} path."),
+    (r"I choose (?P<c>.+?) \((?P<l>.+?)\) and reject the (?P<rej>\w+) candidate \((?P<hw>.+)\)\.",
+     "I go with {c} ({l}) and reject the {rej}, the {hw}."),
+    (r"Evidence from part E: under the (?P<o>\w+) objective the rejected candidate takes (?P<lat>[\d.e+-]+ \w+) end to end "
+     r"and (?P<en>[\d.e+-]+ \w+) of accelerator energy, (?P<v>.+)\.",
+     "With {o} as the objective, the candidate I turned down needs {lat} per inference and {en} of accelerator energy ({v})."),
+    (r"Evidence from part D: a (?P<k>\d+)x kernel-only speedup yields (?P<s>[\d.]+x) end to end once host, transfer, "
+     r"launch and postprocessing time are added back\.",
+     "Making the kernel {k}x faster only buys {s} for the whole application, because host work, transfers and "
+     "postprocessing do not shrink."),
+    (r"Evidence from part C: the (?P<op>\w+) workload takes the (?P<path>\w+) path in (?P<lat>[\d.e+-]+ \w+)\.",
+     "The {op} kernel ran on the {path} path and took {lat}."),
+    (r"Remaining limitation: (?P<lim>.+)\.", "My main worry is that the result rests on {lim}."),
+    (r"Re-evaluation trigger: (?P<t>.+)\.", "I would revisit the decision if {t}."),
+]
+# Where the lines are (every track, seeds None and 3), rewriting in the template's order:
+# at most this many rewritten keeps the flag (and 0 rationale points) ...
+LADDER_FLAGGED_UP_TO = {"lab07": 2, "lab11": 2}
+# ... and from this many on, the text is never flagged; in between it depends on the numbers' lengths.
+LADDER_UNFLAGGED_FROM = {"lab07": 4, "lab11": 3}
+
+
+def _rewrite(sentence: str) -> str:
+    for pattern, replacement in REWRITES:
+        found = re.fullmatch(pattern, sentence)
+        if found:
+            return replacement.format(**found.groupdict())
+    raise AssertionError(f"no hand rewrite for {sentence!r}")
+
+
+def _rationale_points(report) -> float:
+    return sum(item.points for item in report.parts["synthesis"].items if item.item in RATIONALE_ITEMS)
+
+
+def _ladder(data: dict, order: list[int]) -> list[tuple[str, dict[int, str], object]]:
+    """For k = 0 … all: (text, {index: sentence} of the template sentences kept, report)."""
+    template = _sentences(data["synthesis"]["rationale"])
+    steps = []
+    for k in range(len(template) + 1):
+        rewritten = set(order[:k])
+        parts = [_rewrite(s) if i in rewritten else s for i, s in enumerate(template)]
+        text = " ".join(parts)
+        kept = {i: s for i, s in enumerate(template) if i not in rewritten}
+        steps.append((text, kept, grade_bundle(_with_synthesis(data, rationale=text))))
+    return steps
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("order", ["template order", "last sentence first"])
+def test_the_paraphrase_ladder_pays_only_for_the_students_own_sentences(lab, order):
+    """Mostly template: flagged, 0 rationale points.  Partly: exactly what the text earns without the template's
+    long sentences (its opening, limitation and trigger lines are what anyone writes, so they stay).  All rewritten: 12/12."""
+    for track in TRACKS:
+        for seed in (None, 3):
+            data = solved(lab, track, seed)
+            count = len(_sentences(data["synthesis"]["rationale"]))
+            indices = list(range(count)) if order == "template order" else list(reversed(range(count)))
+            steps = _ladder(data, indices)
+            flagged = [generated.MESSAGE in [f.message for f in report.findings] for _, _, report in steps]
+            assert flagged == sorted(flagged, reverse=True), (track, seed, flagged)  # one line, no flicker
+            for k, (text, kept, report) in enumerate(steps):
+                where = (track, seed, k)
+                if flagged[k]:
+                    _assert_flagged(report, where)
+                    continue
+                long_kept = [s for s in kept.values() if not s.startswith(("I recommend", "I choose", "Remaining", "Re-evaluation"))]
+                own = text
+                for sentence in long_kept:
+                    own = own.replace(sentence, "")
+                alone = grade_bundle(_with_synthesis(data, rationale=" ".join(own.split())))
+                assert _rationale_points(report) == _rationale_points(alone), where
+                notes = [f for f in report.findings if f.criterion == "generated"]
+                if long_kept:
+                    assert len(notes) == 1 and notes[0].rubric_item is None and not notes[0].also_costs, where
+                    assert set(notes[0].actual) == set(long_kept), where
+                    assert "only your other sentences were read" in notes[0].message
+                else:
+                    assert notes == [], where
+            assert _rationale_points(steps[-1][2]) == 12 and "generated" not in steps[-1][2].flags
+            if order == "template order":
+                assert not any(flagged[LADDER_UNFLAGGED_FROM[lab]:]) and all(flagged[:LADDER_FLAGGED_UP_TO[lab] + 1]), (track, seed, flagged)
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_the_templates_evidence_sentences_earn_no_evidence_point_beside_sentences_of_ones_own(lab):
+    """Before issue 15 one of the template's evidence sentences beside an own opening, limitation and trigger earned 12/12."""
+    for track in TRACKS:
+        data = solved(lab, track, 2)
+        template = _sentences(data["synthesis"]["rationale"])
+        evidence = [s for s in template if s.startswith("Evidence from part")]
+        own = [_rewrite(s) for s in template if not s.startswith("Evidence from part")]
+        text = " ".join([own[0], evidence[1], "I double-checked this against the notebook's chart.", *own[1:]])
+        report = grade_bundle(_with_synthesis(data, rationale=text))
+        assert generated.MESSAGE not in [f.message for f in report.findings], track
+        lost = {i.item for i in report.parts["synthesis"].items if i.points < i.max_points}
+        assert lost == {"rationale_cites_evidence"}, (track, lost)
+        assert "generated" in report.flags
+
+
+def test_the_word_count_counts_only_ones_own_sentences():
+    data = solved("lab07", "cloud", 4)
+    template = _sentences(data["synthesis"]["rationale"])
+    text = " ".join([NATURAL, template[3], "It is faster."])  # part D's evidence sentence
+    report = grade_bundle(_with_synthesis(data, rationale=text))
+    length = [f for f in report.findings if f.rubric_item == "rationale_length"]
+    assert len(length) == 1 and length[0].actual == 12, [f.message for f in report.findings]  # 9 + 3 own words
+
+
+def test_a_natural_sentence_shared_with_the_template_stays_the_students():
+    """Short lines that only state choices in the lab's words are never template sentences, whatever their wording."""
+    for lab_id, track, _, _, _, own in HANDWRITTEN:
+        data = solved(lab_id, track, None)
+        opening, *_, limit_line, trigger_line = _sentences(data["synthesis"]["rationale"])
+        for text in (f"{opening} {own}", f"{own} {limit_line} {trigger_line}"):
+            report = grade_bundle(_with_synthesis(data, rationale=text))
+            assert [f for f in report.findings if f.criterion == "generated"] == [], (lab_id, track, text[:50])
+
+
+def test_a_template_sentence_with_two_words_changed_is_still_the_templates():
+    """Part C's sentence keeps 62 % of its 3-grams with two words changed, 23 % with four (the line is 50 %)."""
+    data = solved("lab07", "mobile", 5)
+    template = _sentences(data["synthesis"]["rationale"])
+    own = [_rewrite(s) for s in template]
+    for changed, still in ((_words_swapped(template[2], 2), True), (_words_swapped(template[2], 4), False)):
+        text = " ".join([*own[:2], changed, *own[3:]])
+        use_notes = [f for f in grade_bundle(_with_synthesis(data, rationale=text)).findings if f.criterion == "generated"]
+        assert bool(use_notes) is still, changed
 
 
 # -- the measure itself ----------------------------------------------------------------------------

@@ -18,7 +18,8 @@ nothing cannot make the same words look different to one of them:
   blank line (a new paragraph, as the rationale reader reads one).
 * **Compatibility forms folded** (NFKC: full-width letters and digits, ligatures,
   mathematical alphanumerics, squared units such as "㎳") — except superscripts and
-  subscripts of digits and signs and the vulgar fractions, which keep their meaning:
+  subscripts of digits and signs and the vulgar fractions, which keep their meaning
+  (and the micro sign, which the reader reads either way):
   "10⁻⁷" stays an exponent for the quantity reader (NFKC would make it "10-7") and
   "10²" is not "102".  The minus sign "−" has no compatibility form and stays.  The
   rationale reader folds the rest itself when it matches names, as it always has.
@@ -52,6 +53,9 @@ _ASCII_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 # parentheses and "=", and the vulgar fractions ("½" is not "1⁄2" to the quantity reader).
 _NUMERIC_TAGS = ("<super>", "<sub>")
 _NUMERIC_FOLDS = frozenset("0123456789+-−=()")
+# The micro sign stays as typed: the quantity reader reads "µs" and "μs" alike, and a message that
+# quotes a student's "0.42 µs" quotes it as written.
+_MICRO = "\u00b5"
 
 
 @dataclass(frozen=True)
@@ -71,7 +75,7 @@ class Visible:
 def _keeps_meaning(char: str) -> bool:
     """True for a compatibility character that NFKC would turn into another number."""
     decomposition = unicodedata.decomposition(char)
-    if decomposition.startswith("<fraction>"):
+    if char == _MICRO or decomposition.startswith("<fraction>"):
         return True
     return decomposition.startswith(_NUMERIC_TAGS) and unicodedata.normalize("NFKC", char) in _NUMERIC_FOLDS
 

@@ -56,11 +56,15 @@ from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec, PartPlan
 from ..core.models import Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, part_key, submission_filename
 from ..core.report import GradeReport
+from ..core.text import visible
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from ..labs import get_lab
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
+
+INVISIBLE_NOTE = ("Your rationale holds invisible characters (often left by copying text from elsewhere); "
+                  "the grader reads it without them, and your text is saved as you typed it.")
 
 
 def submission_path(lab_id: str, directory: str | os.PathLike | None = None) -> Path:
@@ -156,6 +160,7 @@ class LabSession:
         self._saved: Bundle | None = None
         self._embedded: str | None = None
         self._report: tuple[str, GradeReport] | None = None
+        self._told_invisible = False  # the notice about invisible characters is given once per session
         self.notices: list[Notice] = []
         if self.path.exists():
             self._reload()
@@ -527,10 +532,13 @@ class LabSession:
             if name == "rationale" and not isinstance(value, str):
                 raise DomainError(f"Synthesis: the rationale must be text in quotes; you set {literal(value)}.")
             values[name] = value
-        self._synthesis = Synthesis(**values)
+        self._synthesis = Synthesis(**values)  # kept as typed; grading reads it as every reader does
         self.save()
         missing = [name for name in fields if _unanswered(values[name])]
         messages = [f.message for f in self._full_report().public().findings_for("synthesis")]
+        if not self._told_invisible and visible(self._synthesis.rationale or "").had_invisible:
+            self._told_invisible = True
+            messages.insert(0, INVISIBLE_NOTE)
         if missing:
             return Notice("warn", "Synthesis saved; still to answer: " + ", ".join(missing) + ".", messages)
         return Notice("success" if not messages else "warn", "Synthesis saved.", messages)
