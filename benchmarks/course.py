@@ -11,7 +11,7 @@ Gradescope export) and the genuine marimo exports of ``tests/fixtures/marimo`` (
 sessions, JSON snapshots and a Markdown report, repeated past four), tampered ones (edited
 number, out-of-domain input, stale part, and marimo exports with an edited output or a
 prediction changed in its capture only), garbage (non-JSON, truncated zip, zip bomb, 50 MB file,
-path-traversal zip, notebook without bundle) and colluding pairs. ``course.manifest``
+path-traversal zip, notebook without bundle) and colluding pairs. ``.course-manifest.json``
 (JSON) says what each input is and what the gradebook must say about it.
 """
 
@@ -251,7 +251,7 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
             with open(big, "wb") as handle:
                 handle.truncate(50 * 1024 * 1024)
             manifest[str(big)] = {"category": "garbage", "reason": "bytes"}
-    _write(root / "course.manifest", json.dumps(manifest, indent=1))  # not *.json: never an input
+    _write(root / ".course-manifest.json", json.dumps(manifest, indent=1))  # hidden: never an input
     return manifest
 
 

@@ -22,6 +22,7 @@ from .core.models import bundle_json_schema
 from .core.report import GradeReport
 from .core.rubric import rubric_markdown
 from .course import BatchOptions, GradebookResult, grade_paths, resolve_rubrics, write_summary
+from .course._final import default_final_path
 from .course._gradebook import check_file
 from .errors import GraderError
 from .labs import lab_ids
@@ -67,7 +68,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     formats = tuple(name.strip() for name in args.formats.split(",") if name.strip())
     try:
         options = BatchOptions(jobs=args.jobs, timeout_s=args.timeout, memory_mb=args.memory_mb or None,
-                               db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics, formats=formats)
+                               db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics, formats=formats,
+                               manifest=args.manifest, course=args.course, only=tuple(args.only), reason=args.reason or "")
     except ValueError as exc:  # pydantic's ValidationError names the option and the value
         print(f"mlsys-grader: invalid grade options: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -90,10 +92,16 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     else:
         result = grade_paths(args.paths, options)
     result.write_csv(args.output)
+    final_path = args.final or default_final_path(args.output)
+    result.write_final(final_path)
     if args.html:
         write_summary(result, args.html)
     if not args.quiet:
         print(format_grade_summary(result, args.output, args.html, options.db))
+        print(f"final gradebook ({len(result.final)} rows, one per student and lab) written to {final_path}")
+    if not any(row["status"] in ("graded", "regrade") for row in result.rows):
+        print(f"mlsys-grader: no input could be graded ({len(result.rows)} row(s) in {args.output} say why)", file=sys.stderr)
+        return EXIT_UNGRADABLE
     return EXIT_OK
 
 
@@ -104,7 +112,10 @@ def format_grade_summary(result: GradebookResult, csv_path: str, html_path: str 
     flagged = sum(1 for row in rows if row["flags"])
     lines = [f"graded {len(rows)} input(s) into {csv_path} in {result.seconds:.1f} s: "
              f"{result.graded} graded now, {result.reused} reused from {db_path or 'no database'}; "
-             f"{ungradable} ungradable, {flagged} flagged"]
+             f"{ungradable} ungradable, {flagged} flagged; {len(result.ignored)} file(s) ignored by rule"]
+    if result.migrated_from is not None:
+        lines.append(f"gradebook {db_path} upgraded from schema version {result.migrated_from} "
+                     f"(backup: {db_path}.v{result.migrated_from}.bak)")
     for group in result.groups:
         members = ", ".join(str(rows[i]["student_email"] or rows[i]["path"]) for i in group.members[:6])
         lines.append(f"possible collusion {group.group_id} ({group.lab}; {', '.join(group.bases)}): {members}")
@@ -219,7 +230,14 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("--jobs", type=int, default=defaults.jobs, help="worker processes (default: all cores)")
     grade.add_argument("--timeout", type=float, default=defaults.timeout_s, help=f"seconds per submission (default {defaults.timeout_s:g})")
     grade.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help=f"MiB a worker may add per submission (default {defaults.memory_mb}; 0: no limit)")
-    grade.add_argument("--roster", help="CSV assigning each student a track (columns: email, sid or name; track; optional lab)")
+    grade.add_argument("--roster", help="roster CSV (name, email or sid; optional sis_id, canvas_id, moodle_id, section, "
+                                        "track, lab): fills every identity column")
+    grade.add_argument("--manifest", help="staff manifest CSV (path, student; optional submitted_at with offset, lab)")
+    grade.add_argument("--course", help="course file (TOML): deadlines, late policy, extensions, LMS assignment ids")
+    grade.add_argument("--final", help="final gradebook CSV, one row per student and lab (default final.csv beside -o)")
+    grade.add_argument("--only", action="append", default=[], metavar="STUDENT",
+                       help="grade this student (email, sid) or input hash afresh (repeatable); recorded in the change log")
+    grade.add_argument("--reason", help="why --only regrades (recorded in the change log)")
     grade.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="replace a lab's rubric (repeatable)")
     grade.add_argument("--html", help="write a self-contained HTML summary here")
     grade.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")

@@ -8,7 +8,9 @@ The hierarchy, drawn once so a caller can pick what to catch::
     │   └── SchemaVersionError           a schema_version this release cannot read
     ├── DomainError (ValueError)         a control value outside the lab's domain
     ├── UnknownLabError (LookupError)    a lab id or track that is not registered
-    └── RubricError (ValueError)         a rubric file that does not describe the lab
+    ├── RubricError (ValueError)         a rubric file that does not describe the lab
+    └── CourseFileError (ValueError)     a staff file (roster, manifest, course.toml, extensions)
+                                         that cannot be read; names the file and line
 
 Only the CLI's outermost handler turns these into exit codes.
 """
@@ -42,3 +44,14 @@ class UnknownLabError(GraderError, LookupError):
 
 class RubricError(GraderError, ValueError):
     """Raised when a rubric file is malformed or does not match its lab."""
+
+
+class CourseFileError(GraderError, ValueError):
+    """Raised when a staff file (roster, manifest, course.toml, extensions CSV) is malformed.
+
+    The message names the file, the line, what was expected and what arrived.
+    """
+
+    def __init__(self, path: str, line: int | None, problem: str) -> None:
+        self.path, self.line, self.problem = str(path), line, problem
+        super().__init__(f"{self.path}{f', line {line}' if line else ''}: {problem}")

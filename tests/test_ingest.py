@@ -76,12 +76,16 @@ def test_discover_pairs_notebook_with_bundle_and_skips_symlinks(tmp_path, lab07_
     (tmp_path / "alice" / "lab07.ipynb").write_text("{}")
     (tmp_path / "bob").mkdir()
     (tmp_path / "bob" / "lab11.ipynb").write_text("{}")
-    (tmp_path / "notes.txt").write_text("ignored")
+    (tmp_path / "notes.txt").write_text("not a submission")
     (tmp_path / "link.json").symlink_to(tmp_path / "alice" / "lab07-submission.json")
     found = discover([tmp_path])
     assert [(Path(c.source).relative_to(tmp_path).as_posix(), c.kind, bool(c.primary)) for c in found] == [
-        ("alice/lab07.ipynb", "notebook", True), ("bob/lab11.ipynb", "notebook", False)]
-    assert load_candidate(found[1]).error.startswith("notebook has no lab07-submission.json or lab11-submission.json beside it")
+        ("notes.txt", "other", True), ("alice/lab07.ipynb", "notebook", True), ("bob/lab11.ipynb", "notebook", False)]
+    assert load_candidate(found[2]).error.startswith("notebook has no lab07-submission.json or lab11-submission.json beside it")
+    notes = load_candidate(found[0])
+    assert notes.error_kind == "Unsupported"
+    assert notes.error.startswith("notes.txt is a text file, not a submission in an accepted format (the notebook's "
+                                  "<lab>-submission.json bundle; an Otter export zip; the book's marimo export")
 
 
 def test_gradescope_metadata_gives_names_emails_and_groups(tmp_path):
@@ -133,9 +137,9 @@ def test_markdown_without_the_embedded_snapshot_is_refused_with_the_reason(tmp_p
     path = tmp_path / "v1_07_framework_tax_report.md"
     text = (MARIMO / "lab07-cloud.report.md").read_text(encoding="utf-8")
     path.write_text(text.split("```json")[0], encoding="utf-8")
-    error = load_candidate(Candidate(str(path), "markdown", str(path))).error
-    assert error == ("BundleFormatError: marimo Markdown report has no JSON block under '### MLSysIM Result Snapshot'; "
-                     "download the report again")
+    loaded = load_candidate(Candidate(str(path), "markdown", str(path)))
+    assert loaded.error == "marimo Markdown report has no JSON block under '### MLSysIM Result Snapshot'; download the report again"
+    assert loaded.error_kind == "BundleFormatError", "the class name is its own field, not a prefix of the sentence"
 
 
 def test_named_files_are_always_inputs_and_named_notebooks_find_their_bundle(tmp_path, lab07_bundle):

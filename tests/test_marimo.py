@@ -381,18 +381,24 @@ def test_a_course_can_refuse_marimo_exports_and_every_row_shows_its_origin(tmp_p
         assert main(["grade", str(folder), "-o", str(out), "--no-db", "--jobs", "1", "-q", "--formats", formats]) == EXIT_OK
         rows[formats] = {Path(row["path"]).name: row for row in csv.DictReader(out.open(encoding="utf-8"))}
     everything, jupyter = rows["bundle,otter,marimo"], rows["bundle,otter"]
-    assert set(everything) == set(jupyter) == {"lab07-submission.json", "lab11-edge.json", GENUINE_MD, "broken.json"}
+    assert set(everything) == set(jupyter) == {"lab07-submission.json", "lab11-edge.json", GENUINE_MD, "broken.json",
+                                               "README.md"}
     assert {name: row["origin"] for name, row in jupyter.items()} == {
         "lab07-submission.json": "bundle", "lab11-edge.json": "marimo-json", GENUINE_MD: "marimo-md",
-        "broken.json": "unreadable json"}
+        "broken.json": "unreadable json", "README.md": "unreadable other"}
+    readme = jupyter["README.md"]
+    assert (readme["status"], readme["error_kind"]) == ("unsupported", "Unsupported")
+    assert readme["reasons"] == ("README.md is a text file, not a submission in an accepted format (the notebook's "
+                                 "<lab>-submission.json bundle; an Otter export zip)"), "it names the formats this course accepts"
     assert {name: float(everything[name]["score"]) for name in ("lab11-edge.json", GENUINE_MD)} == {
         "lab11-edge.json": 100.0, GENUINE_MD: 100.0}
     assert LOCK_TIME_NOTE in everything["lab11-edge.json"]["reasons"], "the excuse is visible on the row"
     for name, words in (("lab11-edge.json", "a marimo JSON snapshot"), (GENUINE_MD, "a marimo Markdown report")):
         row = jupyter[name]
         assert (row["status"], float(row["score"]), row["flags"]) == ("error", 0.0, "ungradable")
-        assert row["reasons"] == (f"FormatRefused: {words} is not accepted by this course (--formats bundle,otter); submit "
+        assert row["reasons"] == (f"{words} is not accepted by this course (--formats bundle,otter); submit "
                                   "the lab's <lab>-submission.json bundle from the course notebook instead")
+        assert row["error_kind"] == "FormatRefused"
     assert jupyter["lab07-submission.json"]["status"] == "graded"
 
 
@@ -413,13 +419,14 @@ def test_a_hand_converted_bundle_never_borrows_the_lock_time_excuse(tmp_path):
     assert not any(message == LOCK_TIME_NOTE for *_, message in result["findings"])
 
 
-def test_folders_yield_markdown_reports_but_not_other_markdown(tmp_path):
+def test_folders_yield_markdown_reports_as_reports_and_other_markdown_as_unsupported(tmp_path):
     (tmp_path / "v1_07_framework_tax_report.md").write_bytes((MARIMO / GENUINE_MD).read_bytes())
     (tmp_path / "README.md").write_text("# notes\n")
-    [candidate] = discover([tmp_path])
+    readme, candidate = discover([tmp_path])
     assert (Path(candidate.source).name, candidate.kind) == ("v1_07_framework_tax_report.md", "markdown")
     loaded = load_candidate(candidate)
     assert (loaded.error, loaded.origin, loaded.bundle.lab, loaded.findings) == (None, "marimo-md", "lab07", ())
+    assert (Path(readme.source).name, readme.kind, load_candidate(readme).error_kind) == ("README.md", "other", "Unsupported")
 
 
 def test_a_synthesis_answer_edited_in_one_copy_voids_the_synthesis(tmp_path):

@@ -1,12 +1,17 @@
 """Course staff's bulk grading: a folder of submissions → gradebook (CSV, SQLite, HTML), no Docker.
 
-Modules (private): ``_ingest`` finds and reads inputs of every kind, ``_pool`` runs them
-in bounded worker processes, ``_gradebook`` grades and keeps the gradebook,
-``_collusion`` pairs copies, ``_summary`` renders the HTML report.
+Modules (private): ``_ingest`` finds and reads inputs of every kind, ``_identity`` ties each
+to a roster student (manifest, Gradescope metadata, LMS download names, folders), ``_pool``
+runs them in bounded worker processes, ``_gradebook`` grades and keeps the gradebook,
+``_final`` makes one row per student and lab, ``_late`` reads the course file (late policy),
+``_migrations`` upgrades an earlier release's gradebook, ``_collusion`` pairs copies,
+``_summary`` renders the HTML report.
 """
 
+from ._final import FINAL_COLUMNS, build_final
 from ._gradebook import BatchOptions, GradebookDB, GradebookResult, grade_paths, gradebook_dataframe, resolve_rubrics
+from ._identity import Roster, RosterStudent, read_manifest, read_roster
+from ._late import Course, read_course
 from ._summary import render_summary, write_summary
 
-__all__ = ["BatchOptions", "GradebookDB", "GradebookResult", "grade_paths", "gradebook_dataframe", "render_summary",
-           "resolve_rubrics", "write_summary"]
+__all__ = ["BatchOptions", "Course", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "build_final", "grade_paths", "gradebook_dataframe", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "write_summary"]

@@ -11,8 +11,13 @@ Row status: ``graded``; ``regrade`` when the grader itself failed on part of the
 submission (flag ``grader_error``: the part's points are held, the reason says which
 check failed; such a result is stored but never reused, so the next run grades it
 again); ``error`` for an input that cannot be read as a bundle, or whose format the
-course does not accept (``BatchOptions.formats``); ``timeout``, ``memory`` or ``crash``
-when grading it did not finish.  Every row's ``origin`` says what the input was read as
+course does not accept (``BatchOptions.formats``); ``unsupported`` for a file in no
+accepted format (a PDF, a text file); ``timeout``, ``memory`` or ``crash`` when grading
+it did not finish.  ``reasons`` are plain sentences; ``error_kind`` names the kind of
+failure (``BundleFormatError``, ``FormatRefused``, ``Unsupported``, …).
+
+Who each input belongs to comes from :mod:`._identity`; the final gradebook (one row per
+student and lab, with the late policy) from :mod:`._final` and :mod:`._late`.  Every row's ``origin`` says what the input was read as
 (``bundle``, ``otter``, ``marimo-json``, ``marimo-md``, ``otter/marimo-json``), or
 ``unreadable <kind>`` when its content could not be read.
 """
@@ -24,7 +29,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,13 +50,27 @@ from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
 from ..labs import get_lab, lab_ids
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
-from ._ingest import FORMATS, Candidate, Format, Loaded, discover, file_digest, load_candidate, read_submission, refusal
+from ._final import FINAL_COLUMNS, build_final
+from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, read_roster, staff_files
+from ._ingest import (
+    FORMATS,
+    Candidate,
+    Format,
+    Loaded,
+    discover_all,
+    file_digest,
+    lab_hint,
+    load_candidate,
+    read_submission,
+    refusal,
+)
+from ._late import Course, read_course
 from ._marimo import impossible_findings, looks_like_markdown_report
+from ._migrations import open_gradebook
 
 if TYPE_CHECKING:
     import pandas as pd
 
-DB_SCHEMA_VERSION = 1
 SCORED = ("graded", "regrade")
 """Statuses whose row carries a score from the grader (and takes part in collusion)."""
 COLLUSION_KEYS = ("part_times", "rationale")
@@ -68,7 +86,14 @@ class BatchOptions(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0, description="Time limit per submission, in seconds.")
     memory_mb: int | None = Field(default=1024, ge=64, description="Memory a worker may add while grading, in MiB.")
     db: str | None = Field(default="gradebook.sqlite", description="SQLite gradebook to reuse and update (None: no database).")
-    roster: str | None = Field(default=None, description="CSV with a `track` column and `email`, `sid` or `name` per student.")
+    roster: str | None = Field(default=None, description="Roster CSV: name, email or sid per student; optional sis_id, canvas_id, "
+                                                        "moodle_id, section, track (and lab, for a track per lab).")
+    manifest: str | None = Field(default=None, description="Staff manifest CSV: path, student (email or sid), optional "
+                                                          "submitted_at (ISO 8601 with offset) and lab.")
+    course: str | None = Field(default=None, description="Course file (TOML): deadlines, late policy, extensions, LMS ids.")
+    only: tuple[str, ...] = Field(default=(), description="Grade these students (key, email or sid) or input hashes afresh, "
+                                                         "ignoring their stored results; recorded in the change log.")
+    reason: str = Field(default="", description="Why `only` regrades; recorded in the change log.")
     rubrics: dict[str, str] = Field(default_factory=dict, description="Lab id → rubric TOML replacing the shipped rubric.")
     collusion_threshold: float = Field(default=RATIONALE_THRESHOLD, gt=0, le=1,
                                        description="Word-shingle Jaccard at or above which two rationales are paired.")
@@ -106,6 +131,17 @@ class GradebookResult:
     graded: int = 0
     reused: int = 0
     seconds: float = 0.0
+    final: list[dict[str, Any]] = field(default_factory=list)
+    """One row per student and lab (:mod:`._final`)."""
+    ignored: list[tuple[str, str]] = field(default_factory=list)
+    """Files ignored by rule (path, why): a notebook beside its bundle, helper files, staff files."""
+    migrated_from: int | None = None
+    """The schema version the gradebook database was upgraded from in this run (None: no upgrade)."""
+    final_seconds: float = 0.0
+
+    def write_final(self, out: str | os.PathLike[str]) -> int:
+        """Write the final gradebook (one row per student and lab); returns the number of rows."""
+        return write_csv(self.final, out, FINAL_COLUMNS)
 
     def to_dataframe(self) -> pd.DataFrame:
         """The gradebook as a :class:`pandas.DataFrame` (same columns as the CSV)."""
@@ -146,10 +182,11 @@ def item_columns(rubrics: Iterable[Rubric]) -> list[str]:
     return columns + [f"synthesis.{item}" for item in SYNTHESIS_ITEMS if any(item in r.synthesis for r in rubrics)]
 
 
-IDENTITY_COLUMNS = ["path", "kind", "student_name", "student_email", "student_id", "input_hash"]
+IDENTITY_COLUMNS = ["path", "kind", "student", "student_name", "student_email", "student_id", "sis_id", "canvas_id",
+                    "moodle_id", "section", "identity_source", "submitted_at", "late", "input_hash"]
 SCORE_COLUMNS = ["lab", "track", "roster_track", "status", "score", "max_score",
                  *[f"part_{p}" for p in PARTS], "part_synthesis"]
-TAIL_COLUMNS = ["flags", "collusion_group", "reasons", "origin", "grader_version", "rubric"]
+TAIL_COLUMNS = ["flags", "collusion_group", "reasons", "error_kind", "origin", "grader_version", "rubric"]
 
 
 def columns_for(rubrics: Iterable[Rubric]) -> list[str]:
@@ -249,20 +286,22 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     format the course does not accept (``formats``) is an ``error`` row that says so and
     keeps its origin.
     """
-    loaded = load_candidate(candidate, reuse)
+    loaded = load_candidate(candidate, reuse, formats)
     if loaded.origin == "known" or loaded.input_hash in reuse:
         return {"status": "reuse", "input_hash": loaded.input_hash}
     result: dict[str, Any] = {"input_hash": loaded.input_hash, "origin": loaded.origin}
     bundle = loaded.bundle
     if loaded.error is not None or bundle is None:
-        return {**result, "status": "error", "reason": loaded.error or "the input holds no bundle"}
+        status = "unsupported" if loaded.error_kind == "Unsupported" else "error"
+        return {**result, "status": status, "reason": loaded.error or "the input holds no bundle",
+                "error_kind": loaded.error_kind or "GraderError"}
     refused = refusal(loaded.origin, formats)
     if refused is not None:
-        return {**result, "status": "error", "reason": f"FormatRefused: {refused}"}
+        return {**result, "status": "error", "reason": refused, "error_kind": "FormatRefused"}
     try:
         report = grade_loaded(loaded, rubrics.get(bundle.lab))
     except GraderError as exc:
-        return {**result, "status": "error", "reason": f"{type(exc).__name__}: {exc}"}
+        return {**result, "status": "error", "reason": str(exc), "error_kind": type(exc).__name__}
     return {**result, **graded_result(report, bundle, loaded.origin)}
 
 
@@ -278,29 +317,38 @@ def graded_result(report: GradeReport, bundle: Any, origin: str = "") -> dict[st
 
 # -- rows --------------------------------------------------------------------------
 
+_LEGACY_KIND = re.compile(r"^([A-Z][A-Za-z]*(?:Error|Refused)): (.*)$", re.DOTALL)
+
+
 def _status(result: Mapping[str, Any]) -> str:
     """The row's status; a stored result from before ``regrade`` existed still becomes one."""
     status = result.get("status", "error")
     return "regrade" if status == "graded" and flag_names.GRADER_ERROR in result.get("flags", []) else status
 
 
-def _reasons(result: Mapping[str, Any]) -> str:
-    if _status(result) not in SCORED:
-        return str(result.get("reason", ""))
-    lost = [f"{part}/{criterion}: {message}" for part, criterion, item, message in result.get("findings", [])]
-    return " | ".join(lost)
+def _reason_and_kind(result: Mapping[str, Any]) -> tuple[str, str]:
+    """(reasons, error kind); a result stored by an earlier release (``BundleFormatError: …``) is split the same way."""
+    if _status(result) in SCORED:
+        return " | ".join(f"{part}/{criterion}: {message}" for part, criterion, item, message in result.get("findings", [])), ""
+    reason, kind = str(result.get("reason", "")), str(result.get("error_kind", ""))
+    legacy = _LEGACY_KIND.match(reason)
+    if legacy and not kind:
+        kind, reason = legacy[1], legacy[2]
+    return reason, kind or ("Timeout" if result.get("status") == "timeout" else "")
 
 
-def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str) -> dict[str, Any]:
-    """A gradebook row from a candidate and its (fresh or stored) result."""
-    student = candidate.student
+def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str, who: Identity | None = None) -> dict[str, Any]:
+    """A gradebook row from a candidate, its (fresh or stored) result and who it belongs to."""
+    who = who or identify(claims_for(candidate.source, candidate.root, _gradescope_claim(candidate), None, candidate.primary),
+                          None, candidate.source)
+    reasons, kind = _reason_and_kind(result)
     row: dict[str, Any] = {
-        "path": candidate.source, "kind": candidate.kind, "student_name": student.name,
-        "student_email": student.email, "student_id": student.sid, "input_hash": result.get("input_hash", ""),
-        "lab": result.get("lab", ""), "track": result.get("track", ""), "roster_track": "",
-        "status": _status(result), "score": result.get("score", 0), "max_score": result.get("max_score", ""),
-        "flags": list(result.get("flags", [])), "collusion_group": "", "reasons": _reasons(result),
-        "origin": result.get("origin") or f"unreadable {candidate.kind}", "grader_version": __version__, "rubric": result.get("rubric", rubric_label),
+        "path": candidate.source, "kind": candidate.kind, **who.columns(), "input_hash": result.get("input_hash", ""),
+        "lab": result.get("lab", "") or who.lab or lab_hint(candidate.source) or "", "track": result.get("track", ""),
+        "roster_track": "", "status": _status(result), "score": result.get("score", 0), "max_score": result.get("max_score", ""),
+        "flags": list(result.get("flags", [])), "collusion_group": "", "reasons": reasons, "error_kind": kind,
+        "origin": result.get("origin") or f"unreadable {candidate.kind}", "grader_version": __version__,
+        "rubric": result.get("rubric", rubric_label),
         "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
         "_rationale": result.get("rationale", ""),  # shown beside collusion pairs in the summary; not a CSV column
     }
@@ -313,52 +361,42 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str)
 
 
 def identity(row: Mapping[str, Any]) -> str:
-    """Who a row belongs to: email, else student id, else name, else the input's path."""
-    return row.get("student_email") or row.get("student_id") or row.get("student_name") or row["path"]
+    """Who a row belongs to: the student key (roster), else email, student id, name, else the input's path."""
+    return (row.get("student") or row.get("student_email") or row.get("student_id") or row.get("student_name")
+            or row["path"])
 
 
 # -- roster ------------------------------------------------------------------------
 
-def read_roster(path: str | os.PathLike[str]) -> list[dict[str, str]]:
-    """Roster rows with lower-cased keys; a ``track`` column is required, ``lab`` optional."""
-    with open(path, newline="", encoding="utf-8-sig") as handle:
-        reader = csv.DictReader(handle)
-        fields = [name.strip().lower() for name in reader.fieldnames or []]
-        if "track" not in fields or not {"email", "sid", "student_id", "name", "student"} & set(fields):
-            raise GraderError(f"roster {path}: expected a header with 'track' and one of email, sid, name (got {fields})")
-        rows = [{(k or "").strip().lower(): (v or "").strip() for k, v in raw.items()} for raw in reader]
-    return rows
+def _gradescope_claim(candidate: Candidate) -> Claim | None:
+    if candidate.kind != "gradescope":
+        return None
+    student = candidate.student
+    read = (f"Gradescope metadata gives name {student.name!r}, email {student.email!r}, sid {student.sid!r}"
+            if any((student.name, student.email, student.sid)) else
+            f"Gradescope metadata has no submitter for {Path(candidate.source).name!r}" + (f" ({candidate.note})" if candidate.note else ""))
+    return Claim("gradescope", read, name=student.name, email=student.email, sid=student.sid,
+                 submitted_at=student.submitted_at)
 
 
-def _roster_match(row: Mapping[str, Any], roster: Sequence[Mapping[str, str]]) -> Mapping[str, str] | None:
-    components = {part.lower() for part in re.split(r"[\\/]", row["path"]) if part}
-    components |= {Path(row["path"]).stem.lower()}
-    for entry in roster:
-        if entry.get("lab") and row.get("lab") and entry["lab"] != row["lab"]:
-            continue
-        email = entry.get("email", "").lower()
-        sid = entry.get("sid") or entry.get("student_id") or ""
-        name = (entry.get("name") or entry.get("student") or "").lower()
-        if email and (email in str(row.get("student_email", "")).lower().split("; ") or email in components):
-            return entry
-        if sid and (sid in str(row.get("student_id", "")).split("; ") or sid.lower() in components):
-            return entry
-        if name and (name in str(row.get("student_name", "")).lower().split("; ") or name in components):
-            return entry
-    return None
+def identities(candidates: Sequence[Candidate], roster: Roster | None, manifest: Manifest | None) -> list[Identity]:
+    """Who each candidate belongs to (see :mod:`._identity` for the order of the sources)."""
+    return [identify(claims_for(c.source, c.root, _gradescope_claim(c), manifest, c.primary), roster, c.source)
+            for c in candidates]
 
 
-def apply_roster(rows: list[dict[str, Any]], roster: Sequence[Mapping[str, str]]) -> None:
-    """Fill ``roster_track``; flag ``wrong_track`` (graded on another track) or ``not_in_roster``."""
-    for row in rows:
-        entry = _roster_match(row, roster)
-        if entry is None:
+def apply_roster(rows: list[dict[str, Any]], who: Sequence[Identity], roster: Roster) -> None:
+    """Fill ``roster_track``; flag ``wrong_track`` (graded on another track) or ``not_in_roster`` (with the reason)."""
+    for row, person in zip(rows, who, strict=True):
+        if person.student is None:
             row["flags"].append(flag_names.NOT_IN_ROSTER)
+            row["reasons"] = person.problem + (" | " + row["reasons"] if row["reasons"] else "")
             continue
-        row["roster_track"] = entry["track"]
-        if row["status"] == "graded" and row["track"] != entry["track"]:
+        track = person.student.track(row["lab"])
+        row["roster_track"] = track
+        if track and row["status"] == "graded" and row["track"] != track:
             row["flags"].append(flag_names.WRONG_TRACK)
-            row["reasons"] = (f"submitted on track {row['track']!r}, roster assigns {entry['track']!r}"
+            row["reasons"] = (f"submitted on track {row['track']!r}, roster assigns {track!r}"
                               + (" | " + row["reasons"] if row["reasons"] else ""))
 
 
@@ -369,24 +407,7 @@ class GradebookDB:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
-        self.conn = sqlite3.connect(self.path)
-        self.conn.executescript("""
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS results (
-                input_hash TEXT NOT NULL, grader_version TEXT NOT NULL, rubric_key TEXT NOT NULL,
-                graded_at TEXT NOT NULL, result TEXT NOT NULL,
-                PRIMARY KEY (input_hash, grader_version, rubric_key));
-            CREATE TABLE IF NOT EXISTS latest (
-                who TEXT NOT NULL, lab TEXT NOT NULL, path TEXT NOT NULL, input_hash TEXT NOT NULL,
-                score REAL NOT NULL, grader_version TEXT NOT NULL, rubric_key TEXT NOT NULL, run_at TEXT NOT NULL,
-                PRIMARY KEY (who, lab));
-        """)
-        found = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if found is None:
-            self.conn.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(DB_SCHEMA_VERSION),))
-            self.conn.commit()
-        elif found[0] != str(DB_SCHEMA_VERSION):
-            raise GraderError(f"gradebook {self.path} has schema_version {found[0]}; this release reads {DB_SCHEMA_VERSION}")
+        self.conn, self.migrated_from = open_gradebook(self.path)  # an earlier release's gradebook is upgraded in place
 
     def known_hashes(self, grader_version: str, key: str) -> frozenset[str]:
         """Inputs whose stored result can be reused: not ``regrade``, and (when graded) holding
@@ -394,7 +415,7 @@ class GradebookDB:
         held = " AND ".join(f"json_type(result, '$.{name}') IS NOT NULL" for name in COLLUSION_KEYS)
         rows = self.conn.execute(
             "SELECT input_hash FROM results WHERE grader_version = ? AND rubric_key = ? AND "
-            f"(json_extract(result, '$.status') = 'error' OR (json_extract(result, '$.status') = 'graded' AND {held}))",
+            f"(json_extract(result, '$.status') IN ('error', 'unsupported') OR (json_extract(result, '$.status') = 'graded' AND {held}))",
             (grader_version, key))
         return frozenset(h for (h,) in rows)
 
@@ -432,6 +453,47 @@ class GradebookDB:
         self.conn.commit()
         return changes
 
+    def write_final(self, final: Sequence[Mapping[str, Any]]) -> None:
+        """Replace the ``final`` table with ``final`` (one row per student and lab)."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.conn:
+            self.conn.execute("DELETE FROM final")
+            self.conn.executemany("INSERT INTO final VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                  [(r["student"], r["lab"], r["status"], r["raw_score"], r["late_penalty"], r["score"],
+                                    r["input_hash"], json.dumps(r), now) for r in final])
+
+    def final(self) -> list[dict[str, Any]]:
+        """The final gradebook as last written, in the order it was written."""
+        return [json.loads(text) for (text,) in self.conn.execute("SELECT row FROM final ORDER BY rowid")]
+
+    def final_scores(self) -> dict[tuple[str, str], float]:
+        return {(student, lab): score for student, lab, score in self.conn.execute("SELECT student, lab, score FROM final")}
+
+    def log(self, kind: str, entries: Iterable[tuple[str, str, str, float | None, float | None, str]], by: str = "") -> None:
+        """Append change-log entries: (student, lab, input hash, old score, new score, reason)."""
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        with self.conn:
+            self.conn.executemany("INSERT INTO change_log (at, kind, student, lab, input_hash, old_score, new_score, reason, by) "
+                                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(now, kind, *entry, by) for entry in entries])
+
+    def change_log(self) -> list[dict[str, Any]]:
+        cursor = self.conn.execute("SELECT id, at, kind, student, lab, input_hash, old_score, new_score, reason, by "
+                                   "FROM change_log ORDER BY id")
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor]
+
+    def change_summaries(self) -> dict[tuple[str, str], str]:
+        """(student, lab) → the change log in a few words (latest first), for the final gradebook's ``changes`` column."""
+        found: dict[tuple[str, str], list[str]] = {}
+        for entry in reversed(self.change_log()):
+            words = f"{entry['at'][:16]} {entry['kind']}"
+            if entry["old_score"] is not None and entry["new_score"] is not None:
+                words += f" {entry['old_score']:g} -> {entry['new_score']:g}"
+            if entry["reason"]:
+                words += f" ({entry['reason']})"
+            found.setdefault((entry["student"], entry["lab"]), []).append(words)
+        return {key: "; ".join(texts[:3]) for key, texts in found.items()}
+
     def close(self) -> None:
         self.conn.close()
 
@@ -447,32 +509,47 @@ def _fill_failure_hash(candidate: Candidate, result: dict[str, Any]) -> None:
         result["input_hash"] = hashlib.sha256(candidate.source.encode()).hexdigest()
 
 
+def _forced(candidates: Sequence[Candidate], who: Sequence[Identity], only: Sequence[str]) -> list[bool]:
+    """Which candidates ``--only`` names: by student key, email or sid (an input hash is matched in the worker)."""
+    wanted = {value.strip().lower() for value in only if value.strip()}
+    return [bool(wanted & {v.lower() for v in (person.key, person.columns()["student_email"], person.columns()["student_id"]) if v})
+            for person in who]
+
+
 def grade_paths(
     paths: Iterable[str | os.PathLike[str]],
     options: BatchOptions | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
 ) -> GradebookResult:
-    """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input)."""
+    """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input, one final row per student and lab)."""
     from ._pool import run_tasks  # pebble, and asyncio with it, loads only when a batch runs: keeps `import mlsys_grader` fast
 
     options = options or BatchOptions()
     started = time.perf_counter()
     rubrics = resolve_rubrics(options.rubrics)
     key = rubric_key(rubrics, options.formats)
+    # Staff files are read (and checked) before anything is graded, so a bad one stops the run with the database untouched.
     roster = read_roster(options.roster) if options.roster else None
+    manifest = read_manifest(options.manifest) if options.manifest else None
+    course = read_course(options.course, roster) if options.course else None
     # The evaluators are not imported here but by each worker as it starts (in parallel, and
     # outside every task's time limit).  A rerun against a gradebook database, which mostly
     # reuses stored grades, skips that and imports them in the first task that needs them.
-    candidates = discover(paths)
+    extensions = Path(course.path).resolve().parent / course.file.extensions if course and course.file.extensions else None
+    found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, extensions))
+    candidates = found.candidates
+    who = identities(candidates, roster, manifest)
+    forced = _forced(candidates, who, options.only)
     db = GradebookDB(options.db) if options.db else None
     try:
-        reuse = db.known_hashes(__version__, key) if db else frozenset()
+        known = db.known_hashes(__version__, key) if db else frozenset()
+        reuse = known - set(options.only)  # an input hash named by --only is graded afresh
         results: list[dict[str, Any] | None] = [None] * len(candidates)
         done = [0]
 
-        def work(candidate: Candidate) -> dict[str, Any]:
-            return grade_candidate(candidate, rubrics, reuse, options.formats)
+        def work(index: int) -> dict[str, Any]:
+            return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats)
 
         def collect(index: int, result: dict[str, Any]) -> None:
             results[index] = result
@@ -480,8 +557,8 @@ def grade_paths(
             if progress:
                 progress(done[0], len(candidates))
 
-        run_tasks(candidates, work, jobs=options.jobs, timeout_s=options.timeout_s, memory_mb=options.memory_mb, on_result=collect,
-                  prepare=None if reuse else import_mlsysim)
+        run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
+                  memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else import_mlsysim)
         fresh, reused = [], 0
         final: list[dict[str, Any]] = []
         for index, candidate in enumerate(candidates):
@@ -494,15 +571,15 @@ def grade_paths(
                 else:
                     reused += 1
                 result = stored
-            elif result["status"] in (*SCORED, "error") and result.get("input_hash"):
+            elif result["status"] in (*SCORED, "error", "unsupported") and result.get("input_hash"):
                 fresh.append(result)
             _fill_failure_hash(candidate, result)
             final.append(result)
         if db:
             db.store(fresh, __version__, key)
-        rows = [make_row(c, r, key) for c, r in zip(candidates, final, strict=True)]
+        rows = [make_row(c, r, key, person) for c, r, person in zip(candidates, final, who, strict=True)]
         if roster is not None:
-            apply_roster(rows, roster)
+            apply_roster(rows, who, roster)
         subs = [Submission(i, r["lab"], res.get("part_times") or {}, res.get("rationale") or "", identity(r))
                 for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r["status"] in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold)
@@ -511,13 +588,43 @@ def grade_paths(
                 rows[member]["collusion_group"] = group.group_id
                 rows[member]["flags"].append(flag_names.COLLUSION)
         changes = db.record_run(rows, __version__, key) if db else []
+        for row in rows:
+            row["flags"] = ";".join(sorted(set(row["flags"])))
+        final_started = time.perf_counter()
+        gradebook = _final_gradebook(rows, roster, rubrics, course, db, changes, options, forced)
+        final_seconds = time.perf_counter() - final_started
     finally:
         if db:
             db.close()
-    for row in rows:
-        row["flags"] = ";".join(sorted(set(row["flags"])))
     return GradebookResult(rows=rows, columns=columns_for(rubrics.values()), groups=groups, changes=changes,
-                           graded=len(fresh), reused=reused, seconds=time.perf_counter() - started)
+                           graded=len(fresh), reused=reused, seconds=time.perf_counter() - started, final=gradebook,
+                           ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds)
+
+
+def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, rubrics: Mapping[str, Rubric],
+                     course: Course | None, db: GradebookDB | None, changes: Sequence[ScoreChange],
+                     options: BatchOptions, forced: Sequence[bool]) -> list[dict[str, Any]]:
+    """Build the final gradebook, log this run's regrades and score changes, and store it."""
+    labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
+    max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
+    if db is None:
+        return build_final(rows, roster, labs, max_scores, course)
+    before = db.final_scores()
+    gradebook = build_final(rows, roster, labs, max_scores, course)
+    automatic = [(c.who, c.lab, "", c.old_score, c.new_score, f"score moved: {c.cause}") for c in changes]
+    regraded = {(row["student"], row["lab"]) for row, force in zip(rows, forced, strict=True)
+                if force or (options.only and row["input_hash"] in options.only)}
+    asked = [(r["student"], r["lab"], r["input_hash"], before.get((r["student"], r["lab"])), r["score"],
+              options.reason or "regrade asked with --only") for r in gradebook if (r["student"], r["lab"]) in regraded]
+    if automatic:
+        db.log("rescore", automatic)
+    if asked:
+        db.log("regrade", asked, by=os.environ.get("USER", ""))
+    summaries = db.change_summaries()
+    for row in gradebook:
+        row["changes"] = summaries.get((row["student"], row["lab"]), "")
+    db.write_final(gradebook)
+    return gradebook
 
 
 def gradebook_dataframe(paths: Iterable[str | os.PathLike[str]], **options: Any) -> pd.DataFrame:

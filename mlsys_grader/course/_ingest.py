@@ -24,10 +24,12 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import stat
 import zipfile
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -93,6 +95,8 @@ class Student:
     name: str = ""
     email: str = ""
     sid: str = ""
+    submitted_at: datetime | None = None
+    """Gradescope's ``created_at``: a time the student does not control."""
 
 
 @dataclass(frozen=True)
@@ -101,9 +105,12 @@ class Candidate:
 
     ``kind`` is ``json`` (a bundle or a marimo JSON snapshot), ``markdown`` (a marimo
     Markdown report), ``zip`` (an Otter export), ``notebook`` (``primary`` is the bundle
-    beside it, or None) or ``gradescope`` (a submission folder; ``primary`` is the file
-    chosen inside it, or None).  The kind only says how the input was found: what it
-    holds is decided from its content when it is read (``Loaded.origin``).
+    beside it, or None), ``gradescope`` (a submission folder; ``primary`` is the file
+    chosen inside it, or None) or ``other`` (a file inside a folder whose name is none of
+    the accepted kinds: its content is sniffed, and it is graded if it is a submission,
+    else it is an ``unsupported`` row).  The kind only says how the input was found: what
+    it holds is decided from its content when it is read (``Loaded.origin``).  ``root``
+    is the path given on the command line that the input was found under.
     """
 
     source: str
@@ -111,6 +118,15 @@ class Candidate:
     primary: str | None
     student: Student = field(default_factory=Student)
     note: str = ""
+    root: str = ""
+
+
+@dataclass
+class Discovery:
+    """What :func:`discover_all` found: the inputs, and the files ignored by rule (path, why)."""
+
+    candidates: list[Candidate]
+    ignored: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -128,6 +144,8 @@ class Loaded:
     origin: str = ""
     error: str | None = None
     findings: tuple[Finding, ...] = ()
+    error_kind: str = ""
+    """The kind of failure when ``error`` is set: an error class name (``BundleFormatError``), or ``Unsupported``."""
 
 
 # -- discovery ---------------------------------------------------------------------
@@ -136,7 +154,8 @@ def _is_submission_json(name: str) -> bool:
     return any(name == submission_filename(lab) for lab in lab_ids())
 
 
-def _lab_hint(name: str) -> str | None:
+def lab_hint(name: str) -> str | None:
+    """The lab a file or folder name mentions (``lab07.ipynb`` → ``lab07``), or None."""
     return next((lab for lab in lab_ids() if lab in name.lower()), None)
 
 
@@ -208,60 +227,91 @@ def read_gradescope_metadata(path: Path) -> dict[str, Student]:
             name="; ".join(str(p.get("name") or "") for p in people).strip("; "),
             email="; ".join(str(p.get("email") or "") for p in people).strip("; "),
             sid="; ".join(str(p.get("sid") or "") for p in people).strip("; "),
+            submitted_at=gradescope_time(plain(info).get("created_at")),
         )
     return students
 
 
-def _gradescope_candidates(root: Path) -> list[Candidate]:
+_RUBY_TIME = re.compile(r"^(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)(?:\.(\d+))?\s*(Z|[+-]\d\d:?\d\d)?$")
+
+
+def gradescope_time(value: Any) -> datetime | None:
+    """Gradescope's ``created_at`` (a YAML timestamp, or Ruby's ``2026-02-06 23:10:00.123456789 -0800``) as an aware
+    datetime; None when absent, unreadable or without an offset (a time without one cannot be compared with a deadline)."""
+    if isinstance(value, datetime):
+        return value if value.tzinfo is not None else None
+    match = _RUBY_TIME.match(str(value or "").strip())
+    if not match or not match[4]:
+        return None
+    offset = "+00:00" if match[4] == "Z" else match[4] if ":" in match[4] else f"{match[4][:3]}:{match[4][3:]}"
+    fraction = f".{match[3][:6]:0<6}" if match[3] else ""
+    try:
+        return datetime.fromisoformat(f"{match[1]}T{match[2]}{fraction}{offset}")
+    except ValueError:
+        return None
+
+
+def _gradescope_candidates(root: Path, found: Discovery, top: str) -> None:
     try:
         students = read_gradescope_metadata(root / GRADESCOPE_METADATA)
         problem = ""
     except (GraderError, OSError) as exc:
         students, problem = {}, f"metadata unreadable: {exc}"
-    folders = [e for e in _listdir(root) if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
+    found.ignored.append((str(root / GRADESCOPE_METADATA), "Gradescope export metadata"))
+    entries = _listdir(root)
+    folders = [e for e in entries if e.is_dir(follow_symlinks=False) and not e.name.startswith(".")
                and e.name not in SKIP_DIRS]
-    found = []
+    for entry in entries:
+        if entry.is_file(follow_symlinks=False) and entry.name != GRADESCOPE_METADATA and not entry.name.startswith("."):
+            found.ignored.append((entry.path, "a file beside the Gradescope submission folders"))
     for entry in folders:
-        primary = _pick_primary(list(_walk_files(Path(entry.path))))
-        found.append(Candidate(source=entry.path, kind="gradescope", primary=str(primary) if primary else None,
-                               student=students.get(entry.name, Student()), note=problem))
-    return found
+        files = list(_walk_files(Path(entry.path)))
+        primary = _pick_primary(files)
+        found.ignored.extend((str(p), "a helper file in a Gradescope submission folder") for p in files if p != primary)
+        found.candidates.append(Candidate(source=entry.path, kind="gradescope", primary=str(primary) if primary else None,
+                                          student=students.get(entry.name, Student()), note=problem, root=top))
 
 
-def _folder_candidates(root: Path) -> list[Candidate]:
+def _folder_candidates(root: Path, found: Discovery, top: str, staff: frozenset[str]) -> None:
     if (root / GRADESCOPE_METADATA).is_file():
-        return _gradescope_candidates(root)
+        _gradescope_candidates(root, found, top)
+        return
     entries = _listdir(root)
     files = [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and not e.is_symlink()
              and not e.name.startswith(".")]
     notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
     bundles = {p.name: p for p in files if _is_submission_json(p.name)}
     claimed: set[str] = set()
-    found: list[Candidate] = []
     for notebook in notebooks:
-        hint = _lab_hint(notebook.name)
+        hint = lab_hint(notebook.name)
         names = [submission_filename(hint)] if hint else sorted(bundles)
         name = next((n for n in names if n in bundles and n not in claimed), None)
         if name is None and bundles:
-            continue  # a helper notebook beside a paired one: the bundle is graded once, with its notebook
+            # a helper notebook beside a paired one: the bundle is graded once, with its notebook
+            found.ignored.append((str(notebook), "a notebook beside a bundle already paired with another notebook"))
+            continue
         if name is not None:
             claimed.add(name)
-        found.append(Candidate(source=str(notebook), kind="notebook", primary=str(bundles[name]) if name else None))
+        found.candidates.append(Candidate(source=str(notebook), kind="notebook", primary=str(bundles[name]) if name else None,
+                                          root=top))
     for path in files:
         suffix = path.suffix.lower()
-        if path.name in claimed or not (suffix in (".json", ".zip") or _is_markdown_report(path.name)):
+        if path.name in claimed or suffix == ".ipynb":
             continue
-        found.append(Candidate(source=str(path), kind=_kind(path), primary=str(path)))
+        if os.path.realpath(path) in staff:
+            found.ignored.append((str(path), "a staff file (roster, manifest, course file or extensions)"))
+            continue
+        known = suffix in (".json", ".zip") or _is_markdown_report(path.name)
+        found.candidates.append(Candidate(source=str(path), kind=_kind(path) if known else "other", primary=str(path), root=top))
     for entry in entries:
         if entry.is_dir(follow_symlinks=False) and not entry.is_symlink() and not entry.name.startswith(".") \
                 and entry.name not in SKIP_DIRS:
-            found.extend(_folder_candidates(Path(entry.path)))
-    return found
+            _folder_candidates(Path(entry.path), found, top, staff)
 
 
 def _notebook_candidate(notebook: Path) -> Candidate:
     """A notebook named on the command line, with the ``<lab>-submission.json`` beside it if there is one."""
-    hint = _lab_hint(notebook.name)
+    hint = lab_hint(notebook.name)
     names = [submission_filename(hint)] if hint else [submission_filename(lab) for lab in lab_ids()]
     beside = next((notebook.parent / n for n in names
                    if (notebook.parent / n).is_file() and not (notebook.parent / n).is_symlink()), None)
@@ -269,31 +319,41 @@ def _notebook_candidate(notebook: Path) -> Candidate:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Candidate]:
-    """Every input under ``paths``, in a stable order, each source once.
+    """Every input under ``paths`` (see :func:`discover_all`)."""
+    return discover_all(paths).candidates
 
-    A file named on the command line is always an input (whatever its name); inside
-    folders only ``*.json``, ``*.zip``, ``*.ipynb`` and ``*report.md`` files are, and
-    each Gradescope submission folder is one input.  Symlinks are never followed.
+
+def discover_all(paths: Iterable[str | os.PathLike[str]], staff: frozenset[str] = frozenset()) -> Discovery:
+    """Every input under ``paths``, in a stable order, each source once, and the files ignored by rule.
+
+    A file named on the command line is always an input (whatever its name).  Inside
+    folders every regular file is an input except the ones ignored by rule: a notebook
+    beside a bundle another notebook claimed, the helper files of a Gradescope submission
+    folder (one input per folder), the export's ``submission_metadata.yml``, and the
+    staff files in ``staff`` (resolved paths).  Hidden files and folders, ``__MACOSX``,
+    ``.ipynb_checkpoints``, ``__pycache__`` and ``.git`` are skipped unseen.  Symlinks are
+    never followed.
     """
-    found: list[Candidate] = []
+    found = Discovery([])
     for raw in paths:
         path = Path(raw)
         if path.is_symlink():
-            found.append(Candidate(source=str(path), kind="json", primary=None, note="symlink refused"))
+            found.candidates.append(Candidate(source=str(path), kind="json", primary=None, note="symlink refused", root=str(path)))
         elif path.is_dir():
-            found.extend(_folder_candidates(path))
+            _folder_candidates(path, found, str(path), staff)
         elif path.suffix.lower() == ".ipynb":
-            found.append(_notebook_candidate(path))
+            found.candidates.append(replace(_notebook_candidate(path), root=str(path)))
         else:
-            found.append(Candidate(source=str(path), kind=_kind(path), primary=str(path)))
+            found.candidates.append(Candidate(source=str(path), kind=_kind(path), primary=str(path), root=str(path)))
     seen: set[str] = set()
     unique = []
-    for candidate in found:
+    for candidate in found.candidates:
         key = os.path.realpath(candidate.source)
         if key not in seen:
             seen.add(key)
             unique.append(candidate)
-    return unique
+    found.candidates = unique
+    return found
 
 
 # -- loading -----------------------------------------------------------------------
@@ -405,7 +465,7 @@ def read_submission(data: bytes) -> tuple[Bundle, str, tuple[Finding, ...]]:
         f"(result_snapshot.captures, or the Markdown report that embeds it); got {keys}")
 
 
-def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset()) -> Loaded:
+def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset(), formats: Iterable[str] = FORMATS) -> Loaded:
     """Read and parse one candidate; never raises for a bad input (the reason is in ``error``).
 
     When the input's hash is in ``known`` it is not parsed: ``origin`` is ``"known"``.
@@ -415,18 +475,24 @@ def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset()) ->
         digest = hashlib.sha256(f"missing:{candidate.source}".encode()).hexdigest()
         if candidate.kind == "notebook":
             expected = " or ".join(submission_filename(lab) for lab in lab_ids())
-            return Loaded(digest, error=f"notebook has no {expected} beside it; run its save cell and submit the bundle too")
+            return Loaded(digest, error=f"notebook has no {expected} beside it; run its save cell and submit the bundle too",
+                          error_kind="MissingBundle")
         if candidate.kind == "gradescope":
-            return Loaded(digest, error="Gradescope submission folder holds no bundle JSON or Otter export zip")
-        return Loaded(digest, error=f"input refused: {candidate.note or 'nothing to read'}")
+            return Loaded(digest, error="Gradescope submission folder holds no bundle JSON or Otter export zip",
+                          error_kind="MissingBundle")
+        return Loaded(digest, error=f"input refused: {candidate.note or 'nothing to read'}", error_kind="Refused")
+    other = candidate.kind == "other"
     is_zip = primary.lower().endswith(".zip")
     try:
+        if other:
+            with open(primary, "rb") as handle:
+                is_zip = handle.read(4) == b"PK\x03\x04"  # a zip under another name is read as one
         data, digest, problem = _read_bounded(primary, MAX_ZIP_BYTES if is_zip else MAX_BYTES, "zip" if is_zip else "submission")
     except OSError as exc:
         digest = hashlib.sha256(f"unreadable:{primary}".encode()).hexdigest()
-        return Loaded(digest, error=f"cannot read {primary}: {exc.strerror or exc}")
+        return Loaded(digest, error=f"cannot read {primary}: {exc.strerror or exc}", error_kind="OSError")
     if problem is not None:
-        return Loaded(digest, error=f"BundleTooLargeError: {problem}")
+        return Loaded(digest, error=problem, error_kind="Unsupported" if other else "BundleTooLargeError")
     try:
         if is_zip:
             data, _member = _zip_member_bytes(data, primary)
@@ -436,4 +502,21 @@ def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset()) ->
         bundle, origin, findings = read_submission(data)
         return Loaded(digest, bundle, f"otter/{origin}".replace("otter/bundle", "otter") if is_zip else origin, findings=findings)
     except GraderError as exc:
-        return Loaded(digest, error=f"{type(exc).__name__}: {exc}")
+        if other:
+            return Loaded(digest, error=unsupported_reason(primary, data, formats), error_kind="Unsupported")
+        return Loaded(digest, error=str(exc), error_kind=type(exc).__name__)
+
+
+ACCEPTED_WORDS = {"bundle": "the notebook's <lab>-submission.json bundle", "otter": "an Otter export zip",
+                  "marimo": "the book's marimo export (JSON snapshot or *report.md)"}
+_MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\xff", "a JPEG image"),
+          (b"PK\x03\x04", "a zip archive"), (b"\xd0\xcf\x11\xe0", "an Office document"))
+
+
+def unsupported_reason(path: str, data: bytes, formats: Iterable[str] = FORMATS) -> str:
+    """Why a file in no accepted format is not graded, naming what it looks like and the formats accepted."""
+    looks = next((words for magic, words in _MAGIC if data.startswith(magic)), None)
+    if looks is None:
+        looks = "a text file" if data and b"\x00" not in data[:4096] else "an empty file" if not data else "a binary file"
+    accepted = "; ".join(ACCEPTED_WORDS[f] for f in FORMATS if f in set(formats))
+    return f"{Path(path).name} is {looks}, not a submission in an accepted format ({accepted})"

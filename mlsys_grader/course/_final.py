@@ -1,0 +1,99 @@
+"""Students, not files: one final row per student and lab from the per-input rows.
+
+The submission that counts is chosen among the student's gradable submissions of the lab
+(status ``graded`` or ``regrade``; an ungradable one counts only when there is nothing
+else): under ``counting = "latest"`` (the default) the latest by trusted submission time
+(manifest ``submitted_at``, Gradescope ``created_at``), a submission without a trusted
+time being older than any with one, and equal times going to the higher score; under
+``counting = "best"`` the highest score.  Every other submission is listed.  A roster
+student without a submission of a lab is a ``missing`` row with score 0.
+
+Final score = machine score, then staff overrides (a later release), then the late
+penalty (:mod:`._late`); ``raw_score``, ``late_penalty`` (points) and ``rule`` show how.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from ._identity import Roster
+from ._late import Course, penalty
+
+FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
+                 "lab", "status", "raw_score", "late_penalty", "score", "max_score", "submitted_at", "late", "rule",
+                 "path", "input_hash", "other_submissions", "flags", "changes"]
+IDENTITY = {"student_name": "name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
+            "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section"}
+"""Identity column → the roster attribute that fills it."""
+GRADABLE = ("graded", "regrade")
+_OLDEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _when(row: Mapping[str, Any]) -> datetime:
+    text = row.get("submitted_at") or ""
+    return datetime.fromisoformat(text) if text else _OLDEST
+
+
+def counting_submission(rows: Sequence[Mapping[str, Any]], counting: str = "latest") -> Mapping[str, Any]:
+    """The row that counts among one student's rows of one lab (see the module docstring)."""
+    pool = [row for row in rows if row["status"] in GRADABLE] or list(rows)
+    if counting == "best":
+        return max(pool, key=lambda row: (float(row["score"] or 0), _when(row), row["path"]))
+    return max(pool, key=lambda row: (_when(row), float(row["score"] or 0), row["path"]))
+
+
+def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: Sequence[str],
+                max_scores: Mapping[str, float], course: Course | None = None,
+                changes: Mapping[tuple[str, str], str] | None = None) -> list[dict[str, Any]]:
+    """One row per (student, lab): every roster student for every lab in ``labs``, and every other student seen.
+
+    ``changes`` maps (student, lab) to the change-log summary shown in the ``changes`` column.
+    """
+    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for row in rows:
+        if row.get("lab") and row.get("student"):
+            grouped.setdefault((row["student"], row["lab"]), []).append(row)
+    keys: list[tuple[str, str]] = [(s.key, lab) for s in (roster.students if roster else ()) for lab in labs]
+    known = set(keys)
+    keys += sorted(k for k in grouped if k not in known)
+    students = {s.key: s for s in roster.students} if roster else {}
+    counting = course.counting if course else "latest"
+    final = []
+    for student_key, lab in keys:
+        mine = grouped.get((student_key, lab), [])
+        entry = students.get(student_key)
+        out: dict[str, Any] = {"student": student_key, "lab": lab, "changes": (changes or {}).get((student_key, lab), "")}
+        for column, attribute in IDENTITY.items():
+            out[column] = getattr(entry, attribute) if entry else ""
+        if not mine:
+            out.update(status="missing", raw_score=0.0, late_penalty=0.0, score=0.0, max_score=max_scores.get(lab, ""),
+                       submitted_at="", late="", rule="no submission", path="", input_hash="", other_submissions="", flags="")
+            final.append(out)
+            continue
+        chosen = counting_submission(mine, counting)
+        if entry is None:
+            out.update({column: chosen.get(column, "") for column in IDENTITY})
+        raw = float(chosen["score"] or 0)
+        when = chosen.get("submitted_at") or ""
+        late = penalty(course, student_key, lab, datetime.fromisoformat(when) if when else None, bool(chosen.get("late")))
+        points = round(raw * late.percent / 100, 6)
+        rule = late.rule
+        if len(mine) > 1:
+            rule = (f"{'best score' if counting == 'best' else 'latest by trusted time'} of {len(mine)} submissions"
+                    + (f"; {rule}" if rule else ""))
+        out.update(status=chosen["status"], raw_score=raw, late_penalty=points, score=round(raw - points, 6),
+                   max_score=chosen.get("max_score") or max_scores.get(lab, ""), submitted_at=when,
+                   late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen["path"],
+                   input_hash=chosen.get("input_hash", ""),
+                   other_submissions="; ".join(row["path"] for row in mine if row is not chosen),
+                   flags=chosen.get("flags", "") if isinstance(chosen.get("flags"), str) else ";".join(chosen.get("flags", [])))
+        final.append(out)
+    return final
+
+
+def default_final_path(csv_path: str | os.PathLike[str]) -> str:
+    """``final.csv`` beside the per-input CSV."""
+    return os.path.join(os.path.dirname(os.fspath(csv_path)) or ".", "final.csv")

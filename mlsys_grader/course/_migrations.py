@@ -1,0 +1,111 @@
+"""The SQLite gradebook's schema and its forward migrations.
+
+A gradebook written by an earlier release is upgraded in place, never refused and never
+regraded from scratch for that: the file is first copied to ``<gradebook>.v<N>.bak``
+(SQLite's online backup, so the copy is consistent), then every migration from its
+version to :data:`SCHEMA_VERSION` runs in one transaction.  A gradebook from a *later*
+release is refused (this release cannot know what its tables mean).
+
+Version 1 (releases up to 0.x of November 2026): ``meta``, ``results`` (stored grades by
+input hash, grader version, rubric key), ``latest`` (last score per student and lab).
+Version 2 adds ``final`` (one row per student and lab) and ``change_log`` (regrade events;
+staff overrides join it in a later release).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+
+from ..errors import GraderError
+
+SCHEMA_VERSION = 2
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS results (
+    input_hash TEXT NOT NULL, grader_version TEXT NOT NULL, rubric_key TEXT NOT NULL,
+    graded_at TEXT NOT NULL, result TEXT NOT NULL,
+    PRIMARY KEY (input_hash, grader_version, rubric_key));
+CREATE TABLE IF NOT EXISTS latest (
+    who TEXT NOT NULL, lab TEXT NOT NULL, path TEXT NOT NULL, input_hash TEXT NOT NULL,
+    score REAL NOT NULL, grader_version TEXT NOT NULL, rubric_key TEXT NOT NULL, run_at TEXT NOT NULL,
+    PRIMARY KEY (who, lab));
+"""
+_V2 = """
+CREATE TABLE IF NOT EXISTS final (
+    student TEXT NOT NULL, lab TEXT NOT NULL, status TEXT NOT NULL,
+    raw_score REAL NOT NULL, late_penalty REAL NOT NULL, score REAL NOT NULL,
+    input_hash TEXT NOT NULL, row TEXT NOT NULL, updated_at TEXT NOT NULL,
+    PRIMARY KEY (student, lab));
+CREATE TABLE IF NOT EXISTS change_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, kind TEXT NOT NULL,
+    student TEXT NOT NULL, lab TEXT NOT NULL, input_hash TEXT NOT NULL DEFAULT '',
+    old_score REAL, new_score REAL, reason TEXT NOT NULL DEFAULT '', by TEXT NOT NULL DEFAULT '');
+CREATE INDEX IF NOT EXISTS change_log_student ON change_log (student, lab);
+"""
+
+def _statements(script: str) -> list[str]:
+    return [statement.strip() for statement in script.split(";") if statement.strip()]
+
+
+def _v1_to_v2(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_V2):
+        conn.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+"""Version N → the step that makes it N + 1."""
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+    if not has_meta:
+        return None
+    found = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return int(found[0]) if found else None
+
+
+def backup_path(path: str, version: int) -> str:
+    return f"{path}.v{version}.bak"
+
+
+def open_gradebook(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, int | None]:
+    """The gradebook's connection at :data:`SCHEMA_VERSION`, and the version it was migrated from (None: none)."""
+    path = os.fspath(path)
+    conn = sqlite3.connect(path)
+    try:
+        found = _version(conn)
+        if found is None:
+            conn.executescript(_V1 + _V2)
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            conn.commit()
+            return conn, None
+        if found > SCHEMA_VERSION:
+            raise GraderError(f"gradebook {path} has schema_version {found}, written by a later release; this release reads "
+                              f"versions 1 to {SCHEMA_VERSION} (upgrade mlsys-grader)")
+        if found == SCHEMA_VERSION:
+            return conn, None
+        with sqlite3.connect(backup_path(path, found)) as copy:
+            conn.backup(copy)
+        copy.close()
+        # NOTE: one explicit transaction, DDL included (sqlite3 would otherwise commit each CREATE on its
+        # own): a failed step leaves the gradebook exactly as it was.
+        previous = conn.isolation_level
+        conn.isolation_level = None
+        conn.execute("BEGIN")
+        try:
+            for version in range(found, SCHEMA_VERSION):
+                MIGRATIONS[version](conn)
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        finally:
+            conn.isolation_level = previous
+        return conn, found
+    except BaseException:
+        conn.close()
+        raise
