@@ -146,6 +146,8 @@ def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
 
 
 def test_a_check_that_fails_is_a_grader_error_not_a_crash():
+    """Measured: the failure became one ``grader`` finding on ``bundle``, so nothing was held and part E's
+    decision was paid (tests/test_held.py holds every check to this)."""
     from mlsys_grader.labs.lab07 import Lab07  # loads mlsysim, which collecting the tests must not
 
     class _LabWithABrokenRule(Lab07):
@@ -156,8 +158,10 @@ def test_a_check_that_fails_is_a_grader_error_not_a_crash():
     report = grade(bundle, _LabWithABrokenRule(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part != "synthesis"]
-    assert (finding.part, finding.criterion) == ("bundle", "grader")
-    assert "check_decision" in finding.message and "nothing for you to do" in finding.message
+    assert (finding.part, finding.criterion, finding.rubric_item) == ("E", "grader", None)
+    assert finding.actual.startswith("check_decision: AttributeError") and "nothing for you to do" not in finding.message
+    assert report.parts["E"].held and report.parts["E"].score == 0
+    assert report.score == _unedited("lab07", "cloud", 1)[0] - report.parts["E"].max_score
 
 
 def test_evaluator_refusals_are_still_findings_about_the_submission():

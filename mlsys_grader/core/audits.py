@@ -1,13 +1,20 @@
-"""The checks: one small function each, registered in :data:`CHECKS`.
+"""The checks: one small function each, registered in :data:`CHECKS` with what it judges.
 
 Every check reads the shared :class:`GradingContext` and returns typed findings;
 none raises for a bad submission.  The order of ``CHECKS`` is the order findings
-are reported in.
+are reported in.  A check is registered as one of two kinds, which says what is held
+for staff when the check itself fails (see :func:`held`):
+
+* :class:`PartCheck` judges one part's evidence and runs once per part of the lab, so a
+  failure on part B holds part B and leaves A, C, D and E as they are;
+* :class:`SubmissionCheck` judges the submission as a whole (the synthesis, the bundle's
+  seal) and names the items it judges, which are held when it fails.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from .context import GradingContext, PartState, evaluator_errors, first_difference
@@ -15,25 +22,69 @@ from .generated import check_generated
 from .labspec import LabSpec, PartPlan
 from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
-from .report import Finding
-
-Check = Callable[[GradingContext], Iterable[Finding]]
-
-
-def _captured(ctx: GradingContext) -> list[tuple[PartId, PartState, EvidenceRecord]]:
-    """Captured parts the grader could work on, with their records (a part it failed on is held for staff instead)."""
-    return [(part, state, state.record) for part, state in ctx.parts.items()
-            if state.record is not None and state.grader_error is None]
+from .report import Finding, PartName
+from .rubric import Rubric
 
 
-def check_grader_errors(ctx: GradingContext) -> Iterable[Finding]:
-    """A part the grader itself failed on: held for staff review, never the student's lost point."""
-    for part, state in ctx.parts.items():
-        if state.grader_error is not None:
-            yield Finding(part=part, criterion="grader",
-                          message=f"The grader could not check part {part} because of an error of its own; staff will "
-                                  "review this part and its points are held until then — nothing for you to do.",
-                          actual=state.grader_error)
+@dataclass(frozen=True)
+class PartCheck:
+    """A check of one part's evidence, run once per part of the lab: if it fails on a part, that part is held."""
+
+    run: Callable[[GradingContext, PartId], Iterable[Finding]]
+
+    @property
+    def name(self) -> str:
+        return self.run.__name__
+
+
+@dataclass(frozen=True)
+class SubmissionCheck:
+    """A check of the submission as a whole: if it fails, the synthesis items ``judges`` names are held."""
+
+    run: Callable[[GradingContext], Iterable[Finding]]
+    judges: Callable[[Rubric], tuple[str, ...]]
+    """The synthesis items whose points follow this check's verdict (none for a check that costs no points)."""
+
+    @property
+    def name(self) -> str:
+        return self.run.__name__
+
+
+Check = PartCheck | SubmissionCheck
+
+
+def held(part: PartName, reason: str, items: tuple[str, ...] = ()) -> Finding:
+    """The ``grader`` finding for what the grader failed on: it waits for staff review, neither paid nor charged.
+
+    Without ``items`` the whole part is held (its evidence could not be checked); with them only those
+    items of the part (a synthesis check judges some of its items).  On ``bundle`` nothing is held: a check
+    of the whole bundle that judges no item only raises the ``grader_error`` flag.  ``reason`` (the error)
+    is for staff.
+    """
+    if items:
+        message = (f"The grader failed while checking your {part} (its own error, not yours): "
+                   f"{', '.join(items)} wait for staff review, and their points are held, not lost, until then.")
+        return Finding(part=part, criterion="grader", message=message, actual=reason, rubric_item=items[0], also_costs=items[1:])
+    if part == "bundle":
+        message = ("The grader failed while checking your submission (its own error, not yours): staff will review it; "
+                   "no points depend on this check.")
+    else:
+        message = (f"The grader failed while checking part {part} (its own error, not yours): staff will review this "
+                   "part, and its points are held, not lost, until then.")
+    return Finding(part=part, criterion="grader", message=message, actual=reason)
+
+
+def _record(ctx: GradingContext, part: PartId) -> EvidenceRecord | None:
+    """The part's record when the grader could work on it (a part it failed on is held for staff instead)."""
+    state = ctx.parts[part]
+    return state.record if state.grader_error is None else None
+
+
+def check_grader_errors(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    """A part the grader itself failed on while rebuilding it: held for staff review, never the student's lost point."""
+    error = ctx.parts[part].grader_error
+    if error is not None:
+        yield held(part, error)
 
 
 def check_bundle_hash(ctx: GradingContext) -> Iterable[Finding]:
@@ -47,98 +98,39 @@ def check_bundle_hash(ctx: GradingContext) -> Iterable[Finding]:
                       expected=bundle.compute_hash(), actual=bundle.content_hash)
 
 
-def check_missing(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in ctx.parts.items():
-        if state.record is None:
-            yield Finding(part=part, criterion="missing", rubric_item="captured", voids_part=True,
-                          message=f"Part {part} has no captured evidence; lock a prediction, run the part and capture it.")
+def check_missing(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    if ctx.parts[part].record is None:
+        yield Finding(part=part, criterion="missing", rubric_item="captured", voids_part=True,
+                      message=f"Part {part} has no captured evidence; lock a prediction, run the part and capture it.")
 
 
-def check_record_shape(ctx: GradingContext) -> Iterable[Finding]:
-    for part, _, record in _captured(ctx):
-        if record.part != part:
-            yield Finding(part=part, criterion="format", rubric_item="captured",
-                          message=f"The record stored under part {part} says it is part {record.part}; recapture part {part}.",
-                          expected=part, actual=record.part)
-        if record.lab not in (None, ctx.lab.lab_id):
-            yield Finding(part=part, criterion="format", rubric_item="captured",
-                          message=f"Part {part}'s record comes from {record.lab}, not {ctx.lab.lab_id}; recapture it in this lab.",
-                          expected=ctx.lab.lab_id, actual=record.lab)
+def check_record_shape(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    record = _record(ctx, part)
+    if record is None:
+        return
+    if record.part != part:
+        yield Finding(part=part, criterion="format", rubric_item="captured",
+                      message=f"The record stored under part {part} says it is part {record.part}; recapture part {part}.",
+                      expected=part, actual=record.part)
+    if record.lab not in (None, ctx.lab.lab_id):
+        yield Finding(part=part, criterion="format", rubric_item="captured",
+                      message=f"Part {part}'s record comes from {record.lab}, not {ctx.lab.lab_id}; recapture it in this lab.",
+                      expected=ctx.lab.lab_id, actual=record.lab)
 
 
-def check_domain(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state in ctx.parts.items():
-        for message, expected, actual in state.domain_problems:
-            yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
-                          rubric_item="replay", hidden=True, voids_part=True)
-        for message, expected, actual in state.final_problems:
-            yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
-
-
-def _arms(record: EvidenceRecord) -> list[tuple[str, Any]]:
-    arms = [("baseline", record.baseline), ("result", record.result)]
-    arms += [(f"alternatives[{i}]", arm) for i, arm in enumerate(record.alternatives)]
-    if record.chosen_result is not None:
-        arms.append(("chosen_result", record.chosen_result))
-    return arms
-
-
-def _plan_arm(plan: PartPlan, record: EvidenceRecord, name: str) -> dict[str, Any] | None:
-    """The arm the plan built for ``name`` (the chosen result is whichever arm its inputs name)."""
-    if name == "baseline":
-        return plan.baseline
-    if name == "result":
-        return plan.result
-    if name.startswith("alternatives["):
-        index = int(name[len("alternatives["):-1])
-        return plan.alternatives[index] if index < len(plan.alternatives) else None
-    inputs = LabSpec.arm_inputs(record.chosen_result or {})
-    return next((arm for arm in (plan.baseline, plan.result, *plan.alternatives) if arm.get("inputs") == inputs), None)
+def check_domain(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    state = ctx.parts[part]
+    for message, expected, actual in state.domain_problems:
+        yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
+                      rubric_item="replay", hidden=True, voids_part=True)
+    for message, expected, actual in state.final_problems:
+        yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
 
 
 DRIFT_MIN_VALUES = 3
 """A part's mismatch reads as another mlsysim only when at least this many recorded values are off ..."""
 DRIFT_MIN_ARMS = 2
 """... in at least this many of its arms (baseline, intervention, alternatives): see :func:`check_replay`."""
-_MAX_LISTED = 200
-
-
-def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[str, Any, Any]]) -> None:
-    """Append every place two JSON values differ (same rules as ``first_difference``), up to ``_MAX_LISTED``."""
-    if len(found) >= _MAX_LISTED:
-        return
-    if isinstance(expected, dict) and isinstance(actual, dict):
-        for key in sorted(set(expected) | set(actual), key=str):
-            if key not in actual or key not in expected:
-                found.append((f"{path}.{key}", expected.get(key, "<absent>"), actual.get(key, "<missing>")))
-            else:
-                _all_differences(expected[key], actual[key], f"{path}.{key}", found)
-        return
-    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
-        for index, (left, right) in enumerate(zip(expected, actual, strict=True)):
-            _all_differences(left, right, f"{path}[{index}]", found)
-        return
-    difference = first_difference(expected, actual, path)
-    if difference:
-        found.append(difference)
-
-
-def _replay_mismatches(ctx: GradingContext) -> dict[PartId, tuple[EvidenceRecord, list[tuple[str, Any, Any]]]]:
-    """Per replayed part, its record and every recorded value that the pinned evaluator does not
-    reproduce (arm-prefixed paths)."""
-    mismatches: dict[PartId, tuple[EvidenceRecord, list[tuple[str, Any, Any]]]] = {}
-    for part, state, record in _captured(ctx):
-        if state.plan is None:
-            continue  # reported by check_domain
-        found: list[tuple[str, Any, Any]] = []
-        for name, arm in _arms(record):
-            replayed = _plan_arm(state.plan, record, name)
-            # A chosen result naming no built arm is a decision finding; never replay foreign inputs.
-            # The honest case is one comparison at C speed; only a mismatching arm is walked in full.
-            if replayed is not None and first_difference(replayed, arm, name) is not None:
-                _all_differences(replayed, arm, name, found)
-        mismatches[part] = (record, found)
-    return mismatches
 
 
 def _spread(found: list[tuple[str, Any, Any]]) -> bool:
@@ -147,7 +139,7 @@ def _spread(found: list[tuple[str, Any, Any]]) -> bool:
     return len(found) >= DRIFT_MIN_VALUES and len(arms) >= DRIFT_MIN_ARMS
 
 
-def check_replay(ctx: GradingContext) -> Iterable[Finding]:
+def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     """Every recorded number must be what the pinned evaluator gives for the recorded inputs.
 
     Inputs inside the domain were already evaluated when the part's plan was built,
@@ -164,147 +156,156 @@ def check_replay(ctx: GradingContext) -> Iterable[Finding]:
       single arm, off while the rest replays exactly is an edit, whatever the record's label.
 
     A record labelled with another mlsysim whose every number replays exactly is a note
-    and costs nothing, so a missing label is never cheaper than an honest one.
+    and costs nothing, so a missing label is never cheaper than an honest one.  (The comparison
+    itself is made when the context is built: :attr:`PartState.mismatches`.)
     """
-    mismatches = _replay_mismatches(ctx)
-    drifting = any(_spread(found) for _, found in mismatches.values())
-    for part, (record, found) in mismatches.items():
-        label = record.mlsysim_version
-        labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
-        if found and (drifting or _spread(found)):
-            where, expected, actual = found[0]
-            arms = sorted({w.split(".", 1)[0].split("[", 1)[0] for w, _, _ in found})
-            yield Finding(
-                part=part, criterion="version", rubric_item="replay", hidden=True, voids_part=True,
-                message=(f"Part {part}'s numbers do not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}: "
-                         f"{len(found)} values across {', '.join(arms)}, starting with {where}, as when another mlsysim "
-                         f"version produced them; install mlsysim=={ctx.mlsysim_version} and recapture the part."),
-                expected=expected, actual=actual)
-        elif found:
-            where, expected, actual = found[0]
-            yield Finding(
-                part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
-                message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}, "
-                         "while the rest of its evidence replays exactly; recapture the part instead of editing numbers."),
-                expected=expected, actual=actual)
-        elif labelled:
-            yield Finding(part=part, criterion="version",
-                          message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "
-                                  f"{ctx.mlsysim_version}, so it counts in full; nothing to do.",
-                          expected=ctx.mlsysim_version, actual=label)
+    record, found = _record(ctx, part), ctx.parts[part].mismatches
+    if record is None or found is None:
+        return  # nothing captured, held for staff, or not replayed (reported by check_domain)
+    label = record.mlsysim_version
+    labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
+    if found and (_spread(found) or any(state.mismatches and _spread(state.mismatches) for state in ctx.parts.values())):
+        where, expected, actual = found[0]
+        arms = sorted({w.split(".", 1)[0].split("[", 1)[0] for w, _, _ in found})
+        yield Finding(
+            part=part, criterion="version", rubric_item="replay", hidden=True, voids_part=True,
+            message=(f"Part {part}'s numbers do not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}: "
+                     f"{len(found)} values across {', '.join(arms)}, starting with {where}, as when another mlsysim "
+                     f"version produced them; install mlsysim=={ctx.mlsysim_version} and recapture the part."),
+            expected=expected, actual=actual)
+    elif found:
+        where, expected, actual = found[0]
+        yield Finding(
+            part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
+            message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}, "
+                     "while the rest of its evidence replays exactly; recapture the part instead of editing numbers."),
+            expected=expected, actual=actual)
+    elif labelled:
+        yield Finding(part=part, criterion="version",
+                      message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "
+                              f"{ctx.mlsysim_version}, so it counts in full; nothing to do.",
+                      expected=ctx.mlsysim_version, actual=label)
 
 
-def check_stale(ctx: GradingContext) -> Iterable[Finding]:
+_READABLE_UNITS = (("second", (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))),
+                   ("joule", (("µJ", 1e-6), ("mJ", 1e-3), ("J", 1.0), ("kJ", 1e3), ("MJ", 1e6))))
+
+
+def _shown(value: Any) -> str:
+    """A recorded value as a student reads it: text in quotes, numbers rounded, quantities in a readable unit."""
+    if isinstance(value, dict) and {"magnitude", "unit"} <= set(value):
+        from mlsysim.core.units import Q_  # mlsysim loads on first use (seconds): never at package import
+
+        magnitude, unit = value["magnitude"], value["unit"]
+        refusals: tuple[type[BaseException], ...] = (*evaluator_errors(), TypeError)  # another kind of quantity, or an edited one
+        for base, scales in _READABLE_UNITS:
+            try:
+                amount = float(Q_(magnitude, unit).to(base).magnitude)
+            except refusals:
+                continue
+            symbol, size = next(((s, z) for s, z in reversed(scales) if abs(amount) >= z), scales[0])
+            return f"{amount / size:.3g} {symbol}"
+        return f"{magnitude:.4g} {unit}" if isinstance(magnitude, (int, float)) else "a different value"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int):
+        return str(value)
+    return "a different value"
+
+
+def _differing(new: Any, old: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], Any, Any] | None:
+    """The first field (a quantity counts as one) where the final settings' inputs and the record's differ."""
+    quantity = isinstance(new, dict) and {"magnitude", "unit"} <= set(new)
+    if isinstance(new, dict) and isinstance(old, dict) and not quantity:
+        for key in sorted(set(new) | set(old), key=str):
+            if key not in new or key not in old:
+                return (*path, key), new.get(key), old.get(key)
+            found = _differing(new[key], old[key], (*path, key))
+            if found:
+                return found
+        return None
+    if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
+        return next((found for index, (a, b) in enumerate(zip(new, old, strict=True))
+                     if (found := _differing(a, b, (*path, index)))), None)
+    return None if first_difference(new, old) is None else (path, new, old)
+
+
+def _stale_detail(lab: LabSpec, part: PartId, state: PartState, final_controls: Any, final_inputs: Any,
+                  recorded_inputs: Any) -> str:
+    """`` (shape is now "aligned", captured with "misaligned")`` — what changed, in the notebook's words."""
+    captured = state.controls
+    if captured is None or not isinstance(final_controls, dict):
+        return ""
+    for control in lab.parts[part].controls:
+        before, now = captured.get(control.name), final_controls.get(control.name)
+        if first_difference(now, before) is not None:
+            return f" ({control.name} is now {_shown(now)}, captured with {_shown(before)})"
+    found = _differing(final_inputs, recorded_inputs)  # the settings agree: what it builds on changed
+    if found is None:
+        return ""
+    path, now, before = found
+    words = [key for key in path if isinstance(key, str) and key not in ("magnitude", "unit")]
+    field = words[-1].replace("_", " ") if words else "a recorded input"
+    return f" ({field} is now {_shown(now)}, captured with {_shown(before)})"
+
+
+def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     """Evidence that no longer matches the final settings, the track, or the part it builds on.
 
     The message names what changed the way the notebook shows it: a control by its name
     (``shape is now "aligned", captured with "misaligned"``), and a result it builds on by
     the field's words with a unit chosen for reading (``baseline kernel time is now 30.8 µs``).
     """
-    lab, track = ctx.lab, ctx.track
-    readable_units = (("second", (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))),
-                      ("joule", (("µJ", 1e-6), ("mJ", 1e-3), ("J", 1.0), ("kJ", 1e3), ("MJ", 1e6))))
-
-    def shown(value: Any) -> str:
-        """A recorded value as a student reads it: text in quotes, numbers rounded, quantities in a readable unit."""
-        if isinstance(value, dict) and {"magnitude", "unit"} <= set(value):
-            from mlsysim.core.units import Q_  # mlsysim loads on first use (seconds): never at package import
-
-            magnitude, unit = value["magnitude"], value["unit"]
-            refusals: tuple[type[BaseException], ...] = (*evaluator_errors(), TypeError)  # another kind of quantity, or an edited one
-            for base, scales in readable_units:
-                try:
-                    amount = float(Q_(magnitude, unit).to(base).magnitude)
-                except refusals:
-                    continue
-                symbol, size = next(((s, z) for s, z in reversed(scales) if abs(amount) >= z), scales[0])
-                return f"{amount / size:.3g} {symbol}"
-            return f"{magnitude:.4g} {unit}" if isinstance(magnitude, (int, float)) else "a different value"
-        if isinstance(value, str):
-            return f'"{value}"'
-        if isinstance(value, bool) or value is None:
-            return str(value)
-        if isinstance(value, float):
-            return f"{value:.4g}"
-        if isinstance(value, int):
-            return str(value)
-        return "a different value"
-
-    def differing(new: Any, old: Any, path: tuple[str | int, ...] = ()) -> tuple[tuple[str | int, ...], Any, Any] | None:
-        """The first field (a quantity counts as one) where the final settings' inputs and the record's differ."""
-        quantity = isinstance(new, dict) and {"magnitude", "unit"} <= set(new)
-        if isinstance(new, dict) and isinstance(old, dict) and not quantity:
-            for key in sorted(set(new) | set(old), key=str):
-                if key not in new or key not in old:
-                    return (*path, key), new.get(key), old.get(key)
-                found = differing(new[key], old[key], (*path, key))
-                if found:
-                    return found
-            return None
-        if isinstance(new, list) and isinstance(old, list) and len(new) == len(old):
-            return next((found for index, (a, b) in enumerate(zip(new, old, strict=True))
-                         if (found := differing(a, b, (*path, index)))), None)
-        return None if first_difference(new, old) is None else (path, new, old)
-
-    def detail(part: PartId, state: PartState, final_controls: Any, final_inputs: Any, recorded_inputs: Any) -> str:
-        """`` (shape is now "aligned", captured with "misaligned")`` — what changed, in the notebook's words."""
-        captured = state.controls
-        if captured is None or not isinstance(final_controls, dict):
-            return ""
-        for control in lab.parts[part].controls:
-            before, now = captured.get(control.name), final_controls.get(control.name)
-            if first_difference(now, before) is not None:
-                return f" ({control.name} is now {shown(now)}, captured with {shown(before)})"
-        found = differing(final_inputs, recorded_inputs)  # the settings agree: what it builds on changed
-        if found is None:
-            return ""
-        path, now, before = found
-        words = [key for key in path if isinstance(key, str) and key not in ("magnitude", "unit")]
-        field = words[-1].replace("_", " ") if words else "a recorded input"
-        return f" ({field} is now {shown(now)}, captured with {shown(before)})"
-
-    for part, state, record in _captured(ctx):
-        if record.track != track:
+    lab, track, state, record = ctx.lab, ctx.track, ctx.parts[part], _record(ctx, part)
+    if record is None:
+        return
+    if record.track != track:
+        yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                      message=f"Part {part} was captured on track {record.track!r}, but the submission is for {track!r}; recapture it on {track!r}.",
+                      expected=track, actual=record.track)
+        return
+    if state.final_missing:
+        yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                      message=f"The bundle has no final settings for part {part}; save the bundle from the notebook.",
+                      expected="controls for the part", actual=None)
+    final = state.final_plan
+    if final is None:
+        return
+    expected_fp = lab.fingerprint(track, part, final.upstream)
+    own_inputs_match = record.inputs == final.upstream and repr(record.inputs) == repr(final.upstream)
+    if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
+        detail_text = _stale_detail(lab, part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
+        upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
+        yield Finding(part=part, criterion="stale", rubric_item="fresh",
+                      message=f"Part {part}'s evidence no longer matches your final settings{upstream}{detail_text}; recapture part {part}.",
+                      expected=expected_fp, actual=record.upstream_fingerprint)
+        return
+    for dep, used in state.upstream.items():
+        captured = ctx.bundle.evidence.get(part_key(dep))
+        if captured is not None and first_difference(LabSpec.arm_inputs(used), LabSpec.arm_inputs(captured.result or {})):
             yield Finding(part=part, criterion="stale", rubric_item="fresh",
-                          message=f"Part {part} was captured on track {record.track!r}, but the submission is for {track!r}; recapture it on {track!r}.",
-                          expected=track, actual=record.track)
-            continue
-        if state.final_missing:
-            yield Finding(part=part, criterion="stale", rubric_item="fresh",
-                          message=f"The bundle has no final settings for part {part}; save the bundle from the notebook.",
-                          expected="controls for the part", actual=None)
-        final = state.final_plan
-        if final is None:
-            continue
-        expected_fp = lab.fingerprint(track, part, final.upstream)
-        own_inputs_match = record.inputs == final.upstream and repr(record.inputs) == repr(final.upstream)
-        if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
-            detail_text = detail(part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
-            upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
-            yield Finding(part=part, criterion="stale", rubric_item="fresh",
-                          message=f"Part {part}'s evidence no longer matches your final settings{upstream}{detail_text}; recapture part {part}.",
-                          expected=expected_fp, actual=record.upstream_fingerprint)
-            continue
-        for dep, used in state.upstream.items():
-            captured = ctx.bundle.evidence.get(part_key(dep))
-            if captured is not None and first_difference(LabSpec.arm_inputs(used), LabSpec.arm_inputs(captured.result or {})):
-                yield Finding(part=part, criterion="stale", rubric_item="fresh",
-                              message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
-                                      f"recapture part {dep} with your final settings, then part {part}.",
-                              expected=LabSpec.arm_inputs(used), actual=LabSpec.arm_inputs(captured.result or {}))
+                          message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
+                                  f"recapture part {dep} with your final settings, then part {part}.",
+                          expected=LabSpec.arm_inputs(used), actual=LabSpec.arm_inputs(captured.result or {}))
 
 
-def check_contrast(ctx: GradingContext) -> Iterable[Finding]:
-    for part, _, record in _captured(ctx):
-        base, result = LabSpec.arm_inputs(record.baseline or {}), LabSpec.arm_inputs(record.result or {})
-        if not base or not result:
-            yield Finding(part=part, criterion="contrast", rubric_item="contrast",
-                          message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
-                          expected="baseline and result inputs", actual="missing")
-        elif first_difference(base, result) is None:
-            yield Finding(part=part, criterion="contrast", rubric_item="contrast",
-                          message=f"Part {part}'s intervention is identical to its baseline; change a control so the two differ, then recapture.",
-                          expected="inputs that differ", actual="identical inputs")
+def check_contrast(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    record = _record(ctx, part)
+    if record is None:
+        return
+    base, result = LabSpec.arm_inputs(record.baseline or {}), LabSpec.arm_inputs(record.result or {})
+    if not base or not result:
+        yield Finding(part=part, criterion="contrast", rubric_item="contrast",
+                      message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
+                      expected="baseline and result inputs", actual="missing")
+    elif first_difference(base, result) is None:
+        yield Finding(part=part, criterion="contrast", rubric_item="contrast",
+                      message=f"Part {part}'s intervention is identical to its baseline; change a control so the two differ, then recapture.",
+                      expected="inputs that differ", actual="identical inputs")
 
 
 LOCK_TIMES = "prediction_locked_at and result_shown_at"
@@ -318,28 +319,30 @@ def _run_log(ctx: GradingContext, part: PartId, record: EvidenceRecord) -> PartR
     return run
 
 
-def check_prediction_locked(ctx: GradingContext) -> Iterable[Finding]:
-    for part, _, record in _captured(ctx):
-        choices = ctx.lab.parts[part].predictions
-        if record.prediction is None:
+def check_prediction_locked(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    record = _record(ctx, part)
+    if record is None:
+        return
+    choices = ctx.lab.parts[part].predictions
+    if record.prediction is None:
+        yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                      message=f"Part {part} has no prediction; lock one before running the part.", expected=list(choices), actual=None)
+    elif record.prediction not in choices:
+        yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                      message=f"Part {part}'s prediction {record.prediction!r} is not one of the lab's choices; lock one of {', '.join(choices)}.",
+                      expected=list(choices), actual=record.prediction)
+    elif record.prediction_locked_at is None or record.result_shown_at is None:
+        yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
+                      message=f"Part {part} does not record when the prediction was locked and the result shown; capture it from the notebook.",
+                      expected=LOCK_TIMES, actual=None)
+    else:
+        # The first time any result of the part was shown, in any session (kept in the run log).
+        run = ctx.bundle.runs.get(part)
+        shown = min(t for t in (record.result_shown_at, getattr(run, "first_shown_at", None)) if t is not None)
+        if record.prediction_locked_at > shown:
             yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
-                          message=f"Part {part} has no prediction; lock one before running the part.", expected=list(choices), actual=None)
-        elif record.prediction not in choices:
-            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
-                          message=f"Part {part}'s prediction {record.prediction!r} is not one of the lab's choices; lock one of {', '.join(choices)}.",
-                          expected=list(choices), actual=record.prediction)
-        elif record.prediction_locked_at is None or record.result_shown_at is None:
-            yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
-                          message=f"Part {part} does not record when the prediction was locked and the result shown; capture it from the notebook.",
-                          expected=LOCK_TIMES, actual=None)
-        else:
-            # The first time any result of the part was shown, in any session (kept in the run log).
-            run = ctx.bundle.runs.get(part)
-            shown = min(t for t in (record.result_shown_at, getattr(run, "first_shown_at", None)) if t is not None)
-            if record.prediction_locked_at > shown:
-                yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
-                              message=f"Part {part}'s prediction was locked after the result was shown; predictions count only when made first.",
-                              expected=f"locked before {shown.isoformat()}", actual=record.prediction_locked_at.isoformat())
+                          message=f"Part {part}'s prediction was locked after the result was shown; predictions count only when made first.",
+                          expected=f"locked before {shown.isoformat()}", actual=record.prediction_locked_at.isoformat())
 
 
 def _judged_plan(ctx: GradingContext, part: PartId, state: PartState, record: EvidenceRecord,
@@ -393,41 +396,40 @@ def _settings_text(controls: dict[str, Any]) -> str:
     return ", ".join(f"{name} = {value!r}" for name, value in controls.items())
 
 
-def check_prediction_correct(ctx: GradingContext) -> Iterable[Finding]:
+def check_prediction_correct(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     """Formative by default (the rubric gives the item 0 points): the numbers say which answer was right.
 
     The prediction is judged against the settings of the first run after it was locked, so
     changing the settings until the locked answer comes true does not make it right.
     """
-    for part, state, record in _captured(ctx):
-        if record.prediction is None or record.prediction not in ctx.lab.parts[part].predictions or state.plan is None:
-            continue  # reported by check_prediction_locked, or the part's evidence does not replay
-        plan, first = _judged_plan(ctx, part, state, record, state.plan)
-        if first is not None:
-            yield Finding(part=part, criterion="prediction",
-                          message=f"Part {part}: after locking your prediction you first ran {_settings_text(first)}, then "
-                                  "changed the settings before capturing; the prediction is judged against that first run.",
-                          expected=first, actual={k: (state.controls or {}).get(k) for k in first})
-        accepted = ctx.lab.accepted_predictions(ctx.track, part, plan)
-        if record.prediction not in accepted:
-            labels = ctx.lab.parts[part].predictions
-            yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
-                          message=f"Part {part}: the replayed numbers support {' or '.join(repr(labels[a]) for a in sorted(accepted))}, "
-                                  f"not {labels[record.prediction]!r}; read the calculation notes to see why.",
-                          expected=sorted(accepted), actual=record.prediction)
+    state, record = ctx.parts[part], _record(ctx, part)
+    if record is None or record.prediction is None or record.prediction not in ctx.lab.parts[part].predictions or state.plan is None:
+        return  # reported by check_prediction_locked, or the part's evidence does not replay
+    plan, first = _judged_plan(ctx, part, state, record, state.plan)
+    if first is not None:
+        yield Finding(part=part, criterion="prediction",
+                      message=f"Part {part}: after locking your prediction you first ran {_settings_text(first)}, then "
+                              "changed the settings before capturing; the prediction is judged against that first run.",
+                      expected=first, actual={k: (state.controls or {}).get(k) for k in first})
+    accepted = ctx.lab.accepted_predictions(ctx.track, part, plan)
+    if record.prediction not in accepted:
+        labels = ctx.lab.parts[part].predictions
+        yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
+                      message=f"Part {part}: the replayed numbers support {' or '.join(repr(labels[a]) for a in sorted(accepted))}, "
+                              f"not {labels[record.prediction]!r}; read the calculation notes to see why.",
+                      expected=sorted(accepted), actual=record.prediction)
 
 
-def check_decision(ctx: GradingContext) -> Iterable[Finding]:
-    for part, state, record in _captured(ctx):
-        if not ctx.lab.parts[part].has_decision:
-            continue
-        plan = state.plan
-        if plan is None:
-            yield Finding(part=part, criterion="decision", rubric_item="decision",
-                          message=f"Part {part}'s decision cannot be checked because its evidence does not replay; recapture the part.")
-            continue
-        for message, expected, actual in ctx.lab.decision_problems(ctx.track, part, plan, record):
-            yield Finding(part=part, criterion="decision", rubric_item="decision", message=message, expected=expected, actual=actual)
+def check_decision(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
+    state, record = ctx.parts[part], _record(ctx, part)
+    if record is None or not ctx.lab.parts[part].has_decision:
+        return
+    if state.plan is None:
+        yield Finding(part=part, criterion="decision", rubric_item="decision",
+                      message=f"Part {part}'s decision cannot be checked because its evidence does not replay; recapture the part.")
+        return
+    for message, expected, actual in ctx.lab.decision_problems(ctx.track, part, state.plan, record):
+        yield Finding(part=part, criterion="decision", rubric_item="decision", message=message, expected=expected, actual=actual)
 
 
 def check_synthesis_choices(ctx: GradingContext) -> Iterable[Finding]:
@@ -435,19 +437,35 @@ def check_synthesis_choices(ctx: GradingContext) -> Iterable[Finding]:
         yield Finding(part="synthesis", criterion="decision", rubric_item="choices_valid", message=message, expected=expected, actual=actual)
 
 
+def no_items(rubric: Rubric) -> tuple[str, ...]:
+    """A check that costs no points (the bundle's seal only raises a staff flag)."""
+    return ()
+
+
+def choice_items(rubric: Rubric) -> tuple[str, ...]:
+    """What the synthesis-choices check judges: ``choices_valid``."""
+    return tuple(item for item in rubric.synthesis if item == "choices_valid")
+
+
+def rationale_items(rubric: Rubric) -> tuple[str, ...]:
+    """What the rationale and generated-text checks judge: every ``rationale_*`` item of the synthesis."""
+    return tuple(item for item in rubric.synthesis if item.startswith("rationale_"))
+
+
 CHECKS: tuple[Check, ...] = (
-    check_grader_errors,
-    check_bundle_hash,
-    check_missing,
-    check_record_shape,
-    check_domain,
-    check_replay,
-    check_stale,
-    check_contrast,
-    check_prediction_locked,
-    check_prediction_correct,
-    check_decision,
-    check_synthesis_choices,
-    check_rationale,
-    check_generated,
+    PartCheck(check_grader_errors),
+    SubmissionCheck(check_bundle_hash, no_items),
+    PartCheck(check_missing),
+    PartCheck(check_record_shape),
+    PartCheck(check_domain),
+    PartCheck(check_replay),
+    PartCheck(check_stale),
+    PartCheck(check_contrast),
+    PartCheck(check_prediction_locked),
+    PartCheck(check_prediction_correct),
+    PartCheck(check_decision),
+    SubmissionCheck(check_synthesis_choices, choice_items),
+    SubmissionCheck(check_rationale, rationale_items),
+    SubmissionCheck(check_generated, rationale_items),
 )
+"""Every check, in report order, with what it judges (a check that fails holds exactly that for staff)."""

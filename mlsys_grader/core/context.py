@@ -1,7 +1,9 @@
-"""What the checks share: each part's record, its rebuilt plan and the final-settings plan.
+"""What the checks share: each part's record, its rebuilt plan, where the record differs from it, and
+the final-settings plan.
 
 Building this once per bundle means every check reads the same replayed numbers
-and no evaluator runs twice.
+and no evaluator runs twice.  Each part is built under its own grader boundary, so a
+failure on one part's record holds that part for staff and leaves the others as they are.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ class PartState:
     final_missing: bool = False
     domain_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
     final_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
+    mismatches: list[tuple[str, Any, Any]] | None = None
+    """Every recorded value the pinned evaluator does not reproduce (arm-prefixed paths); None when the
+    record was not replayed (no plan: reported by the domain check)."""
     grader_error: str | None = None
     """Set when the grader itself failed on this part (its points are held for staff)."""
 
@@ -160,6 +165,62 @@ def _record_state(lab: LabSpec, track: str, part: PartId, record: EvidenceRecord
     return state
 
 
+def _arms(record: EvidenceRecord) -> list[tuple[str, Any]]:
+    arms = [("baseline", record.baseline), ("result", record.result)]
+    arms += [(f"alternatives[{i}]", arm) for i, arm in enumerate(record.alternatives)]
+    if record.chosen_result is not None:
+        arms.append(("chosen_result", record.chosen_result))
+    return arms
+
+
+def _plan_arm(plan: PartPlan, record: EvidenceRecord, name: str) -> dict[str, Any] | None:
+    """The arm the plan built for ``name`` (the chosen result is whichever arm its inputs name)."""
+    if name == "baseline":
+        return plan.baseline
+    if name == "result":
+        return plan.result
+    if name.startswith("alternatives["):
+        index = int(name[len("alternatives["):-1])
+        return plan.alternatives[index] if index < len(plan.alternatives) else None
+    inputs = LabSpec.arm_inputs(record.chosen_result or {})
+    return next((arm for arm in (plan.baseline, plan.result, *plan.alternatives) if arm.get("inputs") == inputs), None)
+
+
+_MAX_LISTED = 200
+
+
+def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[str, Any, Any]]) -> None:
+    """Append every place two JSON values differ (same rules as ``first_difference``), up to ``_MAX_LISTED``."""
+    if len(found) >= _MAX_LISTED:
+        return
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for key in sorted(set(expected) | set(actual), key=str):
+            if key not in actual or key not in expected:
+                found.append((f"{path}.{key}", expected.get(key, "<absent>"), actual.get(key, "<missing>")))
+            else:
+                _all_differences(expected[key], actual[key], f"{path}.{key}", found)
+        return
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        for index, (left, right) in enumerate(zip(expected, actual, strict=True)):
+            _all_differences(left, right, f"{path}[{index}]", found)
+        return
+    difference = first_difference(expected, actual, path)
+    if difference:
+        found.append(difference)
+
+
+def _replay_mismatches(plan: PartPlan, record: EvidenceRecord) -> list[tuple[str, Any, Any]]:
+    """Every recorded value of ``record`` that the plan's arms (the pinned evaluator's) do not reproduce."""
+    found: list[tuple[str, Any, Any]] = []
+    for name, arm in _arms(record):
+        replayed = _plan_arm(plan, record, name)
+        # A chosen result naming no built arm is a decision finding; never replay foreign inputs.
+        # The honest case is one comparison at C speed; only a mismatching arm is walked in full.
+        if replayed is not None and first_difference(replayed, arm, name) is not None:
+            _all_differences(replayed, arm, name, found)
+    return found
+
+
 def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
     """Rebuild every part of the lab, in its order, from its record and from the final controls."""
     parts: dict[PartId, PartState] = {}
@@ -178,6 +239,11 @@ def _part_state(lab: LabSpec, bundle: Bundle, part: PartId, record: EvidenceReco
                 final_results: dict[str, Any]) -> PartState:
     """One part's record state and final-settings plan (``final_results`` collects results for dependants)."""
     state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)
+    if state.plan is not None and record is not None:
+        # NOTE: compared here, under the part's own boundary, and not in the replay check: the check
+        # reads every part's mismatch (one session runs one mlsysim), so a failure while comparing
+        # part A would otherwise hold every part the check judges after it.
+        state.mismatches = _replay_mismatches(state.plan, record)
     final = bundle.controls.get(part)
     if final is None:
         state.final_missing = True

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from . import flags as flag_names
-from .audits import CHECKS, Check
+from .audits import CHECKS, Check, PartCheck, held
 from .context import GradingContext, build_context
 from .labspec import LabSpec
 from .models import PARTS, Bundle
@@ -26,21 +28,23 @@ def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
 
     An item earns its points unless a finding costs it (``rubric_item`` or ``also_costs``);
     a part whose evidence is missing or unverified (a finding with ``voids_part``) earns
-    nothing; a part the grader failed on (criterion ``grader``) has its points held for
-    staff review: 0 now, marked ``held``, never a lost point the student caused.
+    nothing; what the grader failed on (a finding with criterion ``grader``) is held for staff
+    review: 0 now, marked ``held``, never a lost point the student caused and never a paid one.
+    A ``grader`` finding holds the items it names, or its whole part when it names none.
     """
-    lost = {(f.part, item) for f in findings for item in (f.rubric_item, *f.also_costs) if item}
+    lost = {(f.part, item) for f in findings if f.criterion != "grader" for item in (f.rubric_item, *f.also_costs) if item}
     voided = {f.part for f in findings if f.voids_part}
-    held = {f.part for f in findings if f.criterion == "grader"}
+    held_parts = {f.part for f in findings if f.criterion == "grader" and not f.rubric_item}
+    held_items = {(f.part, item) for f in findings if f.criterion == "grader" for item in (f.rubric_item, *f.also_costs) if item}
     parts: dict[str, PartScore] = {}
     for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]:
         # model_construct: the values are computed here from a validated rubric, so validating them again
         # would only cost time (scoring runs once per submission in bulk grading).
-        scored = [
-            ItemScore.model_construct(item=item, points=0.0 if name in voided or name in held or (name, item) in lost else points,
-                                      max_points=points, held=name in held)
-            for item, points in items.items()
-        ]
+        scored = []
+        for item, points in items.items():
+            held = name in held_parts or (name, item) in held_items
+            earned = 0.0 if held or name in voided or (name, item) in lost else points
+            scored.append(ItemScore.model_construct(item=item, points=earned, max_points=points, held=held))
         parts[name] = PartScore.model_construct(part=name, score=sum(i.points for i in scored),
                                                 max_score=sum(i.max_points for i in scored), items=scored)
     return parts
@@ -72,23 +76,40 @@ def finding_order(lab: LabSpec) -> dict[str, int]:
 
 
 def _run_check(check: Check, ctx: GradingContext) -> list[Finding]:
-    """A check's findings; if the check itself fails, one ``grader`` finding for staff instead.
+    """A check's findings; where the check itself fails, a ``grader`` finding holding what it was judging.
 
-    This is the boundary where a bug in the grader stops: checks raise nothing for a
-    bad submission, so anything escaping one is the grader's own error, never the student's.
+    This is the boundary where a bug in the grader stops: checks raise nothing for a bad submission,
+    so anything escaping one is the grader's own error, never the student's, and never the student's
+    gain either.  A :class:`PartCheck` runs part by part, so a failure on one part holds that part
+    only; a :class:`SubmissionCheck` that fails holds the synthesis items it judges.  Findings a check
+    yielded before it failed are dropped with it.
     """
+    if isinstance(check, PartCheck):
+        found: list[Finding] = []
+        for part in ctx.parts:
+            try:
+                found += list(check.run(ctx, part))
+            except Exception as exc:  # the grader's boundary: see the docstring
+                found.append(held(part, _failure(check, exc)))
+        return found
     try:
-        return list(check(ctx))
+        return list(check.run(ctx))
     except Exception as exc:  # the grader's boundary: see the docstring
-        return [Finding(part="bundle", criterion="grader", message=(
-            f"The grader failed while running {check.__name__} ({type(exc).__name__}); staff will review this "
-            "submission — nothing for you to do."), actual=f"{type(exc).__name__}: {exc}"[:300])]
+        items = check.judges(ctx.rubric)
+        return [held("synthesis" if items else "bundle", _failure(check, exc), items)]
 
 
-def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradeReport:
-    """Grade one validated bundle; never raises for a bad submission."""
+def _failure(check: Check, exc: Exception) -> str:
+    """What failed, for staff: the check and the error (never shown to the student as advice)."""
+    return f"{check.name}: {type(exc).__name__}: {exc}"[:300]
+
+
+def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str,
+          checks: Sequence[Check] = CHECKS) -> GradeReport:
+    """Grade one validated bundle with ``checks`` (every registered check by default); never raises for a
+    bad submission."""
     ctx = build_context(bundle, lab, rubric, mlsysim_version=mlsysim_version, grader_version=grader_version)
-    findings = [finding for check in CHECKS for finding in _run_check(check, ctx)]
+    findings = [finding for check in checks for finding in _run_check(check, ctx)]
     order = finding_order(lab)
     findings.sort(key=lambda f: order[f.part])
     parts = score(findings, rubric)

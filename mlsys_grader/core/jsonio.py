@@ -3,7 +3,7 @@
 A submission is read as plain JSON and nothing else: no pickle, no import, no
 ``eval``.  The reader bounds size and nesting depth *before* parsing (Python's
 parser recurses, so a 10,000-deep document would otherwise raise RecursionError),
-rejects NaN/Infinity and duplicate keys, and names what it expected.
+rejects NaN/Infinity, numbers no float can hold and duplicate keys, and names what it expected.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from ..errors import BundleFormatError, BundleTooLargeError
@@ -20,6 +21,12 @@ MAX_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 64
 
 
+# The largest float has 309 digits, so only an integer of 309 digits or more can be out of a float's
+# range.  Looking for such a run of digits in the JSON text keeps the walk below off every ordinary
+# bundle; it is done with bytes.translate (every digit to "0", anything else to " ") and one substring
+# search, because a regex over a 40 kB bundle costs more than parsing it (measured: 0.4-0.7 ms vs 0.02 ms).
+_DIGITS_ONLY = bytes(48 if 48 <= byte <= 57 else 32 for byte in range(256))
+_LONG_RUN = b"0" * 309
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 
@@ -67,6 +74,47 @@ def _finite_float(text: str) -> float:
     return value
 
 
+def _digits(value: int) -> str:
+    try:
+        return f"{len(str(abs(value)))} digits"
+    except ValueError:  # longer than Python converts to text
+        return f"more than {sys.get_int_max_str_digits()} digits"
+
+
+def _huge_integer(value: Any, path: str) -> str | None:
+    """The path of the first integer in ``value`` that no float can hold, with its size; None when there is none."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _huge_integer(item, f"{path}.{key}" if path else str(key))
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _huge_integer(item, f"{path}[{index}]")
+            if found:
+                return found
+    elif isinstance(value, int) and not isinstance(value, bool):
+        try:
+            float(value)
+        except OverflowError:
+            return f"{path or 'value'}: a number too large for a float (got an integer of {_digits(value)})"
+    return None
+
+
+def check_float_range(value: Any, text: str | bytes | None = None) -> None:
+    """Raise :class:`BundleFormatError` naming the first integer in ``value`` that no float can hold.
+
+    Such an integer is valid JSON, but the checks read numbers as floats, so it is refused where the
+    JSON is read, like a float that overflows.  ``text``, the JSON of ``value`` when the caller has it,
+    lets the walk be skipped for every value without a 309-digit run.
+    """
+    if text is not None and _LONG_RUN not in (text.encode("utf-8") if isinstance(text, str) else text).translate(_DIGITS_ONLY):
+        return
+    problem = _huge_integer(value, "")
+    if problem:
+        raise BundleFormatError(problem)
+
+
 def loads_strict(data: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
     """Parse untrusted JSON ``data`` or raise :class:`BundleFormatError`.
 
@@ -95,7 +143,7 @@ def loads_strict(data: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: in
         raise BundleFormatError("submission is empty; expected a JSON bundle")
     _check_depth(text, max_depth)
     try:
-        return json.loads(
+        value = json.loads(
             text,
             parse_constant=_reject_constant,
             parse_float=_finite_float,
@@ -109,6 +157,8 @@ def loads_strict(data: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: in
         if isinstance(exc, BundleFormatError):
             raise
         raise BundleFormatError(f"submission is not valid JSON ({exc})") from exc
+    check_float_range(value, text)
+    return value
 
 
 def canonical_dumps(value: Any) -> str:
@@ -118,4 +168,9 @@ def canonical_dumps(value: Any) -> str:
 
 def sha256_of(value: Any) -> str:
     """Hex SHA-256 of the canonical JSON of ``value``."""
-    return hashlib.sha256(canonical_dumps(value).encode("utf-8")).hexdigest()
+    return sha256_of_text(canonical_dumps(value))
+
+
+def sha256_of_text(text: str) -> str:
+    """Hex SHA-256 of JSON text already made canonical by :func:`canonical_dumps`."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Final, Literal, cast
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ..errors import BundleFormatError, SchemaVersionError
-from .jsonio import canonical_dumps, loads_strict, sha256_of
+from .jsonio import canonical_dumps, check_float_range, loads_strict, sha256_of, sha256_of_text
 
 SCHEMA_VERSION: Final = 2
 
@@ -181,19 +181,21 @@ def bundle_from_mapping(data: Any) -> Bundle:
             f"bundle schema_version {version} is not supported; this release reads schema_version "
             f"{SCHEMA_VERSION}{' and upgrades ' + ', '.join(map(str, sorted(UPGRADERS))) if UPGRADERS else ''}"
         )
-    original = data
     data = dict(data)
+    try:
+        # The hash of what was read, before any upgrade: an old bundle keeps its own seal.
+        text: str | None = canonical_dumps({key: value for key, value in data.items() if key != "content_hash"})
+    except (TypeError, ValueError):  # not JSON (a mapping built in Python): no seal to compare, numbers walked in full
+        text = None
+    # Here as well as in loads_strict: a mapping handed to the API directly never went through the parser.
+    check_float_range(data, text)
     while data["schema_version"] < SCHEMA_VERSION:
         data = UPGRADERS[data["schema_version"]](data)
     try:
         bundle = Bundle.model_validate(data)
     except ValidationError as exc:
         raise BundleFormatError(f"bundle does not match the schema: {_describe_errors(exc)}") from exc
-    try:
-        # The hash of what was read, before any upgrade: an old bundle keeps its own seal.
-        bundle._parsed_hash = sha256_of({key: value for key, value in original.items() if key != "content_hash"})
-    except (TypeError, ValueError):
-        bundle._parsed_hash = None
+    bundle._parsed_hash = None if text is None else sha256_of_text(text)
     return bundle
 
 

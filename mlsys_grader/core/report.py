@@ -34,7 +34,8 @@ class Finding(BaseModel):
     message: str = Field(description="One actionable sentence for the student.")
     expected: Any = Field(default=None, description="What the check expected, where that applies.")
     actual: Any = Field(default=None, description="What the submission holds, where that applies.")
-    rubric_item: str | None = Field(default=None, description="Rubric item this finding costs (None: no points).")
+    rubric_item: str | None = Field(default=None, description="Rubric item this finding costs (None: no points); a `grader` "
+                                                             "finding holds the items it names instead, or its whole part when it names none.")
     hidden: bool = Field(default=False, description="Shown to students only after grades are published.")
     also_costs: tuple[str, ...] = Field(default=(), description="Further rubric items of the same part this finding costs.")
     voids_part: bool = Field(default=False, description="The part's evidence is unverified: every item of the part earns 0.")
@@ -44,7 +45,8 @@ class ItemScore(BaseModel):
     item: str
     points: float
     max_points: float
-    held: bool = Field(default=False, description="Points held for staff review because the grader itself failed on this part.")
+    held: bool = Field(default=False, description="Points held for staff review because the grader itself failed while judging "
+                                                   "this item (or its part): 0 for now, neither earned nor lost.")
 
 
 class PartScore(BaseModel):
@@ -57,7 +59,7 @@ class PartScore(BaseModel):
 
     @property
     def held(self) -> bool:
-        """True when this part's points wait for staff review (a grader error, not the student's)."""
+        """True when any of this part's points wait for staff review (a grader error, not the student's)."""
         return any(item.held for item in self.items)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..core import flags as flag_names
 from ..core.grading import REVIEW_CRITERIA
-from ..core.report import HIDDEN_ITEMS, GradeReport
+from ..core.report import HIDDEN_ITEMS, GradeReport, ItemScore
 from ._otter_tests import OtterResults
 from ._record import ScoreOfRecord
 from ._upload import lab_title
@@ -63,10 +63,20 @@ def _lost_lines(report: GradeReport, part: str) -> list[str]:
     A part that loses every item for one reason says that reason once.
     """
     scores = report.parts[part]
-    if scores.held:
+    held = [item for item in scores.items if item.held]
+    if held and len(held) == len(scores.items):
         return [f"{part_title(part)} will be reviewed by staff: the grader failed on it (not your error), so its "
                 f"{scores.max_score:g} points are held until then."]
-    items = [item for item in scores.items if item.points < item.max_points]
+    if held:  # a synthesis check failed: the items it judges wait, the others are graded as usual
+        return [f"{', '.join(i.item for i in held)} will be reviewed by staff: the grader failed on them (not your error), "
+                f"so their {sum(i.max_points for i in held):g} points are held until then.",
+                *_lost_item_lines(report, part, [i for i in scores.items if not i.held])]
+    return _lost_item_lines(report, part, scores.items)
+
+
+def _lost_item_lines(report: GradeReport, part: str, scored: Iterable[ItemScore]) -> list[str]:
+    """The lines for the items of ``scored`` that lost points (none of them held)."""
+    items = [item for item in scored if item.points < item.max_points]
     if not items:
         return []
     findings = report.findings_for(part)
@@ -94,7 +104,7 @@ def _notes_for(report: GradeReport, part: str, *, public_only: bool) -> list[str
 def _public_sentences(report: GradeReport, part: str) -> list[str]:
     """What a student may read now about ``part``: sentences of public findings, in order, once each."""
     scores = report.parts[part]
-    if scores.held:
+    if all(item.held for item in scores.items):
         return ["held for staff review (the grader failed on this part, not your error)."]
     findings = [f for f in report.findings_for(part) if not f.hidden]
     lost_public = [i for i in scores.items if i.item not in HIDDEN_ITEMS and i.points < i.max_points]

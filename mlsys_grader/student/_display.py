@@ -125,15 +125,24 @@ class SelfCheck(GradeReport):
 
     hidden_points: float = 0.0
 
+    @property
+    def held_points(self) -> float:
+        """Points waiting for staff review because the grader itself failed (neither earned nor lost)."""
+        return sum(item.max_points for part in self.parts.values() for item in part.items if item.held)
+
     def headline(self) -> str:
-        verdict = "all pass" if self.score >= self.max_score else f"{points(self.max_score - self.score)} still to earn"
+        held, open_points = self.held_points, self.max_score - self.score - self.held_points
+        verdicts = [f"{points(open_points)} still to earn"] if open_points > 0 else []
+        if held:
+            verdicts.append(f"{points(held)} held for staff review: the grader failed, not you, and nothing is lost")
+        verdict = "; ".join(verdicts) or "all pass"
         return (f"Public checks: {self.score:g} of {points(self.max_score)} ({verdict}). This is not your grade: "
                 f"hidden checks worth {points(self.hidden_points)} (every number must replay) run after the deadline.")
 
     def text(self) -> str:
         lines = [f"{self.lab} · track {self.track}", self.headline()]
         for name, part in self.parts.items():
-            lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g} public")
+            lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g} public" + ("  held for staff review" if part.held else ""))
         lines += ["What to do:", *(f"  [{f.part}] {f.message}" for f in self.findings)] if self.findings else \
             ["Nothing to do: every public check passes."]
         return "\n".join(lines)
