@@ -404,6 +404,8 @@ def test_hand_written_rationales_in_the_repository_are_not_the_template():
 # -- invisible characters (issue 15: measured 24/24 unflagged, 22/24 with 12/12 before) ---------------------
 
 INVISIBLE_ATTACK = ("\u200b", "\u200c", "\u2060", "\u00ad")
+# The words the reader needs besides the names (stance and label cues), left intact as the attack left them.
+READER_WORDS = frozenset({"recommend", "reject", "choose", "remaining", "limitation", "trigger", "evaluation"})
 
 
 def _names(lab_id: str, data: dict) -> set[str]:
@@ -416,8 +418,8 @@ def _names(lab_id: str, data: dict) -> set[str]:
 
 
 def _invisible_in_filler_words(text: str, names: set[str], char: str) -> str:
-    """One ``char`` inside every word of four letters or more that is not an option name."""
-    return re.sub(r"[A-Za-z]{4,}", lambda m: m.group() if m.group().lower() in names else m.group()[:2] + char + m.group()[2:], text)
+    """One ``char`` inside every word of four letters or more that is neither an option name nor a cue the reader needs."""
+    return re.sub(r"[A-Za-z]{4,}", lambda m: m.group() if m.group().lower() in names | READER_WORDS else m.group()[:2] + char + m.group()[2:], text)
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -571,6 +573,35 @@ def test_a_template_sentence_with_two_words_changed_is_still_the_templates():
         text = " ".join([*own[:2], changed, *own[3:]])
         use_notes = [f for f in grade_bundle(_with_synthesis(data, rationale=text)).findings if f.criterion == "generated"]
         assert bool(use_notes) is still, changed
+
+
+def test_no_sentence_of_a_genuine_rationale_is_near_a_template_sentence():
+    """Every sentence of the corpus, the reference answers, this file's texts and the marimo exports
+    against every long template sentence of its lab (every track, trigger and limitation): at most
+    33 % of a template sentence's 3-grams, against the line of 50 %."""
+    texts = _corpus() + [(f"{lab} {track} (this file)", text) for lab, track, _, _, _, text in HANDWRITTEN]
+    exports = [needs.SHARED / "marimo-exports" / f"{name}.json" for name in sorted(EXPORT_CONTROLS)]  # where present
+    texts += [(path.stem, json.loads(path.read_text(encoding="utf-8"))["final_decision"]["rationale"])
+              for path in exports if path.is_file()]
+    worst = 0.0
+    for lab_id in LABS:
+        lab = get_lab(lab_id)
+        sentences = set()
+        for track in TRACKS:
+            data = solved(lab_id, track, None)
+            terms = lab.final_choice_terms(load_bundle(json.dumps(data).encode()))
+            names = generated._name_words((*terms.options, *lab.triggers, *lab.limitations), terms.slots)
+            plans = plan_all(lab, track, _default_controls(lab_id, track, {}))
+            for trigger, risk in itertools.product(lab.triggers, lab.limitations):
+                template = lab.reference_rationale(track, plans, trigger.value, risk.value)
+                sentences.update(generated._template_sentences(generated.skeleton(template), names))
+        for where, text in texts:
+            if lab_id not in _labs_of(where):
+                continue
+            for start, end in generated.sentence_spans(text):
+                own = generated.word_ngrams(text[start:end])
+                worst = max([worst, *(len(own & sentence) / len(sentence) for sentence in sentences)])
+    assert worst <= 0.34 < generated.SENTENCE_COVERAGE, worst
 
 
 # -- the measure itself ----------------------------------------------------------------------------

@@ -22,6 +22,24 @@ seed's template, scores at least 0.63 containment and 0.68 coverage.  Genuine ra
 (the book's marimo exports and hand-written ones, some reusing the lab's own phrases)
 score at most 0.30 containment and 0.35 coverage; the template's opening sentence alone
 ("I recommend compiled with fusion and reject eager execution.") covers at most 0.26.
+
+Both texts are first read as every reader reads them (:func:`.text.visible`): a zero-width
+character inside each word changes nothing here.
+
+**Partly the template.** A rationale below those lines may still hold some of the template's
+sentences; the rationale items are judged on the others only (:func:`own_text`, which the
+rationale check reads, the word count included), and a note without points tells the student
+which sentences were not read (the ``generated`` flag goes to staff too).  A sentence of the
+rationale is a *template sentence* when it reproduces at least :data:`SENTENCE_COVERAGE` of the
+3-grams of one sentence of a template that has at least :data:`MIN_SENTENCE_WORDS` words besides
+the option names (labels, keywords, device names) and numbers.  The lines, measured
+(``tests/test_generated.py``): the template's openings, limitation and trigger lines have at most
+6 such words — they only state choices in the lab's words, as any student does, and stay the
+student's — while its evidence sentences have at least 8.  An evidence sentence keeps at least
+58 % of its 3-grams with two words changed (still the template's); with four changed, Lab 11's
+two longest (22 3-grams) keep 50–55 % and every other one 23–44 %; no sentence of the genuine rationales (exports, corpus, reference answers) reproduces more than
+33 % of a template sentence.  A text that is mostly template keeps the rule above: flagged, and
+nothing is read.
 """
 
 from __future__ import annotations
