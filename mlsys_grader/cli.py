@@ -127,6 +127,19 @@ def format_grade_summary(result: GradebookResult, csv_path: str, html_path: str 
     return "\n".join(lines)
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .course._lms import export_lms
+
+    if not Path(args.db).is_file():
+        print(f"mlsys-grader export: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
+        return EXIT_USAGE
+    done = export_lms(args.db, args.lms, args.output)
+    print(f"wrote {done.path}: {args.lms} import file, {done.students} student(s)")
+    for line in done.unmatched:
+        print(f"  {line}")
+    return EXIT_OK
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(bundle_json_schema(), indent=2))
     return EXIT_OK
@@ -249,6 +262,12 @@ def build_parser() -> argparse.ArgumentParser:
     assign.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed notebook drifted")
     assign.add_argument("--run-tests", action="store_true", help="let otter assign execute the master and run its tests")
     assign.set_defaults(func=_cmd_assign)
+
+    export = sub.add_parser("export", help="write the final gradebook as an LMS import file (Canvas, Moodle or generic CSV)")
+    export.add_argument("--lms", required=True, choices=("canvas", "moodle", "generic"), help="the import format")
+    export.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
+    export.add_argument("-o", "--output", required=True, help="CSV file to write")
+    export.set_defaults(func=_cmd_export)
 
     schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
     schema.set_defaults(func=_cmd_schema)

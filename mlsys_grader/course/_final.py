@@ -23,10 +23,11 @@ from ._identity import Roster
 from ._late import Course, penalty
 
 FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
+                 "sis_login_id",
                  "lab", "status", "raw_score", "late_penalty", "score", "max_score", "submitted_at", "late", "rule",
                  "path", "input_hash", "other_submissions", "flags", "changes"]
 IDENTITY = {"student_name": "name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
-            "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section"}
+            "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section", "sis_login_id": "sis_login_id"}
 """Identity column → the roster attribute that fills it."""
 GRADABLE = ("graded", "regrade")
 _OLDEST = datetime.min.replace(tzinfo=UTC)

@@ -620,6 +620,8 @@ def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, r
         db.log("rescore", automatic)
     if asked:
         db.log("regrade", asked, by=os.environ.get("USER", ""))
+    if course is not None:  # the export names Canvas columns from it
+        db.conn.execute("INSERT OR REPLACE INTO meta VALUES ('course', ?)", (course.file.model_dump_json(),))
     summaries = db.change_summaries()
     for row in gradebook:
         row["changes"] = summaries.get((row["student"], row["lab"]), "")

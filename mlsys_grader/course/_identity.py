@@ -30,7 +30,7 @@ from pathlib import Path, PurePath
 
 from ..errors import CourseFileError
 
-ROSTER_COLUMNS = ("name", "email", "sid", "sis_id", "canvas_id", "moodle_id", "section", "track", "lab")
+ROSTER_COLUMNS = ("name", "email", "sid", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id", "track", "lab")
 """What a roster may hold; ``name``, ``email`` or ``sid`` is required (``student_id`` and ``student`` are read as
 ``sid`` and ``name``)."""
 ROSTER_ALIASES = {"student_id": "sid", "student": "name"}
@@ -51,6 +51,8 @@ class RosterStudent:
     canvas_id: str = ""
     moodle_id: str = ""
     section: str = ""
+    sis_login_id: str = ""
+    """Canvas's SIS Login ID, for the Canvas export (optional)."""
     tracks: Mapping[str, str] = field(default_factory=dict)
     """Lab id (or ``""`` for every lab) → track."""
 
@@ -121,7 +123,7 @@ def read_roster(path: str | os.PathLike[str]) -> Roster:
                 continue
             raise CourseFileError(str(path), line, f"expected a name, email or sid on every roster line (got {row})")
         known = merged.setdefault(key, {})
-        for column in ROSTER_COLUMNS[:7]:
+        for column in ROSTER_COLUMNS[:8]:
             if row.get(column):
                 if known.get(column) and known[column] != row[column]:
                     raise CourseFileError(str(path), line, f"student {key!r} has {column} {known[column]!r} on an earlier "
