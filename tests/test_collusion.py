@@ -201,6 +201,15 @@ def test_shingles_and_jaccard():
     assert RATIONALE_THRESHOLD <= jaccard(shingles(TEXT), shingles(one_word)) < 1.0
 
 
+
+def test_invisible_characters_neither_hide_a_copy_nor_change_a_shingle():
+    """A zero-width character inside every word (issue 15) renders as the same text, so it is the same text here."""
+    hidden = " ".join(word[:2] + "\u200b" + word[2:] for word in TEXT.split(" "))
+    spaced = TEXT.replace(" ", "\u00a0")
+    assert shingles(hidden) == shingles(spaced) == shingles(TEXT)
+    subs = [Submission(0, "lab07", {}, TEXT, "a"), Submission(1, "lab07", {}, hidden, "b")]
+    assert [p.basis for p in only_group(subs).pairs] == ["rationale"]
+
 def test_many_copies_form_one_group_without_pairwise_blowup():
     subs = [Submission(i, "lab07", {}, TEXT + f" Student number {i}.", str(i)) for i in range(300)]
     groups = find_groups(subs)
