@@ -268,3 +268,26 @@ def test_manifest_paths_are_relative_to_the_manifest(tmp_path):
     write(tmp_path / "sub" / "m.csv", "path,student\n../a.json,a@u.edu\n")
     manifest = read_manifest(tmp_path / "sub" / "m.csv")
     assert manifest.lookup(str(tmp_path / "a.json")).student == "a@u.edu"
+
+
+def test_only_regrades_one_student_or_input_and_the_change_log_says_why(tmp_path):
+    paths = build_term(tmp_path)
+    db = tmp_path / "gradebook.sqlite"
+    first = grade_paths([paths["down"]], options(tmp_path, db))
+    assert first.graded == len(first.rows)
+    one = grade_paths([paths["down"]], options(tmp_path, db, only=("bo@u.edu",), reason="regrade request 12"))
+    assert (one.graded, one.reused) == (1, len(first.rows) - 1), "only Bo's submission is graded again"
+    bo = final_of(one, "2002", "lab07")
+    assert "regrade 70.4 -> 70.4 (regrade request 12)" in bo["changes"]
+    ada = final_of(one, "2001", "lab07")
+    by_hash = grade_paths([paths["down"]], options(tmp_path, db, only=(ada["input_hash"],), reason="checked by hand"))
+    assert by_hash.graded == 1
+    with sqlite3.connect(db) as conn:
+        log = conn.execute("SELECT kind, student, lab, old_score, new_score, reason FROM change_log ORDER BY id").fetchall()
+    assert log == [("regrade", "2002", "lab07", 70.4, 70.4, "regrade request 12"),
+                   ("regrade", "2001", "lab07", 88.0, 88.0, "checked by hand")]
+    assert main(["grade", str(paths["down"]), "-o", str(tmp_path / "g.csv"), "--db", str(db), "-q", "--jobs", "1",
+                 "--roster", str(tmp_path / "roster.csv"), "--manifest", str(tmp_path / "manifest.csv"),
+                 "--only", "2006", "--reason", "late form"]) == EXIT_OK
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT student, reason FROM change_log ORDER BY id DESC LIMIT 1").fetchone() == ("2006", "late form")
