@@ -90,3 +90,12 @@ def test_chromium_renders_charts_and_tables(result, tmp_path):
     shot = tmp_path / "shot.png"
     subprocess.run([chromium, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000, "a blank page compresses to a few kB"
+
+
+def test_flagged_rows_show_the_reason_for_the_flag_first_and_notes_after():
+    from mlsys_grader.course._summary import first_reason
+
+    row = {"reasons": "bundle/prediction: no lock times, nothing to do | B/stale: part B is stale; recapture it",
+           "_findings": [["bundle", "prediction", "", "no lock times, nothing to do"],
+                         ["B", "stale", "fresh", "part B is stale; recapture it"]]}
+    assert first_reason(row) == "B/stale: part B is stale; recapture it | bundle/prediction: no lock times, nothing to do"

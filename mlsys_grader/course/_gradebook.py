@@ -51,6 +51,7 @@ from ..errors import GraderError, RubricError
 from ..labs import get_lab, lab_ids
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ._final import FINAL_COLUMNS, build_final
+from ._formative import mark_formative
 from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, read_roster, staff_files
 from ._ingest import (
     FORMATS,
@@ -578,6 +579,7 @@ def grade_paths(
         if db:
             db.store(fresh, __version__, key)
         rows = [make_row(c, r, key, person) for c, r, person in zip(candidates, final, who, strict=True)]
+        mark_formative(rows, rubrics)
         if roster is not None:
             apply_roster(rows, who, roster)
         subs = [Submission(i, r["lab"], res.get("part_times") or {}, res.get("rationale") or "", identity(r))

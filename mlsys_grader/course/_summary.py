@@ -16,7 +16,9 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from .._version import __version__
-from ..core.report import render_html
+from ..core.flags import BY_CRITERION
+from ..core.report import INTEGRITY_CRITERIA, render_html
+from ._formative import FORMATIVE_ITEM, predicted_right
 
 BINS = 10
 TOP_FINDINGS = 15
@@ -96,6 +98,20 @@ def common_findings(rows: Sequence[Mapping[str, Any]], top: int = TOP_FINDINGS) 
     return [(n, k[0], k[1], k[2], example[k]) for k, n in counts.most_common(top)]
 
 
+def _is_note(part: str, criterion: str, item: str) -> bool:
+    """A finding that costs no points and raises no flag (e.g. the marimo lock-time excuse)."""
+    return not item and criterion not in BY_CRITERION and criterion not in INTEGRITY_CRITERIA \
+        and not (part == "bundle" and criterion == "format")
+
+
+def first_reason(row: Mapping[str, Any]) -> str:
+    """The row's reasons with the reason for its flag first and notes (no points, no flag) after."""
+    notes = {f"{part}/{criterion}: {message}" for part, criterion, item, message in row.get("_findings", [])
+             if _is_note(part, criterion, item)}
+    pieces = [piece for piece in row["reasons"].split(" | ") if piece]
+    return " | ".join([p for p in pieces if p not in notes] + [p for p in pieces if p in notes])
+
+
 def _collusion_evidence(group: Any, rows: Sequence[Mapping[str, Any]]) -> str:
     """What the paired submissions share: the parts with identical times, and the rationale's opening words."""
     shown = []
@@ -116,14 +132,16 @@ def _pair_basis(pair: Any) -> str:
 def _lab_section(lab: str, lab_rows: Sequence[Mapping[str, Any]], columns: Iterable[str]) -> dict[str, Any]:
     scores = [float(row["score"]) for row in lab_rows]
     max_score = max(float(row["max_score"] or 0) for row in lab_rows)
-    items = [c for c in columns if "." in c and any(row.get(c, "") != "" for row in lab_rows)]
+    formative = [c for c in columns if c.endswith(f".{FORMATIVE_ITEM}")
+                 and any(isinstance(row.get(c), bool) for row in lab_rows)]  # formative: a share predicted right, not points
+    items = [c for c in columns if "." in c and c not in formative and any(row.get(c, "") != "" for row in lab_rows)]
     rates = []
     for item in items:
         have = [row for row in lab_rows if row.get(item, "") != ""]
         best = max(float(row[item]) for row in have)
         rates.append((item, sum(1 for row in have if float(row[item]) >= best and best > 0) / len(have), len(have)))
     return {"name": lab, "count": len(lab_rows), "mean": sum(scores) / len(scores), "max_score": max_score,
-            "full": sum(1 for s in scores if s >= max_score),
+            "full": sum(1 for s in scores if s >= max_score), "predicted_right": predicted_right(lab_rows, formative),
             "histogram": histogram(scores, max_score, f"{lab}: score distribution"),
             "pass_rates": pass_rates(rates, f"{lab}: pass rate per part and criterion")}
 
@@ -145,7 +163,7 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
               for lab in sorted({row["lab"] for row in graded})],
         findings=common_findings(graded),
         flagged=[(_student(r), PathCell(r["path"]), r["lab"], r["track"], r["score"], FlagsCell(r["flags"]),
-                  r["collusion_group"], r["reasons"].split(" | ")[0][:240]) for r in flagged],
+                  r["collusion_group"], first_reason(r)[:240]) for r in flagged],
         collusion=[(g.group_id, g.lab, ", ".join(g.bases), PathCell("; ".join(_who(rows[m]) for m in g.members)),
                     PathCell("; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({_pair_basis(p)})"
                                        for p in g.pairs[:10])), _collusion_evidence(g, rows))

@@ -1,0 +1,53 @@
+"""Formative items (worth 0 points in the rubric) shown as what they are, not as 0 points.
+
+``prediction_correct`` says whether the student's locked prediction matched what the replayed
+numbers support.  In a row it is ``True`` / ``False`` for every part whose evidence replayed
+and whose prediction was made in order (the part's ``replay`` and ``prediction_locked`` items
+earned in full), read from the findings — a ``prediction_correct`` finding means it was
+wrong — and empty where it could not be judged.  The HTML summary shows "predicted right: N %"
+over those parts.  When a course's rubric gives the item points, it is a scored item like
+any other and is left alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..core.models import PARTS
+from ..core.rubric import Rubric
+
+FORMATIVE_ITEM = "prediction_correct"
+
+
+def formative_columns(rubric: Rubric) -> list[str]:
+    """The ``part.prediction_correct`` columns ``rubric`` gives no points."""
+    return [f"{part}.{FORMATIVE_ITEM}" for part in PARTS
+            if FORMATIVE_ITEM in rubric.parts.get(part, {}) and rubric.parts[part][FORMATIVE_ITEM] == 0]
+
+
+def _full(row: Mapping[str, Any], column: str, rubric: Rubric) -> bool:
+    part, item = column.split(".", 1)
+    points = rubric.parts.get(part, {}).get(item)
+    value = row.get(column, "")
+    return points is not None and value != "" and float(value) >= points
+
+
+def mark_formative(rows: Iterable[dict[str, Any]], rubrics: Mapping[str, Rubric]) -> None:
+    """Replace each formative item's 0.0 points by ``True``/``False``/``""`` (see the module docstring)."""
+    for row in rows:
+        rubric = rubrics.get(row.get("lab", ""))
+        if rubric is None or row["status"] not in ("graded", "regrade"):
+            continue
+        wrong = {part for part, _criterion, item, _message in row.get("_findings", []) if item == FORMATIVE_ITEM}
+        for column in formative_columns(rubric):
+            part = column.split(".", 1)[0]
+            judged = _full(row, f"{part}.replay", rubric) and _full(row, f"{part}.prediction_locked", rubric)
+            row[column] = (part not in wrong) if judged else ""
+
+
+def predicted_right(rows: Iterable[Mapping[str, Any]], columns: Iterable[str]) -> tuple[float, int] | None:
+    """(share of judged parts predicted right, how many were judged) over ``rows``; None when none was judged."""
+    values = [row.get(column) for row in rows for column in columns if column.endswith(f".{FORMATIVE_ITEM}")]
+    judged = [value for value in values if isinstance(value, bool)]
+    return (sum(judged) / len(judged), len(judged)) if judged else None
