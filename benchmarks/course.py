@@ -345,6 +345,42 @@ def hostile_pool(jobs: int) -> None:
           f"({', '.join(f'{task} → {outcome}' for task, outcome in status.items())})")
 
 
+def final_step(submissions: int = 10_000) -> float:
+    """Seconds to build and store the final gradebook (one row per student and lab, late policy applied) from
+    ``submissions`` per-input rows: half the students submit each lab twice, a tenth not at all."""
+    from datetime import datetime, timedelta, timezone
+
+    from mlsys_grader.course._final import build_final
+    from mlsys_grader.course._gradebook import GradebookDB
+    from mlsys_grader.course._identity import Roster, RosterStudent
+    from mlsys_grader.course._late import Course, CourseFile
+
+    students = submissions // 3
+    roster = Roster("roster.csv", tuple(RosterStudent(key=f"{i:05d}", name=f"Student {i}", email=f"s{i}@u.edu", sid=f"{i:05d}",
+                                                      canvas_id=str(10_000 + i)) for i in range(students + students // 10)))
+    deadline = datetime(2026, 2, 6, 23, 59, tzinfo=timezone(timedelta(hours=-8)))
+    course = Course("course.toml", CourseFile.model_validate(
+        {"labs": {lab: {"deadline": deadline, "grace_minutes": 30, "penalty_per_day": 10, "cap": 50} for lab in LABS}}), {})
+    rows = []
+    for n in range(submissions):
+        student, lab = (n // 2) % students, LABS[n % 2]
+        when = deadline + timedelta(hours=(n % 97) - 60)
+        rows.append({"student": f"{student:05d}", "lab": lab, "status": "graded", "score": 88.0, "max_score": 100.0,
+                     "submitted_at": when.isoformat(), "late": "", "path": f"s{n:05d}/{lab}-submission.json",
+                     "input_hash": f"{n:064x}", "flags": "generated", "student_name": "", "student_email": "",
+                     "student_id": "", "sis_id": "", "canvas_id": "", "moodle_id": "", "section": ""})
+    with tempfile.TemporaryDirectory() as folder:
+        db = GradebookDB(Path(folder) / "final.sqlite")
+        start = time.perf_counter()
+        final = build_final(rows, roster, list(LABS), {lab: 100.0 for lab in LABS}, course)
+        db.write_final(final)
+        seconds = time.perf_counter() - start
+        db.close()
+    print(f"final gradebook from {submissions:,} submissions ({len(final):,} student-lab rows, late policy applied, "
+          f"stored in SQLite): {seconds:.2f} s")
+    return seconds
+
+
 def bench(workdir: Path, jobs: int) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     one_k, ten_k = workdir / "course1000", workdir / "course10000"
@@ -360,6 +396,7 @@ def bench(workdir: Path, jobs: int) -> None:
     db = workdir / "bench.sqlite"
     db.unlink(missing_ok=True)
     print(f"load average before the runs: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    final_step()
     hostile_pool(jobs)
     wall, peak, _ = timed_grade([str(one_k), "-o", str(workdir / "g1000.csv"), "--db", str(db), *common])
     cpu = LAST_CPU_S
@@ -427,11 +464,14 @@ def main(argv: list[str] | None = None) -> int:
     build = sub.add_parser("build", help="write a generated course with every kind of input")
     build.add_argument("root")
     build.add_argument("--clean", type=int, default=40)
+    sub.add_parser("final", help="print how long the final-gradebook step takes for 10,000 submissions")
     run = sub.add_parser("bench", help="print the benchmark figures")
     run.add_argument("--workdir", default=None, help="where to keep the generated courses (default: a temp dir)")
     run.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args(argv)
-    if args.command == "build":
+    if args.command == "final":
+        final_step()
+    elif args.command == "build":
         manifest = build_course(args.root, args.clean)
         print(f"wrote {len(manifest)} inputs under {args.root}")
     else:
