@@ -140,6 +140,19 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_feedback(args: argparse.Namespace) -> int:
+    from .course._feedback import write_feedback
+
+    if not Path(args.db).is_file():
+        print(f"mlsys-grader feedback: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
+        return EXIT_USAGE
+    done = write_feedback(args.db, args.output, release=args.release)
+    print(f"wrote {len(done.files)} feedback page(s) into {args.output} "
+          f"({'released: every item and the final score' if done.released else 'hidden items withheld until --release'}); "
+          f"{done.skipped} student-lab row(s) without a gradable submission")
+    return EXIT_OK
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(bundle_json_schema(), indent=2))
     return EXIT_OK
@@ -268,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
     export.add_argument("-o", "--output", required=True, help="CSV file to write")
     export.set_defaults(func=_cmd_export)
+
+    feedback = sub.add_parser("feedback", help="write one HTML feedback page per student and lab to hand back")
+    feedback.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
+    feedback.add_argument("-o", "--output", required=True, help="folder for the pages (<sid>-<lab>.html)")
+    feedback.add_argument("--release", action="store_true", help="include hidden items and the final score (grades released)")
+    feedback.set_defaults(func=_cmd_feedback)
 
     schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
     schema.set_defaults(func=_cmd_schema)

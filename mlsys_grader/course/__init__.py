@@ -5,13 +5,16 @@ to a roster student (manifest, Gradescope metadata, LMS download names, folders)
 runs them in bounded worker processes, ``_gradebook`` grades and keeps the gradebook,
 ``_final`` makes one row per student and lab, ``_late`` reads the course file (late policy),
 ``_migrations`` upgrades an earlier release's gradebook, ``_collusion`` pairs copies,
-``_summary`` renders the HTML report.
+``_lms`` writes LMS import files, ``_feedback`` the pages to hand back,
+``_formative`` shows formative items as such, ``_summary`` renders the HTML report.
 """
 
+from ._feedback import write_feedback
 from ._final import FINAL_COLUMNS, build_final
 from ._gradebook import BatchOptions, GradebookDB, GradebookResult, grade_paths, gradebook_dataframe, resolve_rubrics
 from ._identity import Roster, RosterStudent, read_manifest, read_roster
 from ._late import Course, read_course
+from ._lms import export_lms
 from ._summary import render_summary, write_summary
 
-__all__ = ["BatchOptions", "Course", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "build_final", "grade_paths", "gradebook_dataframe", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "write_summary"]
+__all__ = ["BatchOptions", "Course", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "build_final", "export_lms", "grade_paths", "gradebook_dataframe", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "write_feedback", "write_summary"]

@@ -206,6 +206,8 @@ def summarize(report: GradeReport, origin: str = "") -> dict[str, Any]:
         "parts": {name: part.score for name, part in report.parts.items()}, "items": items,
         "flags": list(report.flags),
         "findings": [[f.part, f.criterion, f.rubric_item or "", f.message] for f in report.findings],
+        "hidden": [index for index, f in enumerate(report.findings) if f.hidden],  # withheld from feedback until release
+        "item_max": {f"{name}.{item.item}": item.max_points for name, part in report.parts.items() for item in part.items},
         "rubric": report.versions.get("rubric", ""),
     }
 
@@ -313,7 +315,25 @@ def graded_result(report: GradeReport, bundle: Any, origin: str = "") -> dict[st
     """
     summary = summarize(report, origin)
     status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
-    return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or ""}
+    return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or "",
+            "evidence": evidence_numbers(bundle)}
+
+
+def evidence_numbers(bundle: Any) -> dict[str, dict[str, Any]]:
+    """Part → the numbers its evidence record holds (``inputs.executions`` …), for the feedback file."""
+    shown: dict[str, dict[str, Any]] = {}
+    for part, record in (getattr(bundle, "evidence", None) or {}).items():
+        values = getattr(record, "result", None)
+        if not isinstance(values, Mapping):
+            continue
+        flat: dict[str, Any] = {}
+        for key, value in values.items():
+            if isinstance(value, Mapping):
+                flat.update({f"{key}.{k}": v for k, v in value.items() if isinstance(v, int | float | str | bool)})
+            elif isinstance(value, int | float | str | bool):
+                flat[key] = value
+        shown[str(part)] = flat
+    return shown
 
 
 # -- rows --------------------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""Feedback pages to hand back (course/_feedback.py): hidden items withheld until release; rendered by Chromium."""
+
+from __future__ import annotations
+
+import subprocess
+
+import needs
+import pytest
+from test_course_term import build_term, options
+
+from mlsys_grader.cli import EXIT_OK, main
+from mlsys_grader.course import grade_paths
+from mlsys_grader.course._feedback import write_feedback
+
+
+@pytest.fixture(scope="module")
+def gradebook(tmp_path_factory):
+    root = tmp_path_factory.mktemp("feedback")
+    paths = build_term(root)
+    roster = root / "roster.csv"
+    roster.write_text(roster.read_text().replace("Bo Kim", "Bo <script>alert(1)</script> Kim"), encoding="utf-8")
+    db = root / "gradebook.sqlite"
+    grade_paths([paths["down"]], options(root, db))
+    return db
+
+
+def test_one_page_per_student_and_lab_with_a_gradable_submission(gradebook, tmp_path):
+    done = write_feedback(gradebook, tmp_path / "out")
+    names = sorted(path.rsplit("/", 1)[-1] for path in done.files)
+    assert names == ["2001-lab07.html", "2002-lab07.html", "2003-lab07.html", "2004-lab07.html", "2005-lab07.html",
+                     "2005-lab11.html", "2006-lab07.html", "canvas_9999-lab07.html"]
+    assert done.skipped == 15 - 8, "missing rows get no page"
+
+
+def test_hidden_items_and_the_final_score_wait_for_release(gradebook, tmp_path):
+    before = (tmp_path / "before")
+    write_feedback(gradebook, before)
+    page = (before / "2002-lab07.html").read_text(encoding="utf-8")
+    assert "prediction_correct" not in page and ">replay<" not in page and "70.4" not in page
+    assert "Score on the checks shown so far: 58 / 70" in page, "replay (5 parts × 6 points) and prediction_correct withheld"
+    assert "are shown when grades are released" in page
+    assert "Bo &lt;script&gt;alert(1)&lt;/script&gt; Kim" in page and "<script>" not in page, "autoescaped"
+    write_feedback(gradebook, tmp_path / "after", release=True)
+    page = (tmp_path / "after" / "2002-lab07.html").read_text(encoding="utf-8")
+    assert "Score: 70.4 / 100" in page and "late penalty −17.6" in page and "2 days late, -20 %" in page
+    assert ">replay<" in page and "predicted right" in page
+    assert "inputs.executions" in page or "inputs.compute_scale" in page, "the evidence numbers are shown"
+    assert "id='comments'" in page
+
+
+def test_cli_feedback_says_what_it_wrote(gradebook, tmp_path, capsys):
+    assert main(["feedback", "--db", str(gradebook), "-o", str(tmp_path / "fb")]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith(f"wrote 8 feedback page(s) into {tmp_path / 'fb'} (hidden items withheld until --release); "
+                          "7 student-lab row(s) without a gradable submission")
+
+
+@pytest.mark.slow
+def test_chromium_renders_a_feedback_page(gradebook, tmp_path):
+    chromium = needs.chromium()
+    write_feedback(gradebook, tmp_path, release=True)
+    page = tmp_path / "2002-lab07.html"
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1000,1600"]
+    dom = subprocess.run([chromium, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    assert "Score: 70.4 / 100" in dom and dom.count("<tr>") > 30 and "Staff comments" in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run([chromium, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
+    assert shot.stat().st_size > 20_000, "a blank page compresses to a few kB"
