@@ -67,3 +67,18 @@ def test_chromium_renders_a_feedback_page(gradebook, tmp_path):
     shot = tmp_path / "shot.png"
     subprocess.run([chromium, *flags, f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=120)
     assert shot.stat().st_size > 20_000, "a blank page compresses to a few kB"
+
+
+def test_a_grade_stored_before_feedback_data_existed_still_gets_a_page():
+    """A stored grade without hidden indices, item maxima or evidence (an earlier run) falls back to the rubric."""
+    from mlsys_grader.course._feedback import render_feedback
+
+    row = {"lab": "lab07", "student": "2001", "student_name": "Ada", "student_email": "ada@u.edu", "student_id": "2001",
+           "path": "x/lab07-submission.json", "submitted_at": "", "score": 88.0, "max_score": 100.0, "raw_score": 88.0,
+           "late_penalty": 0.0, "rule": "", "changes": ""}
+    result = {"items": {"A.captured": 3.0, "A.replay": 6.0, "A.prediction_correct": 0.0},
+              "findings": [["A", "prediction", "prediction_correct", "the numbers support another answer"]]}
+    page = render_feedback(row, result, release=False)
+    assert "Score on the checks shown so far: 3 / 3" in page and "another answer" not in page
+    page = render_feedback(row, result, release=True)
+    assert "6 / 6" in page and "not predicted right" in page and "another answer" in page

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..api import default_rubric
 from ..core.report import HIDDEN_ITEMS, render_html
+from ..errors import GraderError
 from ._formative import FORMATIVE_ITEM
 from ._gradebook import GradebookDB
 
@@ -47,11 +49,21 @@ def _stored(db: GradebookDB, input_hash: str) -> dict[str, Any] | None:
     return json.loads(found[0]) if found else None
 
 
+def _rubric_points(lab: str) -> dict[str, float]:
+    try:
+        rubric = default_rubric(lab)
+    except GraderError:
+        return {}
+    return {f"{part}.{item}": points for part, items in rubric.parts.items() for item, points in items.items()} | {
+        f"synthesis.{item}": points for item, points in rubric.synthesis.items()}
+
+
 def render_feedback(row: Mapping[str, Any], result: Mapping[str, Any], *, release: bool) -> str:
     """The page for one final row and its stored grade."""
     findings = result.get("findings", [])
     hidden_index = set(result.get("hidden", [i for i, f in enumerate(findings) if f[2] in HIDDEN_ITEMS]))
-    item_max = result.get("item_max", {})
+    # A grade stored before item maxima were kept falls back to the shipped rubric's points.
+    item_max = result.get("item_max") or _rubric_points(row["lab"])
     parts: dict[str, list[tuple[str, Any, Any]]] = {}
     visible, visible_max = 0.0, 0.0
     for column, points in result.get("items", {}).items():
