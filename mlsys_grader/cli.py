@@ -99,6 +99,10 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_grade_summary(result, args.output, args.html, options.db))
         print(f"final gradebook ({len(result.final)} rows, one per student and lab) written to {final_path}")
+    if options.only and not result.only_matched:
+        print(f"mlsys-grader: --only {', '.join(options.only)} matched no input (by student key, email, sid or input hash); "
+              "nothing was regraded", file=sys.stderr)
+        return EXIT_USAGE
     if not any(row["status"] in ("graded", "regrade") for row in result.rows):
         print(f"mlsys-grader: no input could be graded ({len(result.rows)} row(s) in {args.output} say why)", file=sys.stderr)
         return EXIT_UNGRADABLE

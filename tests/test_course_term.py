@@ -291,3 +291,12 @@ def test_only_regrades_one_student_or_input_and_the_change_log_says_why(tmp_path
                  "--only", "2006", "--reason", "late form"]) == EXIT_OK
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT student, reason FROM change_log ORDER BY id DESC LIMIT 1").fetchone() == ("2006", "late form")
+
+
+def test_only_naming_nobody_is_a_usage_error_that_says_so(tmp_path, capsys):
+    paths = build_term(tmp_path)
+    code = main(["grade", str(paths["eve07"]), "-o", str(tmp_path / "g.csv"), "--no-db", "-q", "--jobs", "1",
+                 "--only", "zed@u.edu"])
+    assert code == 2
+    assert "--only zed@u.edu matched no input (by student key, email, sid or input hash); nothing was regraded" in \
+        capsys.readouterr().err

@@ -139,6 +139,8 @@ class GradebookResult:
     migrated_from: int | None = None
     """The schema version the gradebook database was upgraded from in this run (None: no upgrade)."""
     final_seconds: float = 0.0
+    only_matched: int = 0
+    """How many inputs ``BatchOptions.only`` named (by student or input hash)."""
 
     def write_final(self, out: str | os.PathLike[str]) -> int:
         """Write the final gradebook (one row per student and lab); returns the number of rows."""
@@ -620,7 +622,9 @@ def grade_paths(
             db.close()
     return GradebookResult(rows=rows, columns=columns_for(rubrics.values()), groups=groups, changes=changes,
                            graded=len(fresh), reused=reused, seconds=time.perf_counter() - started, final=gradebook,
-                           ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds)
+                           ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds,
+                           only_matched=sum(1 for row, force in zip(rows, forced, strict=True)
+                                            if force or row["input_hash"] in options.only))
 
 
 def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, rubrics: Mapping[str, Rubric],
