@@ -1,12 +1,14 @@
 """mlsys_grader: replay-based autograding for MLSysBook Lab 07 and Lab 11.
 
-The public API is re-exported here; see ``api`` for loading, grading and solving.
+The public API is re-exported here; see ``api`` for loading and grading.
 Importing the package does not import mlsysim (seconds of start-up): the evaluators
 load on first use, so reading, validating or re-listing stored grades stays instant.
+``solve`` is staff-only: it is here in staff installs and the Gradescope image, and
+absent from the student kit's build, which leaves ``mlsys_grader.staff`` out.
 """
 
 from ._version import __version__
-from .api import default_rubric, grade_bundle, grade_file, load_rubric, mlsysim_version, solve
+from .api import default_rubric, grade_bundle, grade_file, load_rubric, mlsysim_version
 from .core.models import SCHEMA_VERSION, Bundle, EvidenceRecord, Synthesis, bundle_json_schema, load_bundle
 from .core.report import Finding, GradeReport, PartScore
 from .core.rubric import Rubric
@@ -22,6 +24,15 @@ from .errors import (
 )
 from .labs import get_lab, lab_ids, register_lab
 from .student import LabSession, open_lab
+
+try:
+    from .staff import solve as solve  # re-exported (listed in __all__ below)
+except ModuleNotFoundError as exc:  # the student build (mlsys-grader-student) has no staff package
+    if exc.name != f"{__name__}.staff":
+        raise
+    _STAFF: tuple[str, ...] = ()
+else:
+    _STAFF = ("solve",)
 
 __all__ = [
     "BatchOptions",
@@ -55,5 +66,5 @@ __all__ = [
     "mlsysim_version",
     "open_lab",
     "register_lab",
-    "solve",
+    *_STAFF,  # "solve", which sorts after every name above; none in the student build
 ]

@@ -2,17 +2,26 @@
 
 Two outer commands ship the package somewhere else and want what was tested here:
 ``mlsys-grader autograder`` (the Gradescope image, :mod:`.gradescope._build`) and
-``mlsys-grader kit`` (what a student downloads, :mod:`.student._kit`).  Both build the wheel
+``mlsys-grader kit`` (what a student downloads, :mod:`.staff._kit`).  Both build a wheel
 from a clean copy of the source tree, and both pin a requirement closure to the versions
 installed here; each says in its own words what went wrong, from the data these errors carry.
+
+There are two builds of the one source tree.  :data:`FULL` is the package as it is
+(``mlsys-grader``: staff installs, the Gradescope image).  :data:`STUDENT` is the kit's
+``mlsys-grader-student``: the same files and version, with the staff-only modules left
+out of the copy before it is built (``solve``, the kit and autograder builders, Otter
+assign), so a student's install cannot run them.  Its dependencies are the project's
+today; a leaner kit is a change of ``STUDENT.dependencies``, nothing else.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -21,8 +30,33 @@ from pathlib import Path
 from .errors import GraderError
 
 PROJECT_NAME = "mlsys-grader"
-WHEEL_GLOB = "mlsys_grader-*.whl"
 SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+
+
+@dataclass(frozen=True)
+class WheelSpec:
+    """One build of the source tree: its distribution name, what it leaves out, what it depends on."""
+
+    name: str
+    """The distribution's name (``mlsys-grader-student``); the import package is ``mlsys_grader`` in every build."""
+    leave_out: tuple[str, ...] = ()
+    """Paths relative to the repository root, removed from the copy before it is built."""
+    dependencies: tuple[str, ...] | None = None
+    """The wheel's requirements; ``None`` keeps ``[project] dependencies`` of pyproject.toml."""
+
+    @property
+    def wheel_glob(self) -> str:
+        """The file name of this build's wheels (``mlsys_grader_student-*.whl``), as a glob."""
+        return f"{re.sub(r'[-_.]+', '_', self.name)}-*.whl"
+
+
+FULL = WheelSpec(PROJECT_NAME)
+STUDENT = WheelSpec(
+    f"{PROJECT_NAME}-student",
+    # NOTE: ``mlsys_grader/__init__.py`` re-exports ``solve`` and ``cli.py`` registers the staff
+    # commands only when ``mlsys_grader.staff`` is installed; nothing a student runs imports these.
+    leave_out=("mlsys_grader/staff", "mlsys_grader/gradescope", "mlsys_grader/_packaging.py"),
+)
 
 
 class WheelBuildError(GraderError, RuntimeError):
@@ -65,8 +99,29 @@ class VersionConflictError(PinError):
         """The installed distribution's own name (``PyYAML`` for a requirement on ``pyyaml``)."""
 
 
-def build_wheel(root: Path, dest: Path) -> Path:
-    """This package's wheel, built into ``dest`` from a clean copy of the source in ``root`` (the tree stays untouched)."""
+def project_metadata(pyproject: str, spec: WheelSpec) -> str:
+    """``pyproject`` (the file's text) with ``[project]``'s name and dependencies those of ``spec``.
+
+    Only those two keys are rewritten, in place, so everything else (version, scripts,
+    package data) is the project's own; the result is read back and checked, so a layout
+    this cannot rewrite is a :class:`WheelBuildError`, never a wheel with the wrong metadata.
+    """
+    project = tomllib.loads(pyproject)["project"]
+    text = re.sub(r'(?m)^name = "[^"]*"$', f'name = "{spec.name}"', pyproject, count=1)
+    dependencies = list(project["dependencies"] if spec.dependencies is None else spec.dependencies)
+    listed = "".join(f'    "{requirement}",\n' for requirement in dependencies)
+    text = re.sub(r"(?ms)^dependencies = \[.*?^\]$", lambda _: f"dependencies = [\n{listed}]", text, count=1)
+    rewritten = tomllib.loads(text)["project"]
+    expected = {**project, "name": spec.name, "dependencies": dependencies}
+    if rewritten != expected:
+        wrong = sorted(key for key in expected.keys() | rewritten.keys() if rewritten.get(key) != expected.get(key))
+        raise WheelBuildError(f"pyproject.toml: could not set [project] name = {spec.name!r} and its dependencies for the "
+                              f"{spec.name} build (came out wrong: {', '.join(wrong)})")
+    return text
+
+
+def build_wheel(root: Path, dest: Path, spec: WheelSpec = FULL) -> Path:
+    """The wheel of build ``spec``, built into ``dest`` from a clean copy of the source in ``root`` (the tree stays untouched)."""
     with tempfile.TemporaryDirectory(prefix="mlsys-wheel-") as scratch:
         source = Path(scratch) / "src"
         source.mkdir()
@@ -74,6 +129,14 @@ def build_wheel(root: Path, dest: Path) -> Path:
             if (root / name).is_file():
                 shutil.copy2(root / name, source / name)
         shutil.copytree(root / "mlsys_grader", source / "mlsys_grader", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        if spec != FULL:
+            pyproject = source / "pyproject.toml"
+            pyproject.write_text(project_metadata(pyproject.read_text(encoding="utf-8"), spec), encoding="utf-8")
+        for path in map(source.joinpath, spec.leave_out):
+            if path.is_dir():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
         dest.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
                               capture_output=True, text=True)
@@ -81,10 +144,10 @@ def build_wheel(root: Path, dest: Path) -> Path:
         stderr = done.stderr.strip()
         raise WheelBuildError(f"pip wheel failed (exit {done.returncode}): {stderr[-2000:]}", returncode=done.returncode,
                               stderr=stderr)
-    wheels = sorted(dest.glob(WHEEL_GLOB))
+    wheels = sorted(dest.glob(spec.wheel_glob))
     if len(wheels) != 1:
         found = tuple(wheel.name for wheel in wheels)
-        raise WheelBuildError(f"expected one mlsys_grader wheel in {dest}, found {list(found)}", found=found)
+        raise WheelBuildError(f"expected one {spec.name} wheel in {dest}, found {list(found)}", found=found)
     return wheels[0]
 
 

@@ -1,7 +1,8 @@
-"""The package's front door: load, grade and solve bundles with the pinned evaluators.
+"""The package's front door: load and grade bundles with the pinned evaluators.
 
 This module wires the pure core to the registered labs and their rubric files; it
-is the only place that resolves a lab id to a module and a rubric.
+is the only place that resolves a lab id to a module and a rubric.  ``solve`` is
+staff-only (:mod:`mlsys_grader.staff`, left out of the student build).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from ._version import __version__
-from .core import capture
 from .core.grading import grade
 from .core.jsonio import MAX_BYTES
 from .core.models import Bundle, bundle_from_mapping, load_bundle
@@ -64,15 +64,3 @@ def read_bundle_bytes(path: str | Path, limit: int | None = None) -> bytes:
     with open(path, "rb") as handle:
         return handle.read(limit + 1)
 
-
-def solve(lab_id: str, track: str, seed: int | None = None) -> Bundle:
-    """A complete bundle for ``lab_id`` on ``track`` (``seed`` varies the controls and session times).
-
-    Every part's evidence is verified, so it earns every evidence point; its rationale is the
-    grader's own template, which is flagged ``generated`` and earns no rationale points.  It is
-    the instructor's and the test suite's tool, not a way to produce a student's submission.
-    """
-    lab = get_lab(lab_id)
-    if track not in lab.tracks:
-        raise UnknownLabError(f"unknown track {track!r} for {lab_id}; expected one of {', '.join(lab.tracks)}")
-    return capture.solve(lab, track, seed, mlsysim_version=mlsysim_version(), grader_version=__version__)

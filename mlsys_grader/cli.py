@@ -4,11 +4,16 @@ Exit codes:
   0  graded (or the command did what it was asked)
   1  the submission cannot be graded — one line says why, never a traceback
   2  usage error (bad arguments)
+
+Staff commands (:data:`STAFF_COMMANDS`: ``solve``, the gradebook's, Otter's) exist only where
+:mod:`mlsys_grader.staff` is installed: the student kit's build leaves it out, so a student's
+``mlsys-grader`` has ``check``, ``rubric`` and ``schema``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -16,7 +21,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ._version import __version__
-from .api import solve as solve_bundle
 from .core.labspec import LabSpec
 from .core.models import bundle_json_schema
 from .core.report import GradeReport
@@ -26,14 +30,16 @@ from .course._final import default_final_path
 from .course._gradebook import check_file
 from .errors import GraderError
 from .labs import lab_ids
-from .student._kit import INSTALL_COMMAND, KitError, KitRootError, build_kit
 
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
-# (``gradescope._build``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration).
+# (``gradescope._build``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
+# and so the student build, which has neither ``staff`` nor ``gradescope``, imports this module.
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
+STUDENT_COMMANDS = ("check", "schema", "rubric")
+STAFF_COMMANDS = ("solve", "grade", "export", "feedback", "assign", "autograder", "kit")
 TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
@@ -42,8 +48,15 @@ def format_report(report: GradeReport, *, as_json: bool) -> str:
     return report.model_dump_json(indent=2) if as_json else report.text()
 
 
+def staff_installed() -> bool:
+    """Whether this install has staff's tools (``mlsys_grader.staff``): not in the student kit's build."""
+    return importlib.util.find_spec(f"{__package__}.staff") is not None
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
-    bundle = solve_bundle(args.lab, args.track, args.seed)
+    from .staff import solve
+
+    bundle = solve(args.lab, args.track, args.seed)
     Path(args.output).write_text(bundle.to_json(), encoding="utf-8")
     print(f"wrote {args.output}: {args.lab} on {args.track}" + (f" (seed {args.seed})" if args.seed is not None else ""))
     return EXIT_OK
@@ -216,6 +229,8 @@ def _cmd_rubric(args: argparse.Namespace) -> int:
 
 
 def _cmd_kit(args: argparse.Namespace) -> int:
+    from .staff import INSTALL_COMMAND, KitError, KitRootError, build_kit
+
     try:
         kit = build_kit(args.output, args.root)
     except KitRootError as exc:
@@ -230,23 +245,40 @@ def _cmd_kit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
+    """The command line: :data:`STUDENT_COMMANDS`, and with ``staff`` (default: :func:`staff_installed`) :data:`STAFF_COMMANDS`."""
     parser = argparse.ArgumentParser(prog="mlsys-grader", description="Replay-based grading for MLSysBook Lab 07 and Lab 11.")
     parser.add_argument("--version", action="version", version=f"mlsys-grader {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-
-    solve = sub.add_parser("solve", help="write a complete, full-marks bundle as a diligent student would")
-    solve.add_argument("--lab", required=True, choices=lab_ids())
-    solve.add_argument("--track", required=True, choices=TRACKS)
-    solve.add_argument("--seed", type=int, default=None, help="draw valid control settings at random (deterministic per seed)")
-    solve.add_argument("-o", "--output", required=True, help="bundle file to write")
-    solve.set_defaults(func=_cmd_solve)
 
     check = sub.add_parser("check", help="self-check one bundle or marimo export as a student would")
     check.add_argument("file", help="submission bundle (JSON), or the book's marimo export (JSON snapshot or Markdown report)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
     check.set_defaults(func=_cmd_check)
+
+    schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
+    schema.set_defaults(func=_cmd_schema)
+
+    rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
+    rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
+    rubric.set_defaults(func=_cmd_rubric)
+
+    if staff is None:
+        staff = staff_installed()
+    if staff:
+        _add_staff_commands(sub)
+    return parser
+
+
+def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
+    """The commands of :data:`STAFF_COMMANDS`, in that order."""
+    solve = sub.add_parser("solve", help="write a complete, full-marks bundle as a diligent student would")
+    solve.add_argument("--lab", required=True, choices=lab_ids())
+    solve.add_argument("--track", required=True, choices=TRACKS)
+    solve.add_argument("--seed", type=int, default=None, help="draw valid control settings at random (deterministic per seed)")
+    solve.add_argument("-o", "--output", required=True, help="bundle file to write")
+    solve.set_defaults(func=_cmd_solve)
 
     defaults = BatchOptions()
     grade = sub.add_parser("grade", help="grade many submissions into a gradebook (CSV, SQLite, HTML summary)")
@@ -273,13 +305,6 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     grade.set_defaults(func=_cmd_grade)
 
-    assign = sub.add_parser("assign", help="regenerate the student notebooks in assignments/ from the Otter masters")
-    assign.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")
-    assign.add_argument("--lab", action="append", choices=lab_ids(), help="only this lab (repeatable; default: all)")
-    assign.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed notebook drifted")
-    assign.add_argument("--run-tests", action="store_true", help="let otter assign execute the master and run its tests")
-    assign.set_defaults(func=_cmd_assign)
-
     export = sub.add_parser("export", help="write the final gradebook as an LMS import file (Canvas, Moodle or generic CSV)")
     export.add_argument("--lms", required=True, choices=("canvas", "moodle", "generic"), help="the import format")
     export.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
@@ -292,12 +317,12 @@ def build_parser() -> argparse.ArgumentParser:
     feedback.add_argument("--release", action="store_true", help="include hidden items and the final score (grades released)")
     feedback.set_defaults(func=_cmd_feedback)
 
-    schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
-    schema.set_defaults(func=_cmd_schema)
-
-    rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
-    rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
-    rubric.set_defaults(func=_cmd_rubric)
+    assign = sub.add_parser("assign", help="regenerate the student notebooks in assignments/ from the Otter masters")
+    assign.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")
+    assign.add_argument("--lab", action="append", choices=lab_ids(), help="only this lab (repeatable; default: all)")
+    assign.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed notebook drifted")
+    assign.add_argument("--run-tests", action="store_true", help="let otter assign execute the master and run its tests")
+    assign.set_defaults(func=_cmd_assign)
 
     autograder = sub.add_parser("autograder", help="build the Gradescope autograder zips from the Otter masters")
     autograder.add_argument("-o", "--output", required=True, help="folder for one <lab>-autograder.zip per registered lab and requirements-lock.txt")
@@ -311,15 +336,24 @@ def build_parser() -> argparse.ArgumentParser:
                             help="seconds a notebook may run in the sandbox (default 120)")
     autograder.set_defaults(func=_cmd_autograder)
 
-    kit = sub.add_parser("kit", help="write the student kit: both notebooks, this package's wheel, a pinned requirements.txt, a README")
+    kit = sub.add_parser("kit", help="write the student kit: both notebooks, the student build's wheel, a pinned requirements.txt, a README")
     kit.add_argument("-o", "--output", required=True, help="folder to write the kit into (created if needed)")
     kit.add_argument("--root", default=".", help="the repository root holding pyproject.toml and assignments/ (default: .)")
     kit.set_defaults(func=_cmd_kit)
-    return parser
+
+
+def format_staff_only(command: str) -> str:
+    """What a student's ``mlsys-grader`` says to a staff command it does not have."""
+    return (f"mlsys-grader: `{command}` is a course-staff command, not part of the student kit; "
+            f"this install has {', '.join(STUDENT_COMMANDS)}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in STAFF_COMMANDS and not staff_installed():
+        print(format_staff_only(argv[0]), file=sys.stderr)
+        return EXIT_USAGE
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help

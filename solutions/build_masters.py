@@ -10,7 +10,7 @@ student notebooks::
     python solutions/build_masters.py [LAB ...]
 
 Solutions are the answers for the masters' own track (TinyML, the seeds' default),
-computed by :func:`mlsys_grader.api.solve`; the per-track reference submissions are
+computed by :func:`mlsys_grader.staff.solve`; the per-track reference submissions are
 made by ``solutions/make_references.py``.
 """
 
@@ -24,7 +24,7 @@ from typing import Any
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
-from mlsys_grader import api
+from mlsys_grader import api, staff
 from mlsys_grader.core.labspec import LabSpec, NotebookText
 from mlsys_grader.core.report import HIDDEN_ITEMS
 from mlsys_grader.labs import get_lab, lab_ids
@@ -116,7 +116,7 @@ def build(lab_id: str, synthesis: dict[str, Any] | None = None) -> nbformat.Note
     lab = get_lab(lab_id)
     rubric = api.default_rubric(lab_id)
     text = _text(lab)
-    reference = api.solve(lab_id, MASTER_TRACK)
+    reference = staff.solve(lab_id, MASTER_TRACK)
     tracks = ", ".join(f'"{track}"' for track in lab.tracks)
     cells = [
         new_raw_cell(ASSIGNMENT_CONFIG.format(lab=lab_id)),

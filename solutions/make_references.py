@@ -2,7 +2,7 @@
 
 For every lab and track this fills in ``assignments/<lab>.ipynb`` the way a diligent
 student would (contrasting controls, the prediction the replayed numbers support and a
-valid decision — the answers of :func:`mlsys_grader.api.solve` for that track — and the
+valid decision — the answers of :func:`mlsys_grader.staff.solve` for that track — and the
 hand-written synthesis of ``reference_rationales.toml``), executes it top to bottom in a real
 kernel with nbclient, and writes::
 
@@ -44,9 +44,9 @@ TRACKS = ("tinyml", "mobile", "edge", "cloud")
 
 def answers(lab_id: str, track: str) -> dict[str, object]:
     """Variable name → value a diligent student assigns in the notebook for ``track``."""
-    from mlsys_grader import api
+    from mlsys_grader import staff
 
-    bundle = api.solve(lab_id, track)
+    bundle = staff.solve(lab_id, track)
     values: dict[str, object] = {"TRACK": track}
     for part, controls in bundle.controls.items():
         values.update(controls)

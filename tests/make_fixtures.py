@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "solutions"))
 from reference_answers import reference_synthesis
 
 from mlsys_grader import __version__, get_lab, mlsysim_version
-from mlsys_grader.core.capture import bundle_from_controls
 from mlsys_grader.core.models import PARTS
+from mlsys_grader.staff import bundle_from_controls
 
 OUT = Path(__file__).parent / "fixtures" / "scenarios"
 

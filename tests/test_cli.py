@@ -75,3 +75,30 @@ def test_grade_writes_one_row_per_input_and_never_stops(tmp_path, capsys):
     assert float(rows["lab07.json"]["score"]) == float(rows["lab11.json"]["score"]) == 88  # solve's template rationale
     assert rows["lab07.json"]["flags"] == rows["lab11.json"]["flags"] == "generated"
     assert float(rows["broken.json"]["score"]) == 0 and "not valid JSON" in rows["broken.json"]["reasons"]
+
+
+# -- staff commands are not a student's -----------------------------------------------------------------
+def _commands(parser) -> list[str]:
+    return [name for action in parser._subparsers._group_actions for name in action.choices]
+
+
+def test_the_staff_commands_are_registered_only_where_the_staff_package_is_installed():
+    from mlsys_grader.cli import STAFF_COMMANDS, STUDENT_COMMANDS, build_parser, staff_installed
+
+    assert staff_installed()  # the tests run in a staff install
+    assert _commands(build_parser()) == _commands(build_parser(staff=True)) == [*STUDENT_COMMANDS, *STAFF_COMMANDS]
+    assert _commands(build_parser(staff=False)) == list(STUDENT_COMMANDS) == ["check", "schema", "rubric"]
+    assert "solve" in STAFF_COMMANDS and "kit" in STAFF_COMMANDS and "grade" in STAFF_COMMANDS
+
+
+def test_a_student_install_says_in_one_line_that_solve_is_a_staff_command(monkeypatch, capsys, tmp_path):
+    """The student build (no ``mlsys_grader.staff``) refuses ``solve`` with exit 2 and writes nothing."""
+    from mlsys_grader import cli
+
+    monkeypatch.setattr(cli, "staff_installed", lambda: False)
+    out = tmp_path / "b.json"
+    assert main(["solve", "--lab", "lab07", "--track", "cloud", "-o", str(out)]) == EXIT_USAGE
+    assert capsys.readouterr().err == ("mlsys-grader: `solve` is a course-staff command, not part of the student kit; "
+                                       "this install has check, schema, rubric\n")
+    assert not out.exists()
+    assert main(["schema"]) == EXIT_OK  # a student's own commands still run

@@ -41,9 +41,24 @@ def test_names_referenced_by_string_are_the_public_surface():
 def test_subpackages_list_sorted_public_names():
     import mlsys_grader.course as course
     import mlsys_grader.gradescope as gradescope
+    import mlsys_grader.staff as staff
     import mlsys_grader.student as student
 
-    for package in (course, gradescope, student):
+    for package in (course, gradescope, staff, student):
         assert package.__all__ == sorted(package.__all__), package.__name__
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)
+
+
+def test_solve_is_re_exported_from_the_staff_package_and_not_from_the_student_api():
+    """``mlsys_grader.solve`` is staff's (the student build leaves ``mlsys_grader.staff`` out); the notebook API has no solve."""
+    import mlsys_grader.api as api
+    import mlsys_grader.staff as staff
+    import mlsys_grader.student as student
+
+    assert mlsys_grader.solve is staff.solve and "solve" in mlsys_grader.__all__
+    assert staff.solve.__module__ == "mlsys_grader.staff"
+    import mlsys_grader.core.capture as capture
+
+    assert not hasattr(api, "solve") and not any("solve" in name or "kit" in name.lower() for name in student.__all__)
+    assert {"plan_all", "record_from_plan"} <= set(vars(capture)) and not {"solve", "bundle_from_controls"} & set(vars(capture))

@@ -1,6 +1,7 @@
-"""``mlsys-grader kit``: the student kit — both notebooks, the wheel, a fully pinned requirements.txt and a
-README with the one install command — made after README's quick-start install, and used by a student in a
-fresh environment holding nothing but the kit, on every Python the package declares.
+"""``mlsys-grader kit``: the student kit — both notebooks, the student build's wheel, a fully pinned
+requirements.txt and a README with the one install command — made after README's quick-start install, and
+used by a student in a fresh environment holding nothing but the kit, on every Python the package declares.
+The kit's wheel (``mlsys-grader-student``) is the same source without staff's tools: no ``solve``.
 
 The end-to-end tests build real virtual environments with pip (PyPI reachable) and execute the notebooks in
 them with nbclient; they are marked ``slow``.
@@ -8,6 +9,7 @@ them with nbclient; they are marked ``slow``.
 
 from __future__ import annotations
 
+import email.parser
 import importlib.util
 import json
 import os
@@ -17,16 +19,20 @@ import subprocess
 import sys
 import tomllib
 import zipfile
+from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
 import nbformat
 import pytest
+from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
-from mlsys_grader import cli
+from mlsys_grader import __version__, cli
+from mlsys_grader._packaging import STUDENT, WheelBuildError, build_wheel, project_metadata
 from mlsys_grader.api import grade_file
-from mlsys_grader.student._kit import INSTALL_COMMAND, KitError, pinned_requirements
+from mlsys_grader.staff import INSTALL_COMMAND, KitError
+from mlsys_grader.staff._kit import pinned_requirements
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -61,7 +67,7 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     assert cli.main(["kit", "-o", str(out), "--root", str(ROOT)]) == 0
     printed = capsys.readouterr().out
     assert f"students run, inside that folder: {INSTALL_COMMAND}" in printed
-    wheels = list(out.glob("mlsys_grader-*-py3-none-any.whl"))
+    wheels = list(out.glob("mlsys_grader_student-*-py3-none-any.whl"))
     assert len(wheels) == 1 and sorted(p.name for p in out.iterdir()) == sorted(
         ["README.md", "lab07.ipynb", "lab11.ipynb", "requirements.txt", wheels[0].name])
     for lab in ("lab07", "lab11"):
@@ -78,6 +84,86 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = wheel.namelist()
     assert "mlsys_grader/labs/lab07.toml" in names and "mlsys_grader/student/_session.py" in names
+    assert not [name for name in names if name.startswith(("mlsys_grader/staff/", "mlsys_grader/gradescope/"))]
+
+
+# -- the student build ----------------------------------------------------------------------------------------
+# NOTE: the tests run in an editable install, whose import hook would find ``mlsys_grader.staff`` in this
+# repository for a wheel unpacked elsewhere; the probe drops that hook so only the unpacked wheel is seen.
+PROBE = """\
+import sys
+sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith("__editable__")]
+import mlsys_grader, mlsys_grader.student
+from mlsys_grader import cli
+assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
+for name in ("mlsys_grader.staff", "mlsys_grader.gradescope", "mlsys_grader._packaging"):
+    try:
+        __import__(name)
+    except ModuleNotFoundError as exc:
+        assert exc.name == name, exc
+    else:
+        raise SystemExit(name + " is importable")
+try:
+    from mlsys_grader import solve
+except ImportError as exc:
+    print("no solve:", exc)
+assert "solve" not in mlsys_grader.__all__ and not cli.staff_installed()
+print("commands:", " ".join(a for action in cli.build_parser()._subparsers._group_actions for a in action.choices))
+sys.exit(cli.main(["solve", "--lab", "lab07", "--track", "cloud", "-o", "solved.json"]))
+"""
+
+
+@pytest.fixture(scope="module")
+def student_wheel(tmp_path_factory) -> Path:
+    return build_wheel(ROOT, tmp_path_factory.mktemp("student-wheel"), STUDENT)
+
+
+def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_modules(student_wheel):
+    assert student_wheel.name == f"mlsys_grader_student-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(student_wheel) as wheel:
+        names = wheel.namelist()
+        info = next(n for n in names if n.endswith(".dist-info/METADATA"))
+        meta = email.parser.Parser().parsestr(wheel.read(info).decode("utf-8"))
+        entry_points = wheel.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode("utf-8")
+    assert (meta["Name"], meta["Version"]) == ("mlsys-grader-student", __version__)
+    assert SpecifierSet(meta["Requires-Python"]) == SpecifierSet(PYPROJECT["requires-python"])
+    requires = [Requirement(line) for line in meta.get_all("Requires-Dist")]
+    # today's dependencies (issue 20 narrows them), and the test extra as before
+    assert [str(r) for r in requires if r.marker is None] == [str(Requirement(line)) for line in PYPROJECT["dependencies"]]
+    assert "[console_scripts]\nmlsys-grader = mlsys_grader.cli:main" in entry_points
+    modules = {name for name in names if name.endswith(".py")}
+    assert not {m for m in modules if m.startswith(("mlsys_grader/staff/", "mlsys_grader/gradescope/"))}
+    assert "mlsys_grader/_packaging.py" not in modules and not any("solve" in m or "_kit" in m for m in modules)
+    built_from = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
+    assert modules == {m for m in built_from if not m.startswith(STUDENT.leave_out)}  # everything else, from this tree
+    for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "labs/lab07.toml", "templates/self_check.html"):
+        assert f"mlsys_grader/{name}" in names
+
+
+def test_the_student_build_imports_and_its_command_line_has_no_solve(student_wheel, tmp_path):
+    unpacked = tmp_path / "site"
+    with zipfile.ZipFile(student_wheel) as wheel:
+        wheel.extractall(unpacked)
+    env = {**os.environ, "PYTHONPATH": str(unpacked)}
+    done = subprocess.run([sys.executable, "-c", PROBE, str(unpacked)], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.splitlines() == ["no solve: cannot import name 'solve' from 'mlsys_grader' "
+                                        f"({unpacked / 'mlsys_grader' / '__init__.py'})", "commands: check schema rubric"]
+    assert done.stderr == ("mlsys-grader: `solve` is a course-staff command, not part of the student kit; "
+                           "this install has check, schema, rubric\n")
+    assert not (tmp_path / "solved.json").exists()
+
+
+def test_the_student_metadata_changes_only_the_name_and_the_dependencies():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    project = tomllib.loads(text)["project"]
+    leaner = tomllib.loads(project_metadata(text, replace(STUDENT, dependencies=("mlsysim==0.3.0", "pydantic>=2,<3"))))
+    assert leaner["project"] == {**project, "name": "mlsys-grader-student", "dependencies": ["mlsysim==0.3.0", "pydantic>=2,<3"]}
+    assert {k: v for k, v in leaner.items() if k != "project"} == {k: v for k, v in tomllib.loads(text).items() if k != "project"}
+    odd = text.replace("dependencies = [", "dependencies   =   [", 1)  # valid TOML this rewrite does not recognise
+    with pytest.raises(WheelBuildError, match=r"^pyproject.toml: could not set \[project\] name = 'mlsys-grader-student' "
+                                              r"and its dependencies for the mlsys-grader-student build \(came out wrong: dependencies\)$"):
+        project_metadata(odd, replace(STUDENT, dependencies=("pydantic>=2,<3",)))
 
 
 def test_outside_the_repository_the_kit_says_what_to_do_in_one_line(tmp_path, capsys, monkeypatch):
@@ -193,3 +279,17 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
             assert {f"{lab}.ipynb", f"{lab}-submission.json"} <= set(export.namelist())
     installed = _run([str(bin_dir / "python"), "-c", "import mlsys_grader, sys; print(mlsys_grader.__file__)"], cwd=tmp_path, env=env)
     assert installed.stdout.startswith(str(tmp_path / "venv"))  # the kit's wheel, not this repository
+    # solve is staff's: no command, nothing to import (the kit installs mlsys-grader-student)
+    solve = subprocess.run([str(bin_dir / "mlsys-grader"), "solve", "--lab", "lab07", "--track", "cloud", "-o", "solved.json"],
+                           cwd=student, env=env, capture_output=True, text=True)
+    assert (solve.returncode, solve.stdout, solve.stderr) == (2, "", "mlsys-grader: `solve` is a course-staff command, not part of "
+                                                                     "the student kit; this install has check, schema, rubric\n")
+    assert not (student / "solved.json").exists()
+    for statement, error in (("from mlsys_grader import solve", "ImportError: cannot import name 'solve' from 'mlsys_grader'"),
+                             ("import mlsys_grader.staff", "ModuleNotFoundError: No module named 'mlsys_grader.staff'"),
+                             ("import mlsys_grader.gradescope", "ModuleNotFoundError: No module named 'mlsys_grader.gradescope'")):
+        tried = subprocess.run([str(bin_dir / "python"), "-c", statement], cwd=tmp_path, env=env, capture_output=True, text=True)
+        assert tried.returncode == 1 and error in tried.stderr.splitlines()[-1], (statement, tried.stderr)
+    shown = _run([str(bin_dir / "pip"), "show", "mlsys-grader-student"], cwd=tmp_path, env=env).stdout
+    assert "Name: mlsys-grader-student\n" in shown
+    assert subprocess.run([str(bin_dir / "pip"), "show", "mlsys-grader"], cwd=tmp_path, env=env, capture_output=True).returncode == 1

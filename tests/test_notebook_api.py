@@ -520,9 +520,9 @@ def test_lab11_synthesis_takes_only_trigger_limitation_and_rationale(tmp_path, c
 # -- self-check -------------------------------------------------------------------------------
 def complete(lab: LabSession) -> None:
     """Work through every part as the reference answers do, with the hand-written synthesis of that bundle."""
-    from mlsys_grader import api
+    from mlsys_grader import staff
 
-    reference = api.solve(lab.lab_id, lab.track)
+    reference = staff.solve(lab.lab_id, lab.track)
     for part in "ABCDE":
         spec = lab.lab.parts[part]
         controls = reference.controls[part]

@@ -10,8 +10,8 @@ import pytest
 from conftest import LAB_TRACKS, solved, sweep
 
 from mlsys_grader import __version__, default_rubric, get_lab, grade_bundle, mlsysim_version
-from mlsys_grader.core.capture import bundle_from_controls
 from mlsys_grader.core.models import PARTS
+from mlsys_grader.staff import bundle_from_controls
 
 SEEDS = (None, *range(8))
 

@@ -14,10 +14,10 @@ from conftest import reseal, solved
 
 from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric, mlsysim_version
-from mlsys_grader.core.capture import bundle_from_controls
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
+from mlsys_grader.staff import bundle_from_controls
 
 
 def _unedited(lab, track, seed):

@@ -2,17 +2,16 @@
 
 Notebooks import from here (``from mlsys_grader.student import open_lab``); the Otter
 tests in the lab notebooks call :func:`assert_item` by this dotted name.  Both names are
-part of the package's pinned public surface.  ``mlsys-grader kit`` (:func:`build_kit`)
-packs the notebooks, this package's wheel and pinned requirements for students.
+part of the package's pinned public surface.  What a student installs is this package and the
+core without staff's tools (``mlsys-grader kit`` lives in :mod:`mlsys_grader.staff`).
 """
 
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck
-from ._kit import Kit, KitError, build_kit
 from ._report import EvidenceReport
 from ._session import LabSession, assert_item, open_lab, submission_path
 
-__all__ = ["BookText", "EvidenceReport", "Kit", "KitError", "LabSession", "Notice", "Options", "PartCheck", "PartResult",
-           "Progress", "SelfCheck", "assert_item", "build_kit", "open_lab", "submission_path"]
+__all__ = ["BookText", "EvidenceReport", "LabSession", "Notice", "Options", "PartCheck", "PartResult", "Progress", "SelfCheck",
+           "assert_item", "open_lab", "submission_path"]
 
 for _name in __all__:
     globals()[_name].__module__ = __name__

@@ -1,7 +1,11 @@
-"""``mlsys-grader kit``: what a student downloads — both notebooks, this package's wheel,
+"""``mlsys-grader kit``: what a student downloads — both notebooks, the student build's wheel,
 a fully pinned ``requirements.txt`` and a short README with the one install command.
 
-The kit is made from the repository (the notebooks in ``assignments/`` and a wheel built
+The wheel is :data:`~mlsys_grader._packaging.STUDENT` (``mlsys-grader-student``): this
+package without staff's tools — no ``solve``, no kit or autograder builder — built from
+the same source tree at the same version.
+
+The kit is made from the repository (the notebooks in ``assignments/`` and that wheel built
 from the source) by an instructor who installed it as README's quick start says.  Every
 package the wheel needs is pinned to the version installed where the kit is made — the
 environment the instructor's tests ran in — so a student installs what was tested::
@@ -22,7 +26,16 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._packaging import PROJECT_NAME, NotInstalledError, VersionConflictError, WheelBuildError, build_wheel, installed_closure
+from .._packaging import (
+    FULL,
+    PROJECT_NAME,
+    STUDENT,
+    NotInstalledError,
+    VersionConflictError,
+    WheelBuildError,
+    build_wheel,
+    installed_closure,
+)
 from ..errors import GraderError
 from ..labs import lab_ids
 
@@ -135,12 +148,12 @@ def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
         notebooks.append(target)
     with tempfile.TemporaryDirectory(prefix="mlsys-kit-") as scratch:
         try:
-            built = build_wheel(root, Path(scratch))
+            built = build_wheel(root, Path(scratch), STUDENT)
         except WheelBuildError as exc:
             if exc.returncode is not None:
                 raise KitError(f"the wheel did not build (pip wheel exit {exc.returncode}): {exc.stderr[-500:]}") from exc
-            raise KitError(f"expected one mlsys_grader wheel from pip wheel, found {len(exc.found)}") from exc
-        for old in output.glob("mlsys_grader-*.whl"):
+            raise KitError(str(exc)) from exc
+        for old in (*output.glob(FULL.wheel_glob), *output.glob(STUDENT.wheel_glob)):  # a kit made before the student build
             old.unlink()
         wheel = output / built.name
         shutil.copyfile(built, wheel)
