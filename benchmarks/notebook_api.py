@@ -31,10 +31,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
 
-    from mlsys_grader import api
+    from mlsys_grader import api, staff
     from mlsys_grader.student import assert_item, open_lab
 
-    reference = api.solve(args.lab, args.track)  # loads the evaluators (not timed)
+    reference = staff.solve(args.lab, args.track)  # loads the evaluators (not timed)
     with tempfile.TemporaryDirectory() as folder:
         lab = open_lab(args.lab, args.track, directory=Path(folder))
         for part in "ABCDE":
