@@ -55,7 +55,10 @@ STUDENT = WheelSpec(
     f"{PROJECT_NAME}-student",
     # NOTE: ``mlsys_grader/__init__.py`` re-exports ``solve`` and ``cli.py`` registers the staff
     # commands only when ``mlsys_grader.staff`` is installed; nothing a student runs imports these.
-    leave_out=("mlsys_grader/staff", "mlsys_grader/gradescope", "mlsys_grader/_packaging.py"),
+    # The rest of ``gradescope/`` stays: the notebook embeds its bundle through ``gradescope._embed``
+    # (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
+    leave_out=("mlsys_grader/staff", "mlsys_grader/_packaging.py", "mlsys_grader/gradescope/_build.py",
+               "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py"),
 )
 
 

@@ -34,7 +34,7 @@ from .labs import lab_ids
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
 # (``gradescope._build``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
-# and so the student build, which has neither ``staff`` nor ``gradescope``, imports this module.
+# and so the student build, which has no ``staff`` and no autograder builder, imports this module.
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2

@@ -31,6 +31,7 @@ from packaging.specifiers import SpecifierSet
 from mlsys_grader import __version__, cli
 from mlsys_grader._packaging import STUDENT, WheelBuildError, build_wheel, project_metadata
 from mlsys_grader.api import grade_file
+from mlsys_grader.gradescope import BUNDLE_MIME
 from mlsys_grader.staff import INSTALL_COMMAND, KitError
 from mlsys_grader.staff._kit import pinned_requirements
 
@@ -84,7 +85,7 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = wheel.namelist()
     assert "mlsys_grader/labs/lab07.toml" in names and "mlsys_grader/student/_session.py" in names
-    assert not [name for name in names if name.startswith(("mlsys_grader/staff/", "mlsys_grader/gradescope/"))]
+    assert not [name for name in names if name.startswith(STUDENT.leave_out)]
 
 
 # -- the student build ----------------------------------------------------------------------------------------
@@ -96,7 +97,8 @@ sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "")
 import mlsys_grader, mlsys_grader.student
 from mlsys_grader import cli
 assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
-for name in ("mlsys_grader.staff", "mlsys_grader.gradescope", "mlsys_grader._packaging"):
+import mlsys_grader.gradescope._embed  # the notebook embeds its bundle through it
+for name in ("mlsys_grader.staff", "mlsys_grader._packaging", "mlsys_grader.gradescope._build", "mlsys_grader.gradescope._assign"):
     try:
         __import__(name)
     except ModuleNotFoundError as exc:
@@ -132,11 +134,13 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert [str(r) for r in requires if r.marker is None] == [str(Requirement(line)) for line in PYPROJECT["dependencies"]]
     assert "[console_scripts]\nmlsys-grader = mlsys_grader.cli:main" in entry_points
     modules = {name for name in names if name.endswith(".py")}
-    assert not {m for m in modules if m.startswith(("mlsys_grader/staff/", "mlsys_grader/gradescope/"))}
-    assert "mlsys_grader/_packaging.py" not in modules and not any("solve" in m or "_kit" in m for m in modules)
+    assert not {m for m in modules if m.startswith(("mlsys_grader/staff/", "mlsys_grader/_packaging.py"))}
+    assert not {"mlsys_grader/gradescope/_build.py", "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py"} & modules
+    assert not any("solve" in m or "_kit" in m for m in modules)
     built_from = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
     assert modules == {m for m in built_from if not m.startswith(STUDENT.leave_out)}  # everything else, from this tree
-    for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "labs/lab07.toml", "templates/self_check.html"):
+    for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "labs/lab07.toml", "templates/self_check.html",
+                 "gradescope/_embed.py"):
         assert f"mlsys_grader/{name}" in names
 
 
@@ -268,6 +272,8 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
         _run([str(bin_dir / "python"), str(tmp_path / "run.py"), str(student / f"{lab}.ipynb"), str(student)], cwd=student, env=env)
         executed = nbformat.read(student / f"{lab}.ipynb", as_version=4)
         assert [o for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
+        # the bundle rides in the notebook (gradescope._embed is in the student build), so a bare .ipynb upload carries it
+        assert any(BUNDLE_MIME in o.get("data", {}) for c in executed.cells for o in c.get("outputs", []))
         bundle = student / f"{lab}-submission.json"
         report = grade_file(bundle)
         assert (report.track, report.score, report.findings, report.flags) == (track, 100, [], [])
@@ -287,7 +293,8 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
     assert not (student / "solved.json").exists()
     for statement, error in (("from mlsys_grader import solve", "ImportError: cannot import name 'solve' from 'mlsys_grader'"),
                              ("import mlsys_grader.staff", "ModuleNotFoundError: No module named 'mlsys_grader.staff'"),
-                             ("import mlsys_grader.gradescope", "ModuleNotFoundError: No module named 'mlsys_grader.gradescope'")):
+                             ("import mlsys_grader.gradescope._build",
+                              "ModuleNotFoundError: No module named 'mlsys_grader.gradescope._build'")):
         tried = subprocess.run([str(bin_dir / "python"), "-c", statement], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert tried.returncode == 1 and error in tried.stderr.splitlines()[-1], (statement, tried.stderr)
     shown = _run([str(bin_dir / "pip"), "show", "mlsys-grader-student"], cwd=tmp_path, env=env).stdout
