@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -143,14 +143,20 @@ class Penalty:
     rule: str
 
 
-def penalty(course: Course | None, student: str, lab: str, submitted_at: datetime | None, late_marker: bool = False) -> Penalty:
-    """The late penalty (percent of the score) and the rule applied, in words."""
+def penalty(course: Course | None, student: str, lab: str, submitted_at: datetime | None, late_marker: bool = False,
+            *, extension: Extension | None = None, deadline: datetime | None = None) -> Penalty:
+    """The late penalty (percent of the score) and the rule applied, in words.
+
+    ``extension`` and ``deadline`` replace the course file's (Gradescope's own due dates, see
+    :func:`gradescope_penalty`).
+    """
     policy = course.file.labs.get(lab) if course else None
-    if policy is None or policy.deadline is None:
+    deadline = (policy.deadline if policy else None) or deadline
+    if policy is None or deadline is None:
         return Penalty(0.0, "LMS marked it late; no deadline in the course file, no penalty" if late_marker else "")
-    extension = course.extensions.get((student, lab)) if course else None
-    due = policy.deadline + timedelta(minutes=policy.grace_minutes, days=extension.days if extension else 0)
-    terms = f"due {policy.deadline.isoformat()}"
+    extension = extension or (course.extensions.get((student, lab)) if course else None)
+    due = deadline + timedelta(minutes=policy.grace_minutes, days=extension.days if extension else 0)
+    terms = f"due {deadline.isoformat()}"
     if policy.grace_minutes:
         terms += f" + {policy.grace_minutes:g} min grace"
     if extension:
@@ -165,3 +171,33 @@ def penalty(course: Course | None, student: str, lab: str, submitted_at: datetim
     percent = min(policy.cap, policy.penalty_per_day * days)
     return Penalty(percent, f"{terms}; submitted {submitted_at.isoformat()}: {days} day{'s' if days > 1 else ''} late, "
                             f"-{percent:g} %")
+
+
+def _aware(text: Any) -> datetime | None:
+    try:
+        value = datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and value.tzinfo is not None else None
+
+
+def gradescope_penalty(course: Course, lab: str, metadata: Mapping[str, Any]) -> Penalty:
+    """The late penalty of a Gradescope submission from its ``submission_metadata.json``.
+
+    The submission time is ``created_at``; the deadline is the course file's, else the
+    assignment's ``due_date``; the extension is the course file's (by a submitter's email or
+    sid), else a submitter's own later ``assignment.due_date`` (how Gradescope records an
+    extension).  A submission without ``created_at`` gets no penalty, and the rule says so.
+    """
+    found = metadata.get("assignment")
+    assignment: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    users = [u for u in metadata.get("users") or [] if isinstance(u, Mapping)]
+    due = _aware(assignment.get("due_date"))
+    extension = next((course.extensions[(str(u.get(k)), lab)] for u in users for k in ("email", "sid")
+                      if (str(u.get(k)), lab) in course.extensions), None)
+    if extension is None and due is not None:
+        own = [d for d in (_aware((u.get("assignment") or {}).get("due_date")) for u in users
+                           if isinstance(u.get("assignment"), Mapping)) if d is not None and d > due]
+        if own:
+            extension = Extension((max(own) - due) / timedelta(days=1), "Gradescope extension")
+    return penalty(course, "", lab, _aware(metadata.get("created_at")), extension=extension, deadline=due)

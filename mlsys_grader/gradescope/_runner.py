@@ -28,6 +28,7 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from ..core import flags as flag_names
 from ..labs import get_lab, lab_ids
 from . import _sandbox as sandbox
 from . import _watch as watch
+from ._late import apply_late_policy, read_metadata
 from ._options import AutograderOptions, OptionsError, read_options
 from ._otter_tests import OtterResults, case_names, disagreements, import_test_files, run_tests_on_bundle, with_case_names
 from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, grade_bytes, grade_upload, grader_failed
@@ -62,8 +64,12 @@ class ResultsWriter:
         self.path = path
         self.digest: str | None = None
         self.writes = 0
+        self.adjust: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        """Applied to every document before it is written (the course's late policy, :mod:`._late`)."""
 
     def write(self, document: dict[str, Any]) -> None:
+        if self.adjust is not None:
+            document = self.adjust(document)
         data = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -210,6 +216,8 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
         writer.write(document)
         log(f"misconfigured: {exc}")
         return document
+    metadata = read_metadata(autograder)
+    writer.adjust = lambda document: apply_late_policy(document, source, options.lab, metadata)
     if os.geteuid() == 0:
         for change in sandbox.protect_autograder(autograder):
             log(change)

@@ -1,0 +1,76 @@
+"""The course's late policy on Gradescope (gradescope/_late.py): course.toml in the autograder zip + submission_metadata.json."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import solved
+
+from mlsys_grader.gradescope._options import PLUGIN_NAME
+from mlsys_grader.gradescope._runner import grade_submission
+
+COURSE = """[labs.lab07]
+deadline = 2026-02-06T23:59:00-08:00
+grace_minutes = 30
+penalty_per_day = 10
+cap = 50
+"""
+
+
+def metadata(created_at: str, own_due: str | None = None) -> dict:
+    """``submission_metadata.json`` as Gradescope documents it (gradescope-autograders.readthedocs.io, Submission Metadata)."""
+    user = {"email": "bo@u.edu", "id": 1234, "name": "Bo Kim"}
+    if own_due:
+        user["assignment"] = {"due_date": own_due}
+    return {"id": 123456, "created_at": created_at,
+            "assignment": {"due_date": "2026-02-06T23:59:00.000000-08:00", "late_due_date": None, "id": 25828,
+                           "title": "Lab 07", "total_points": "100.0"},
+            "submission_method": "upload", "users": [user], "previous_submissions": []}
+
+
+def layout(root: Path, meta: dict | None, course: str | None = COURSE) -> Path:
+    """``/autograder`` as Gradescope lays it out: the zip's files in source/, the upload in submission/."""
+    (root / "source" / "tests").mkdir(parents=True)
+    (root / "source" / "otter_config.json").write_text(json.dumps({"plugins": [{PLUGIN_NAME: {"lab": "lab07"}}]}))
+    if course is not None:
+        (root / "source" / "course.toml").write_text(course)
+    (root / "submission").mkdir()
+    (root / "submission" / "lab07-submission.json").write_text(json.dumps(solved("lab07", "cloud", 1)))
+    if meta is not None:
+        (root / "submission_metadata.json").write_text(json.dumps(meta))
+    return root
+
+
+def late_line(document: dict) -> dict | None:
+    return next((t for t in document["tests"] if t["name"] == "Late penalty"), None)
+
+
+@pytest.mark.parametrize("created_at, own_due, score, words", [
+    ("2026-02-06T20:00:00.000000-08:00", None, 88.0, "on time"),
+    ("2026-02-08T10:00:00.365935-08:00", None, 70.4, "2 days late, -20 %"),
+    ("2026-02-08T10:00:00.365935-08:00", "2026-02-09T23:59:00.000000-08:00", 88.0, "+ 3 d extension (Gradescope extension)"),
+])
+def test_the_score_of_record_carries_the_courses_late_penalty(tmp_path, created_at, own_due, score, words):
+    document = grade_submission(layout(tmp_path, metadata(created_at, own_due)), log=lambda message: None)
+    written = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert document["score"] == written["score"] == score
+    line = late_line(written)
+    assert line is not None and line["visibility"] == "visible" and words in line["output"]
+    assert written["extra_data"]["mlsys_grader"]["late"]["raw_score"] == 88.0
+
+
+def test_without_a_course_file_nothing_changes_and_a_bad_one_is_a_staff_note(tmp_path):
+    plain = grade_submission(layout(tmp_path / "a", metadata("2026-02-08T10:00:00-08:00"), course=None), log=lambda m: None)
+    assert plain["score"] == 88.0 and late_line(plain) is None
+    bad = grade_submission(layout(tmp_path / "b", metadata("2026-02-08T10:00:00-08:00"), course="[labs.lab07]\ncap = 500\n"),
+                           log=lambda m: None)
+    assert bad["score"] == 88.0 and late_line(bad) is None
+    assert any("late policy not applied" in note and "labs.lab07.cap" in note
+               for note in bad["extra_data"]["mlsys_grader"]["notes"])
+
+
+def test_no_metadata_means_no_trusted_time_and_no_penalty(tmp_path):
+    document = grade_submission(layout(tmp_path, None), log=lambda message: None)
+    assert document["score"] == 88.0 and "no trusted submission time" in late_line(document)["output"]
