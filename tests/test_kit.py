@@ -144,6 +144,15 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
         assert f"mlsys_grader/{name}" in names
 
 
+def test_the_full_build_for_staff_and_the_gradescope_image_keeps_solve_and_every_module(tmp_path):
+    full = build_wheel(ROOT, tmp_path)  # what `mlsys-grader autograder` ships (gradescope/_build.py)
+    assert full.name == f"mlsys_grader-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(full) as wheel:
+        modules = {name for name in wheel.namelist() if name.endswith(".py")}
+    assert modules == {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
+    assert {"mlsys_grader/staff/_solve.py", "mlsys_grader/_packaging.py", "mlsys_grader/gradescope/_build.py"} <= modules
+
+
 def test_the_student_build_imports_and_its_command_line_has_no_solve(student_wheel, tmp_path):
     unpacked = tmp_path / "site"
     with zipfile.ZipFile(student_wheel) as wheel:
