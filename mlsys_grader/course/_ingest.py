@@ -298,7 +298,7 @@ def _folder_candidates(root: Path, found: Discovery, top: str, staff: frozenset[
         suffix = path.suffix.lower()
         if path.name in claimed or suffix == ".ipynb":
             continue
-        if os.path.realpath(path) in staff:
+        if staff and os.path.realpath(path) in staff:  # realpath costs a syscall per component: only when there are staff files
             found.ignored.append((str(path), "a staff file (roster, manifest, course file or extensions)"))
             continue
         known = suffix in (".json", ".zip") or _is_markdown_report(path.name)
