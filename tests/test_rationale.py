@@ -50,7 +50,7 @@ def _names(text: str, keywords: list[str]) -> bool:
     reader = R.Reader(R.ChoiceTerms("names", (choice,), frozenset({"option"}), frozenset()), (), (choice,))
     doc = R._Text(text)
     as_option = reader.names is not None and any(True for _ in reader.names.finditer(doc))
-    as_limitation = R._named(doc, reader.limitations["option"], reader.limitations)
+    as_limitation = R._named(doc, reader.limitations["option"], reader.limitations) == R.NAMED
     assert as_option == as_limitation, (text, keywords)
     return as_option
 

@@ -9,6 +9,7 @@ from .audits import CHECKS, Check, PartCheck, held
 from .context import GradingContext, build_context
 from .labspec import LabSpec
 from .models import PARTS, Bundle
+from .rationale import rationale_verdicts, with_verdicts
 from .report import INTEGRITY_CRITERIA, Finding, GradeReport, ItemScore, PartScore
 from .rubric import Rubric
 
@@ -113,6 +114,7 @@ def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str,
     order = finding_order(lab)
     findings.sort(key=lambda f: order[f.part])
     parts = score(findings, rubric)
+    parts["synthesis"] = with_verdicts(parts["synthesis"], rationale_verdicts(ctx))  # from the reading the check made
     return GradeReport(
         lab=bundle.lab,
         track=bundle.track,

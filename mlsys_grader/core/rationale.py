@@ -112,7 +112,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .._mlsysim import import_mlsysim
 from .generated import own_text
 from .labspec import Choice, LabSpec
-from .report import Finding
+from .report import Finding, PartScore
 from .text import readable
 
 if TYPE_CHECKING:
@@ -131,6 +131,7 @@ RATIO = "ratio"        # dimensionless evidence cited as a multiplier ("3.7x") o
 FRACTION = "fraction"  # dimensionless evidence cited as a percentage only ("88 %")
 CHANGE = "change"      # a relative change, cited as a percentage ("72 % less")
 ROUNDING_CAP = 0.05    # the rounding a student wrote covers at most 5 % of the recorded value
+SIGNIFICANT_ROUNDING_CAP = 0.025  # … and "130 ms" read as rounded to the tens at most 2.5 % (keeps chance matches as rare)
 DERIVED = "derived:"   # unit prefix of a value derived from the records (see ``compared`` and ``share``)
 DERIVED_TOLERANCE = 0.002  # a derived value agrees within the rounding written plus 0.2 % (its inputs were shown rounded)
 CHANGE_TOLERANCE = 0.001   # … and a relative change c within that rounding plus 0.1 % of 1 + c
@@ -313,6 +314,10 @@ class CitedQuantity:
 
     ``dims`` lists the dimensionalities it may mean ("FLOPS" is a count or a rate; "%"
     a fraction or a ratio); ``written`` is the number as written, before the unit.
+    ``tolerance`` is half a unit in the last digit written; ``rounded`` half a unit in the
+    last significant digit, wider for a whole number ending in zeros ("130 ms": 5 ms).
+    ``reading`` is :data:`COMMA_AMBIGUOUS` for the decimal reading of a comma the text leaves
+    open, empty otherwise.
     """
 
     text: str
@@ -320,6 +325,8 @@ class CitedQuantity:
     tolerance: float
     dims: tuple[str, ...]
     written: float
+    rounded: float = 0.0
+    reading: str = ""
 
 
 @lru_cache(maxsize=512)
@@ -378,8 +385,20 @@ def _decimals(number: str) -> int:
     return len(number.split(".")[1]) if "." in number else 0
 
 
-def _parse_number(number: str, exponent: str | None) -> tuple[float, float] | None:
-    """(value, half a unit in the last written digit) or None."""
+def _trailing_zeros(number: str) -> int:
+    """Zeros ending a whole number as written ("130" → 1, "4000" → 3): the rounding a student wrote."""
+    digits = number.lstrip("+-")
+    if "." in digits or not digits.strip("0"):
+        return 0
+    return len(digits) - len(digits.rstrip("0"))
+
+
+def _parse_number(number: str, exponent: str | None) -> tuple[float, float, float] | None:
+    """(value, half a unit in the last written digit, half a unit in the last significant digit) or None.
+
+    The two differ for a whole number ending in zeros: "130" is 130 ± 0.5 read digit by digit,
+    and 130 ± 5 read as rounded to the tens, as people write "about 130 ms" for 132.34 ms.
+    """
     number = number.replace(",", "").replace("−", "-")
     if number.startswith("10^"):  # "10⁻⁷ s" written as a power of ten alone
         number, exponent = "1", number[3:]
@@ -393,54 +412,144 @@ def _parse_number(number: str, exponent: str | None) -> tuple[float, float] | No
     value *= 10.0 ** power
     if not math.isfinite(value):
         return None
-    return value, 0.5 * 10.0 ** (power - _decimals(number))
+    digit = 0.5 * 10.0 ** (power - _decimals(number))
+    return value, digit, digit * 10.0 ** _trailing_zeros(number)
+
+
+# -- numbers as people type them: decimal commas and LaTeX ------------------------------------
+
+# A number with one comma inside: "24,28", "4,096", "0,5".  Grouped thousands ("1,308.623",
+# "12,345,678") are other matches of _NUMBER and never this one.
+_COMMA_NUMBER = re.compile(r"(?<![\w.,])(\d+),(\d+)(?![\d]|[.,]\d)")
+_POINT_NUMBER = re.compile(r"\d\.\d|\d,\d{3},\d{3}(?!\d)|\d,\d{3}\.\d")
+COMMA_AMBIGUOUS = "decimal comma"  # CitedQuantity.reading of "4,096" read as 4.096 (its other reading is 4096)
+
+
+def _comma_is_ambiguous(whole: str, fraction: str) -> bool:
+    """True when "whole,fraction" may be a thousands group ("4,096"); "24,28", "0,5" and "1234,5" may not."""
+    return len(fraction) == 3 and len(whole) <= 3 and not whole.startswith("0")
+
+
+def _decimal_commas(text: str) -> tuple[str, frozenset[int]]:
+    """``text`` with every decimal comma written as a point, and where a comma may be either.
+
+    A comma is a decimal comma when it cannot group thousands ("24,28 ms", "0,5 %"), or when it
+    could ("4,096 ms") and the text writes decimals with commas and never with points.  Where the
+    text does not tell, the comma is left as written (thousands) and its start is returned: the
+    reader then tries the decimal reading too, and the evidence decides (an uncertain verdict).
+    """
+    if "," not in text:
+        return text, frozenset()
+    matches = list(_COMMA_NUMBER.finditer(text))
+    if not matches:
+        return text, frozenset()
+    commas = any(not _comma_is_ambiguous(m.group(1), m.group(2)) for m in matches)
+    points = _POINT_NUMBER.search(text) is not None
+    chars, ambiguous = list(text), set()
+    for match in matches:
+        if not _comma_is_ambiguous(match.group(1), match.group(2)) or (commas and not points):
+            chars[match.end(1)] = "."  # same length: offsets still point into the text as written
+        else:
+            ambiguous.add(match.start())
+    return "".join(chars), frozenset(ambiguous)
+
+
+_MATH = re.compile(r"\$\$?((?:[^$\n\\]|\\.){1,200}?)\$\$?|\\\((.{1,200}?)\\\)")
+_MARKUP = re.compile(r"\\[A-Za-z,;:! %$]|[\^_{}]")
+_LATEX_WRAPPERS = re.compile(r"\\(?:text|mathrm|textrm|mathit|textit|mathsf|mathbf|textbf|operatorname|mbox|unit|si)\s*\{([^{}]*)\}")
+_LATEX_COMMANDS = {
+    ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": " ", "qquad": " ", "times": "×", "cdot": "·", "%": "%",
+    "$": "$", "mu": "µ", "micro": "µ", "approx": "≈", "sim": "~", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "to": "→",
+    "rightarrow": "→", "left": "", "right": "",
+}
+_LATEX_COMMAND = re.compile(r"\\(?:([A-Za-z]+) ?|([,;:! %$]))")  # TeX swallows the space after a command word
+
+
+def _math_span(match: re.Match[str]) -> str:
+    """A ``$…$`` (or ``\\(…\\)``) span as plain text when it holds LaTeX markup; money ("$2.50 vs $4.10") as written."""
+    body = match.group(1) if match.group(1) is not None else match.group(2)
+    if not _MARKUP.search(body):
+        return match.group()
+    body = _LATEX_WRAPPERS.sub(lambda m: m.group(1), body)
+    body = _LATEX_COMMAND.sub(lambda m: _LATEX_COMMANDS.get(m.group(1) or m.group(2), " "), body)
+    body = re.sub(r"\^\s*\{([^{}]*)\}", r"^\1", body)
+    body = body.replace("{", "").replace("}", "").replace("_", " ").replace("~", " ")
+    return " " + body.strip() + " "
+
+
+def plain_text(text: str) -> str:
+    """``text`` with LaTeX math spans read as the words and numbers they typeset ("$39.09\\,\\text{ms}$" →
+    "39.09 ms"); a span without markup is money or prose and stays.  Both readers read this text."""
+    if "$" not in text and "\\(" not in text:
+        return text
+    return _MATH.sub(_math_span, text)
 
 
 def cited_quantities(text: str) -> list[CitedQuantity]:
-    """Every quantity with a unit, percentage, multiplier or dollar sign in ``text``, in order."""
-    text = text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    """Every quantity with a unit, percentage, multiplier or dollar sign in ``text`` (read by
+    :func:`plain_text`), in order; a number whose comma the text leaves open ("4,096 ms") is followed
+    by its decimal reading, marked :data:`COMMA_AMBIGUOUS`."""
+    text = plain_text(text).replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
     if "⁰" in text or any(ch in text for ch in "¹²³⁴⁵⁶⁷⁸⁹"):
         text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
+    shown = text
+    text, ambiguous = _decimal_commas(text)
     found: list[CitedQuantity] = []
     for match in _quantities(text):
         if match.group("dollar"):
-            parsed = _parse_number(match.group("dnum"), match.group("de1") or match.group("de2"))
+            group, exponent = "dnum", match.group("de1") or match.group("de2")
             meanings: tuple[str, ...] = ("dollar/hour",) if match.group("dper") else ("dollar",)
         elif match.group("fnum"):
-            parsed, meanings = _parse_number(match.group("fnum"), None), (_TIMES,)
+            group, exponent, meanings = "fnum", None, (_TIMES,)
         else:
-            parsed = _parse_number(match.group("num"), match.group("e1") or match.group("e2"))
+            group, exponent = "num", match.group("e1") or match.group("e2")
             meanings = _unit_meanings(match.group("unit"))
-        if parsed is None or not meanings:
+        if not meanings:
             continue
-        written, rounding = parsed
-        value, tolerance = abs(written), rounding
-        dims: tuple[str, ...]
-        if meanings[0] == _PERCENT:
-            value, tolerance, dims = value / 100, rounding / 100, (FRACTION, CHANGE, RATIO)
-        elif meanings[0] == _TIMES:
-            dims = (RATIO,)
-        else:
-            scales = [scale for scale in map(_unit_scale, meanings) if scale is not None]
-            if not scales:
-                continue
-            factor = scales[0][0]
-            value, tolerance, dims = value * factor, rounding * factor, tuple(dict.fromkeys(s[1] for s in scales))
-        found.append(CitedQuantity(text[match.start():match.end()].strip(), value, abs(tolerance), dims, written))
+        number = match.group(group)
+        readings = [(number, "")]
+        if ambiguous and match.start(group) in ambiguous:
+            readings.append((number.replace(",", "."), COMMA_AMBIGUOUS))
+        for written_number, reading in readings:
+            quantity = _quantity(shown[match.start():match.end()].strip(), written_number, exponent, meanings, reading)
+            if quantity is not None:
+                found.append(quantity)
         if len(found) >= MAX_CITED:
             break
-    return found
+    return found[:MAX_CITED]
 
 
-def _close(cited: CitedQuantity, recorded: float, rel_tol: float, *, derived: bool | str = False) -> bool:
+def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str, ...], reading: str) -> CitedQuantity | None:
+    parsed = _parse_number(number, exponent)
+    if parsed is None:
+        return None
+    written, rounding, rounded = parsed
+    value, scale = abs(written), 1.0
+    dims: tuple[str, ...]
+    if meanings[0] == _PERCENT:
+        scale, dims = 0.01, (FRACTION, CHANGE, RATIO)
+    elif meanings[0] == _TIMES:
+        dims = (RATIO,)
+    else:
+        scales = [scale for scale in map(_unit_scale, meanings) if scale is not None]
+        if not scales:
+            return None
+        scale, dims = scales[0][0], tuple(dict.fromkeys(s[1] for s in scales))
+    return CitedQuantity(shown, value * scale, abs(rounding * scale), dims, written, abs(rounded * scale), reading)
+
+
+def _close(cited: CitedQuantity, recorded: float, rel_tol: float, *, derived: bool | str = False,
+           rounded: bool = False) -> bool:
     """True when ``cited`` agrees with ``recorded`` (base units).
 
     A recorded value allows the rubric's relative tolerance or the rounding the student wrote
     (capped at :data:`ROUNDING_CAP`); a derived value allows that rounding plus
     :data:`DERIVED_TOLERANCE` (:data:`CHANGE_TOLERANCE` for a change), since the student
-    computed it from numbers displayed rounded.
+    computed it from numbers displayed rounded.  ``rounded``: the rounding is read to the last
+    significant digit ("130 ms" as rounded to the tens), otherwise to the last digit written.
     """
-    written = min(cited.tolerance * 1.000001, ROUNDING_CAP * abs(recorded))
+    allowance = max(cited.rounded, cited.tolerance) if rounded else cited.tolerance
+    written = min(allowance * 1.000001, (SIGNIFICANT_ROUNDING_CAP if rounded else ROUNDING_CAP) * abs(recorded))
     if not derived:
         return abs(cited.value - recorded) <= max(rel_tol * abs(recorded), written)
     if derived == CHANGE:  # c = |b - a| / a comes from the ratio b / a = 1 ± c, so its error scales with 1 + c
@@ -537,23 +646,41 @@ def part_evidence(lab: LabSpec, state: PartState) -> dict[str, list[float]]:
     return hit[1]
 
 
-def _agrees(cited: Sequence[CitedQuantity], index: Mapping[str, list[float]], rel_tol: float) -> bool:
-    """True when a cited quantity agrees with a value in ``index`` (only values within the widest
-    allowance :func:`_close` can give are looked at)."""
+def _has_unit(quantity: CitedQuantity) -> bool:
+    """True for a quantity with a unit (time, data, energy, money…); False for a percentage or multiplier."""
+    return not set(quantity.dims) <= {RATIO, FRACTION, CHANGE}
+
+
+def agreement(cited: Sequence[CitedQuantity], index: Mapping[str, list[float]], rel_tol: float, *,
+              rounded: bool = False) -> CitedQuantity | None:
+    """The first cited quantity that agrees with a value in ``index``, or None (only values within
+    the widest allowance :func:`_close` can give are looked at).  ``rounded``: read each number to
+    its last significant digit (see :func:`_close`), which only a quantity with a unit is, and only
+    against recorded values: a percentage or a multiplier meets a derived ratio, share or change in
+    every record, and read that widely random ones matched measurably more often
+    (``benchmarks/chance_match.py``: one random percentage 18.8 % → 20.6 % of bundles)."""
     widest = max(rel_tol, ROUNDING_CAP + DERIVED_TOLERANCE)
     for quantity in cited:
+        if rounded and (quantity.rounded <= quantity.tolerance or not _has_unit(quantity)):
+            continue  # nothing wider to try (it was tried digit by digit), or a percentage or multiplier
+        allowance = max(quantity.rounded, quantity.tolerance) if rounded else quantity.tolerance
         for dims in quantity.dims:
             for key, derived in ((dims, False), (DERIVED + dims, CHANGE if dims == CHANGE else True)):
                 values = index.get(key)
-                if not values:
-                    continue
+                if not values or (rounded and derived):
+                    continue  # read to its last significant digit, a number matches recorded values only
                 reach = max(quantity.value * widest / (1 - widest) if widest < 1 else math.inf,
-                            quantity.tolerance + CHANGE_TOLERANCE * (2 + quantity.value))
+                            allowance + CHANGE_TOLERANCE * (2 + quantity.value))
                 low = bisect.bisect_left(values, quantity.value - reach)
                 high = bisect.bisect_right(values, quantity.value + reach)
-                if any(_close(quantity, recorded, rel_tol, derived=derived) for recorded in values[low:high]):
-                    return True
-    return False
+                if any(_close(quantity, recorded, rel_tol, derived=derived, rounded=rounded) for recorded in values[low:high]):
+                    return quantity
+    return None
+
+
+def _agrees(cited: Sequence[CitedQuantity], index: Mapping[str, list[float]], rel_tol: float) -> bool:
+    """True when a cited quantity agrees with a value in ``index``, its rounding read either way."""
+    return agreement(cited, index, rel_tol) is not None or agreement(cited, index, rel_tol, rounded=True) is not None
 
 
 def compared(a: Any, b: Any, unit: str | None, *, both: bool = False) -> list[tuple[float, str]]:
@@ -632,6 +759,7 @@ class ChoiceTerms:
 # -- choices: the clause reader ----------------------------------------------------------
 
 REC, REJ = "recommend", "reject"
+HEDGE, PRONOUN = "hedge", "pronoun"  # Stance.via: a tentative cue, or an option reached through a pronoun
 
 
 @dataclass(frozen=True)
@@ -641,6 +769,8 @@ class Cue:
     ``before``: the cue precedes the name ("reject Y") rather than follows it ("Y loses").
     ``strong`` cues can make a contradiction; weak ones only name.  ``reach``: most tokens
     between cue and name; ``filler_only``: those tokens must be :data:`FILLER` words.
+    ``hedge``: a tentative stance ("I'd lean towards X", "X probably isn't the way to go"): it
+    names the option, never contradicts, and its verdict is uncertain.
     """
 
     pattern: str
@@ -649,6 +779,7 @@ class Cue:
     strong: bool
     reach: int
     filler_only: bool = False
+    hedge: bool = False
 
 
 _NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )"
@@ -666,7 +797,22 @@ _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|saf
 _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
 _ROLE = r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment"
 _BUDGETS = r"budgets?|limits?|constraints?|deadline|requirements?|target|contract|cap|slo"
+_OBJECT_FIRST_REJ = (r"reject(?:ed)?|rule out|ruled out|discard(?:ed)?|drop(?:ped)?|dismiss(?:ed)?|avoid(?:ed)?|exclude(?:d)?"
+                     r"|set aside|pass on|passed on|(?:would|will|do|did|can|should) not (?:recommend|choose|pick|use|keep|adopt"
+                     r"|want|take|ship|deploy|go with)")
+_OBJECT_FIRST_REC = (r"recommend(?:ed)?|choose|chose|pick(?:ed)?|select(?:ed)?|prefer(?:red)?|favor(?:ed)?|keep|kept"
+                     r"|adopt(?:ed)?|go with|went with|take|took|back|endorse|ship|deploy")
+# What may follow a verb that has no object: the end of a clause or a scoping word.
+_NO_OBJECT = (r"(?= (?:[.,:()]|because|since|as|given|for|due|here|now|too|also|outright|entirely|instead|then|so|but|and"
+              r"|while|whereas|which|without|at|on|in|after|today|for now)(?: |$)|$)")
+_HEDGE_ADVERBS = r"probably|likely|arguably|perhaps|maybe|really|just|still|honestly|personally|tentatively|cautiously|rather"
+_SOFT_GOOD = r"good|solid|safe|sound|reasonable|sensible|decent|fine|wise|smart"
+_SOFT_ROLES = r"bet|fit|choice|option|call|pick|move|idea|path|route|answer"
 CUES: tuple[Cue, ...] = (
+    # -- object first ("Eager execution I reject", "compiled with fusion we recommend."): the verb
+    #    has no object of its own, so it points back; listed first so that it wins over "I reject …"
+    Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REJ}){_NO_OBJECT}", False, REJ, False, 3),
+    Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 3),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
     Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6),
     Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6),
@@ -692,8 +838,20 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"(?:i|we|you|they|team|should|would|will|must|to|us|can|shall)(?: \w+)? (?:{_USE_VERBS})|(?:^|(?<=\. )|(?<=: ))(?:{_USE_VERBS})",
         True, REC, False, 4),
     Cue(r"in favor of|loses to|lost to|beaten by|outperformed by|(?:worse|slower|costlier|more expensive) than", True, REC, False, 3),
+    # -- hedged cues (weak, uncertain): "I'd lean towards X", "my vote goes to X", "I'd steer away from Y"
+    Cue(rf"{_FIRST_PERSON}(?: (?:{_HEDGE_ADVERBS}))* (?:lean(?:ing|s)? (?:toward|to)|am inclined (?:toward|to(?: go with| pick"
+        r"| choose| use| recommend)?)|(?:would )?(?:suggest|propose|advise|go for|vote for|side with|argue for|put my money on))",
+        True, REC, False, 5, hedge=True),
+    Cue(r"(?:leaning|inclined|lean) (?:toward|to)|my (?:inclination|instinct|gut|preference|vote|money|bet)(?: is| would be"
+        r"| goes| lies)?(?: on| with| for| to| toward)?(?: (?:go with|pick|choose|use))?", True, REC, False, 4, hedge=True),
+    Cue(rf"{_FIRST_PERSON}(?: (?:{_HEDGE_ADVERBS}))* (?:steer away from|stay away from|pass on|be wary of|am wary of|not bother"
+        r" with|hesitate to (?:use|adopt|recommend|choose)|not (?:convinced|sold) (?:by|on)|doubt)|(?:i am|we are) not"
+        r" (?:convinced|sold) (?:by|on)|hard to (?:recommend|justify)", True, REJ, False, 5, hedge=True),
     # -- following cues that reject (negated forms first, so "is not the best choice" is not read as "is … the best choice")
-    Cue(r"(?:is|are|was|were|gets|got|should be|must be)" + _ADVERB + r" (?:rejected|ruled out|discarded|not recommended|dismissed)"
+    Cue(r"(?:is|are|was|were|gets|got|should be|must be|has been|have been|had been|will be|would be|is being)" + _ADVERB
+        + r" (?:rejected|ruled out|discarded|not recommended|dismissed|dropped|abandoned|set aside|shelved|eliminated|excluded"
+          r"|vetoed|turned down|passed over|crossed off|not pursued|not chosen|not selected|not adopted|off the table"
+          r"|out of the running)"
         rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
         r"|should not be (?:used|deployed|chosen|kept|adopted)", False, REJ, True, 6),
     # -- following cues that recommend
@@ -702,6 +860,21 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|the way to go|my (?:choice|pick|recommendation))"
         r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
         r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
+    # -- hedged following cues (weak, uncertain) and short verdicts ("So the H100 it is", "(my pick)")
+    Cue(rf"(?:(?:{_HEDGE_ADVERBS}) )?(?:is|are|seems|looks|sounds)(?: (?:{_HEDGE_ADVERBS}))? (?:not|never|hardly) (?:the way to go"
+        rf"|worth (?:it|the \w+)|a (?:{_SOFT_GOOD}|great) (?:{_SOFT_ROLES})|ideal|advisable|recommended|the answer"
+        rf"|(?:the|my|our) (?:right|best|better|{_QUALITY}) (?:{_SOFT_ROLES}|{_ROLE})|(?:my|our) (?:pick|choice|recommendation"
+        rf"|preference|favorite))|(?:does|do) not (?:seem|look|sound) (?:like )?(?:the way to go|worth (?:it|the \w+)|a (?:{_SOFT_GOOD}"
+        rf") (?:{_SOFT_ROLES}))|(?:seems|looks|sounds) (?:like )?(?:a |the )?(?:poor|bad|weak|risky|worse|wrong|questionable)"
+        rf" (?:{_SOFT_ROLES})", False, REJ, False, 5, hedge=True),
+    Cue(rf"(?:(?:{_HEDGE_ADVERBS}) )?(?:is|are|seems|looks|sounds)(?: (?:{_HEDGE_ADVERBS}))* (?:like )?(?:the way to go|the way forward"
+        rf"|a (?:{_SOFT_GOOD}) (?:{_SOFT_ROLES})|(?:the|a) (?:safer|better|best|right|{_SOFT_GOOD}) (?:{_SOFT_ROLES}|{_ROLE}))",
+        False, REC, False, 5, hedge=True),
+    Cue(r"(?:was|were|has been|have been|gets|got|will be)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|picked|adopted"
+        r"|kept|retained|favored)", False, REC, False, 6),
+    Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
+        r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
+        r"|hands down|for the win|all the way|wins out", False, REC, False, 1),
     Cue(r"wins|won|comes out ahead|comes out on top|is the winner|pays off|repays (?:its|the) setup|beats|outperforms|dominates"
         r"|(?:is|are)(?: \S+)? (?:faster|cheaper|better|more efficient|leaner)", False, REC, False, 5),
     Cue(r"loses|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
@@ -860,6 +1033,8 @@ class Stance:
     strong: bool
     hypothetical: bool
     excerpt: str
+    via: str = ""
+    """How the option was reached when not by its name and a firm cue: :data:`HEDGE` or :data:`PRONOUN`."""
 
 
 def _fill(pattern: str, slots: Mapping[str, str]) -> str:
@@ -953,10 +1128,53 @@ _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a 
 
 def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
     """Every stance the text takes on an option (see the module docstring, steps 1–4)."""
-    doc = text if isinstance(text, _Text) else _Text(text)
-    if not doc.tokens or reader.names is None:
+    return _read_stances(text if isinstance(text, _Text) else _Text(text), reader)[0]
+
+
+# Words that stand for an option named just before ("… I reject it", "the latter loses").
+_PRONOUNS = re.compile(r"(?<![\w])(?:it|(?:this|that) (?:one|option|path|choice|candidate|plan|design|approach|alternative)"
+                       r"|the (?:former|latter))(?![\w])")
+
+
+def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]], taken: set[int]
+                      ) -> list[tuple[int, int, str, int]]:
+    """Mentions made by a pronoun, resolved to the option named before it in the same sentence, or
+    else in the previous sentence, when that names exactly one option ("the former" / "the latter":
+    the first / the last of two or more).  A pronoun that could mean two options stands for none."""
+    if not mentions or ("it" not in doc.words and "this" not in doc.words and "that" not in doc.words
+                        and "former" not in doc.words and "latter" not in doc.words):
         return []
+    found = []
+    starts = [m[0] for m in mentions]
+    for match in _PRONOUNS.finditer(doc.norm):
+        start, end = doc.span(match)
+        if start in taken:
+            continue
+        low, _ = doc.bounds(match.start())
+        before = [m for m in mentions[:bisect.bisect_left(starts, start)]]
+        sentence_start = doc.norm.count(" ", 0, low) if low else 0
+        window = [m for m in before if m[0] >= sentence_start]
+        if not window and low >= 3:
+            previous_low, _ = doc.bounds(low - 3)
+            previous_start = doc.norm.count(" ", 0, previous_low) if previous_low else 0
+            window = [m for m in before if previous_start <= m[0] < sentence_start]
+        options = list(dict.fromkeys(m[2] for m in window))
+        word = match.group()
+        if word in ("the former", "the latter"):
+            option = (options[0] if word == "the former" else options[-1]) if len(options) >= 2 else None
+        else:
+            option = options[0] if len(options) == 1 else None
+        if option is not None:
+            found.append((start, end, option, match.start()))
+    return found
+
+
+def _read_stances(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
+    """(every stance, every option mentioned by name) — see :func:`read_stances`."""
+    if not doc.tokens or reader.names is None:
+        return [], set()
     mentions = [(*doc.span(m), reader.name_options[_which(m)], m.start()) for m in reader.names.finditer(doc)]
+    named = {mention[2] for mention in mentions}
     stances: list[Stance] = []
     if mentions:
         cues = [(*doc.span(m), CUES[_which(m)]) for m in _CUES.finditer(doc)]
@@ -966,23 +1184,30 @@ def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
             j = bisect.bisect_right(cue_starts, start) - 1
             inside[i] = j >= 0 and cues[j][1] >= end
         mentions = [mention for mention, covered in zip(mentions, inside, strict=True) if not covered]
+        taken = {i for s, e, _, _ in mentions for i in range(s, e)} | {i for s, e, _ in cues for i in range(s, e)}
+        pronouns = _pronoun_mentions(doc, mentions, taken)
+        by_pronoun = {p[0] for p in pronouns}
+        if pronouns:
+            mentions = sorted(mentions + pronouns)
         mention_starts = [mention[0] for mention in mentions]
         covered = {i for s, e, _, _ in mentions for i in range(s, e)} | {i for s, e, _ in cues for i in range(s, e)}
         for index, (start, end, option, position) in enumerate(mentions):
             low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
             found = _nearest_cue(doc, cues[low:high], mentions, mention_starts, index)
             if found is not None:
-                strong, stance, cue_start, cue_end = found
+                strong, stance, cue_start, cue_end, hedge = found
                 lo, hi = min(start, cue_start), max(end, cue_end)
                 hedged = doc.hypothetical(position) or _qualified(doc, lo, hi, covered)
-                stances.append(Stance(option, stance, strong, hedged, " ".join(doc.tokens[lo:hi])))
+                via = PRONOUN if start in by_pronoun else HEDGE if hedge else ""
+                stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via))
     if reader.decisive is not None:
         for match in reader.decisive.finditer(doc):
             start, end = doc.span(match)
             if NEGATORS.isdisjoint(doc.tokens[max(0, start - 2):start]):
-                stances.append(Stance(reader.decisive_options[_which(match)], REC, True,
-                                      doc.hypothetical(match.start()), " ".join(doc.tokens[start:end])))
-    return stances
+                option = reader.decisive_options[_which(match)]
+                named.add(option)
+                stances.append(Stance(option, REC, True, doc.hypothetical(match.start()), " ".join(doc.tokens[start:end])))
+    return stances, named
 
 
 def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
@@ -996,8 +1221,8 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
 
 
 def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequence[tuple[int, int, str, int]],
-                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int] | None:
-    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end) — or None."""
+                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int, bool] | None:
+    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end, hedge) — or None."""
     start, end, option, _ = mentions[index]
     best = None
     for c_start, c_end, cue in cues:
@@ -1025,30 +1250,63 @@ def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Seq
                 words = words[1:]
             if not NEGATORS.isdisjoint(words):
                 stance, strong = REJ, False  # "I do not think we should choose Y"
-        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end)
+        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end, cue.hedge)
         if best is None or candidate[:2] < best[:2]:
             best = candidate
     return None if best is None else best[2:]
 
 
 MAX_NAMED_TRIES = 50  # matches of one limitation or trigger examined, so a repeated phrase costs bounded time
+# Words that mark one option of a caveat sentence as the main one ("… but the main one is …").
+MAIN_MARKERS = frozenset(["main", "mainly", "chief", "chiefly", "primary", "primarily", "principal", "biggest", "largest",
+                          "greatest", "foremost", "especially", "particularly", "mostly", "major", "key", "central",
+                          "worst", "overriding", "dominant", "important", "serious"])
+_PLURAL_MARKED = frozenset(["ones", "limitations", "risks", "caveats", "concerns", "issues", "weaknesses", "gaps", "problems"])
+NAMED, MULTI, LISTED, NO_CONDITION = "named", "multi", "listed", "no condition"  # how a limitation or trigger was found
 
 
-def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, needs_trigger_cue: bool = False) -> bool:
-    """True when ``scanner`` matches in a sentence that is not a keyword list (and, for a
-    trigger, says when to look again)."""
+def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, needs_trigger_cue: bool = False) -> str | None:
+    """How ``scanner`` is stated: :data:`NAMED` in a sentence that is not a keyword list (and, for a
+    trigger, says when to look again); :data:`MULTI` in a sentence naming :data:`LIST_SIZE` or more
+    options of the list where this one is marked as the main one, or next to another option; else
+    None, or why it did not count (:data:`LISTED` only in keyword lists, :data:`NO_CONDITION` a trigger
+    without a condition)."""
+    best: str | None = None
     for tries, match in enumerate(scanner.finditer(doc)):
         if tries >= MAX_NAMED_TRIES:
             break
         low, high = doc.bounds(match.start())
         sentence = doc.norm[low:high]
-        if sum(1 for other in others.values() if other.search(sentence)) >= LIST_SIZE:
-            continue
         if needs_trigger_cue and not (TRIGGER_CUE.search(sentence)
                                       or CHANGE_WORDS.search(doc.norm, match.start(), min(match.end() + 40, high))):
+            best = best or NO_CONDITION
             continue
-        return True
-    return False
+        count = sum(1 for other in others.values() if other.search(sentence))
+        if count >= LIST_SIZE:
+            if _marked_main(doc, match, others):
+                best = MULTI
+            elif best is None or best == NO_CONDITION:
+                best = LISTED
+            continue
+        if count <= 1:
+            return NAMED
+        best = MULTI
+    return best
+
+
+def _marked_main(doc: _Text, match: re.Match[str], others: Mapping[str, _Scanner]) -> bool:
+    """True when ``match`` sits in a clause (up to a pause or a clause break) that holds a
+    :data:`MAIN_MARKERS` word, no plural ("the main ones are …") and no other option of the list."""
+    lo, hi = doc.span(match)
+    while lo > 0 and doc.tokens[lo - 1] not in _PAUSES and doc.tokens[lo - 1] not in _BREAKS:
+        lo -= 1
+    while hi < len(doc.tokens) and doc.tokens[hi] not in _PAUSES and doc.tokens[hi] not in _BREAKS:
+        hi += 1
+    words = doc.tokens[lo:hi]
+    if MAIN_MARKERS.isdisjoint(words) or not _PLURAL_MARKED.isdisjoint(words):
+        return False
+    clause = " ".join(words)
+    return sum(1 for other in others.values() if other.search(clause)) == 1
 
 
 # -- the check ----------------------------------------------------------------------------
@@ -1089,73 +1347,187 @@ def _quote(items: Sequence[str]) -> str:
     return ", ".join(repr(item) for item in items)
 
 
-def _evidence_findings(ctx: GradingContext, text: str) -> Iterator[Finding]:
+CERTAIN, UNCERTAIN = "certain", "uncertain"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How sure the reader is of its verdict on one rationale item, and why (one phrase for staff)."""
+
+    item: str
+    certainty: str
+    """:data:`CERTAIN` or :data:`UNCERTAIN`."""
+    reason: str
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One reading of a rationale: the findings (what the student sees) and a :class:`Verdict` per item."""
+
+    findings: tuple[Finding, ...]
+    verdicts: tuple[Verdict, ...]
+
+
+def _evidence(ctx: GradingContext, text: str) -> tuple[Finding | None, Verdict]:
+    item = "rationale_cites_evidence"
     cited = cited_quantities(text)
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
-    excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason]
+    excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason and not q.reading]
     candidates = [q for q, reason in zip(cited, reasons, strict=True) if not reason]
-    if candidates and any(_agrees(candidates, part_evidence(ctx.lab, state), ctx.rubric.quantity_tolerance)
-                          for state in ctx.parts.values() if state.record is not None):
-        return
-    if excluded and not candidates:
+    if candidates:
+        indexes = [part_evidence(ctx.lab, state) for state in ctx.parts.values() if state.record is not None]
+        tolerance = ctx.rubric.quantity_tolerance
+        plain = [q for q in candidates if not q.reading]
+        others = [q for q in candidates if q.reading]
+        for group, rounded, reason in (
+                (plain, False, ""),
+                (plain, True, "quantity matched only after rounding to its last significant digit"),
+                (others, False, "quantity matched only with a decimal comma read as a point"),
+                (others, True, "quantity matched only with a decimal comma read as a point and after rounding")):
+            if group and any(agreement(group, index, tolerance, rounded=rounded) is not None for index in indexes):
+                return None, Verdict(item, UNCERTAIN if reason else CERTAIN, reason or "a cited quantity matches the evidence")
+    shown = [q for q in candidates if not q.reading]
+    if excluded and not shown:
         tail = MESSAGES["cite_trivial"].format(quoted=_quote([q.text for q in excluded[:4]]),
                                                verb="is" if len(excluded) == 1 else "are")
-    elif candidates:
-        tail = MESSAGES["cite_unmatched"].format(quoted=_quote([q.text for q in candidates[:4]]))
+        verdict = Verdict(item, CERTAIN, "only values of 0 or 1 or the student's own settings are cited")
+    elif shown:
+        tail = MESSAGES["cite_unmatched"].format(quoted=_quote([q.text for q in shown[:4]]))
+        verdict = Verdict(item, CERTAIN, "no cited quantity matches the evidence")
     else:
         tail = MESSAGES["cite_none"]
-    yield _finding("rationale_cites_evidence", MESSAGES["cite"].format(tail=tail),
-                   "a quantity from the saved evidence, with its unit", [q.text for q in cited[:8]])
+        verdict = Verdict(item, CERTAIN, "no quantity with a unit")
+    return _finding(item, MESSAGES["cite"].format(tail=tail), "a quantity from the saved evidence, with its unit",
+                    [q.text for q in cited if not q.reading][:8]), verdict
 
 
-def _choice_findings(doc: _Text, terms: ChoiceTerms, reader: Reader) -> Iterator[Finding]:
-    stances = read_stances(doc, reader)
+def _support(stances: Sequence[Stance], what: str) -> tuple[str, str]:
+    """(certainty, reason) of a naming item earned by ``stances``."""
+    if any(not s.via for s in stances):
+        return CERTAIN, f"{what} with a stance cue"
+    if any(s.via == HEDGE for s in stances):
+        return UNCERTAIN, f"{what} only with a hedge"
+    return UNCERTAIN, f"{what} only through a pronoun for an option named before"
+
+
+def _choices(doc: _Text, terms: ChoiceTerms, reader: Reader) -> tuple[list[Finding], list[Verdict]]:
+    stances, named = _read_stances(doc, reader)
+    rec_item, rej_item = "rationale_names_recommendation", "rationale_names_rejected"
     clash = terms.recommended & terms.rejected
     against = [s for s in stances if not clash and s.strong and not s.hypothetical
                and (s.option in terms.rejected if s.stance == REC else s.option in terms.recommended)]
     if against:
         first = against[0]
         what = "argues for the alternative you reject" if first.stance == REC else "rejects the option you recommend"
-        yield _finding("rationale_names_recommendation", MESSAGES["contradiction"].format(what=what, excerpt=first.excerpt),
-                       "the rationale recommends what you recommend and rejects what you reject", first.excerpt,
-                       also_costs=("rationale_names_rejected",))
-        return
-    if not any(s.stance == REC and s.option in terms.recommended for s in stances):
-        yield _finding("rationale_names_recommendation",
-                       MESSAGES["recommendation" if terms.recommended else "recommendation_unchosen"],
-                       "a sentence that recommends your option")
-    if clash:
-        return  # the choices themselves are invalid (``choices_valid``); the text cannot reject what it recommends
-    if not any(s.stance == REJ and s.option in terms.rejected for s in stances):
-        yield _finding("rationale_names_rejected", MESSAGES["rejected" if terms.rejected else "rejected_unchosen"],
-                       "a sentence that rejects your rejected alternative")
+        reason = f"an unqualified claim that {what.removesuffix(' you reject').removesuffix(' you recommend')}"
+        return [_finding(rec_item, MESSAGES["contradiction"].format(what=what, excerpt=first.excerpt),
+                         "the rationale recommends what you recommend and rejects what you reject", first.excerpt,
+                         also_costs=(rej_item,))], [Verdict(rec_item, CERTAIN, reason), Verdict(rej_item, CERTAIN, reason)]
+    findings, verdicts = [], []
+    for item, stance, options, key, what in ((rec_item, REC, terms.recommended, "recommendation", "recommended"),
+                                             (rej_item, REJ, terms.rejected, "rejected", "rejected")):
+        if item == rej_item and clash:
+            # the choices themselves are invalid (``choices_valid``); the text cannot reject what it recommends
+            verdicts.append(Verdict(item, CERTAIN, "the choices recommend and reject the same option"))
+            continue
+        support = [s for s in stances if s.stance == stance and s.option in options]
+        if support:
+            verdicts.append(Verdict(item, *_support(support, f"option {what}")))
+            continue
+        findings.append(_finding(item, MESSAGES[key if options else f"{key}_unchosen"],
+                                 "a sentence that recommends your option" if stance == REC
+                                 else "a sentence that rejects your rejected alternative"))
+        if not options:
+            verdicts.append(Verdict(item, CERTAIN, "no option chosen"))
+        elif named & options:
+            verdicts.append(Verdict(item, UNCERTAIN, "option named, no stance cue found"))
+        else:
+            verdicts.append(Verdict(item, CERTAIN, "option not named"))
+    return findings, verdicts
 
 
-def _listed_findings(ctx: GradingContext, doc: _Text, reader: Reader) -> Iterator[Finding]:
+_LISTED_REASONS = {
+    NAMED: (CERTAIN, "stated in a sentence of its own"),
+    MULTI: (UNCERTAIN, "matched only in a sentence naming several options of the list"),
+    LISTED: (UNCERTAIN, "named only in a sentence listing every option, none marked as the main one"),
+    NO_CONDITION: (UNCERTAIN, "named without a condition or a change"),
+    None: (CERTAIN, "not stated"),
+}
+
+
+def _listed(ctx: GradingContext, doc: _Text, reader: Reader) -> tuple[list[Finding], list[Verdict]]:
     s = ctx.bundle.synthesis
+    findings, verdicts = [], []
     for item, value, scanners, key in (("rationale_names_limitation", s.residual_risk, reader.limitations, "limitation"),
                                        ("rationale_names_trigger", s.reevaluation_trigger, reader.triggers, "trigger")):
         scanner = scanners.get(value) if isinstance(value, str) else None
         if scanner is None:
-            yield _finding(item, MESSAGES[f"{key}_unchosen"], "the option you selected, in words")
-        elif not _named(doc, scanner, scanners, needs_trigger_cue=key == "trigger"):
-            yield _finding(item, MESSAGES[key], "the option you selected, in words")
+            findings.append(_finding(item, MESSAGES[f"{key}_unchosen"], "the option you selected, in words"))
+            verdicts.append(Verdict(item, CERTAIN, "no option chosen"))
+            continue
+        how = _named(doc, scanner, scanners, needs_trigger_cue=key == "trigger")
+        if how not in (NAMED, MULTI):
+            findings.append(_finding(item, MESSAGES[key], "the option you selected, in words"))
+        certainty, reason = _LISTED_REASONS[how]
+        verdicts.append(Verdict(item, certainty, f"{key} {reason}"))
+    return findings, verdicts
+
+
+def read_rationale(ctx: GradingContext) -> Reading:
+    """Read the rationale once: the findings for the six rationale items and how sure each verdict is
+    (see the module docstring for the reading rules)."""
+    text = plain_text(own_text(ctx))  # as every reader reads it, without the grader's own template sentences
+    minimum = ctx.rubric.min_rationale_words
+    words = word_count(text)
+    findings: list[Finding] = []
+    if words == 0:
+        findings.append(_finding("rationale_length", MESSAGES["empty"], f"at least {minimum} words", 0))
+    elif words < minimum:
+        findings.append(_finding("rationale_length", MESSAGES["short"].format(
+            words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
+    verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
+    finding, verdict = _evidence(ctx, text)
+    findings += [finding] if finding is not None else []
+    verdicts.append(verdict)
+    terms = ctx.lab.final_choice_terms(ctx.bundle)
+    reader = reader_for(ctx.lab, terms)
+    doc = _Text(text)
+    for found, judged in (_choices(doc, terms, reader), _listed(ctx, doc, reader)):
+        findings += found
+        verdicts += judged
+    return Reading(tuple(findings), tuple(verdicts))
+
+
+_READING = "_rationale_reading"  # where a grading context keeps its reading, so findings and verdicts come from one
+
+
+def rationale_reading(ctx: GradingContext) -> Reading:
+    """:func:`read_rationale` of ``ctx``, read on first call and kept on the context (one reading per grade)."""
+    reading = ctx.__dict__.get(_READING)
+    if reading is None:
+        reading = ctx.__dict__[_READING] = read_rationale(ctx)
+    return reading
+
+
+def rationale_verdicts(ctx: GradingContext) -> tuple[Verdict, ...]:
+    """The verdicts of the reading :func:`check_rationale` made for ``ctx`` (none when it made none, e.g.
+    when the check failed and its items are held)."""
+    reading = ctx.__dict__.get(_READING)
+    return reading.verdicts if isinstance(reading, Reading) else ()
+
+
+def with_verdicts(part: PartScore, verdicts: Sequence[Verdict]) -> PartScore:
+    """``part`` (the synthesis) with each judged item's ``certainty`` and ``certainty_reason`` set from
+    ``verdicts``; a held item, and every item no verdict names, keeps None."""
+    if not verdicts:
+        return part
+    by_item = {verdict.item: verdict for verdict in verdicts}
+    items = [item.model_copy(update={"certainty": by_item[item.item].certainty, "certainty_reason": by_item[item.item].reason})
+             if item.item in by_item and not item.held else item for item in part.items]
+    return part.model_copy(update={"items": items})
 
 
 def check_rationale(ctx: GradingContext) -> Iterable[Finding]:
     """Findings for the six rationale items (see the module docstring for the reading rules)."""
-    text = own_text(ctx)  # as every reader reads it, without the grader's own template sentences
-    minimum = ctx.rubric.min_rationale_words
-    words = word_count(text)
-    if words == 0:
-        yield _finding("rationale_length", MESSAGES["empty"], f"at least {minimum} words", 0)
-    elif words < minimum:
-        yield _finding("rationale_length", MESSAGES["short"].format(words=words, plural="" if words == 1 else "s",
-                                                                    minimum=minimum), minimum, words)
-    yield from _evidence_findings(ctx, text)
-    terms = ctx.lab.final_choice_terms(ctx.bundle)
-    reader = reader_for(ctx.lab, terms)
-    doc = _Text(text)
-    yield from _choice_findings(doc, terms, reader)
-    yield from _listed_findings(ctx, doc, reader)
+    return rationale_reading(ctx).findings

@@ -47,6 +47,13 @@ class ItemScore(BaseModel):
     max_points: float
     held: bool = Field(default=False, description="Points held for staff review because the grader itself failed while judging "
                                                    "this item (or its part): 0 for now, neither earned nor lost.")
+    certainty: Literal["certain", "uncertain"] | None = Field(
+        default=None, description="How sure the rationale reader is of its verdict on this rationale item, earned or not "
+                                  "(`uncertain` verdicts are listed for staff review; the points follow the verdict either way). "
+                                  "None for every item the reader does not judge, and for a held item.")
+    certainty_reason: str | None = Field(
+        default=None, description="Why, in one phrase for staff, e.g. 'option named, no stance cue found' or 'quantity matched "
+                                  "only after rounding to its last significant digit'; None when `certainty` is None.")
 
 
 class PartScore(BaseModel):
@@ -92,6 +99,11 @@ class GradeReport(BaseModel):
 
     def findings_for(self, part: str) -> list[Finding]:
         return [finding for finding in self.findings if finding.part == part]
+
+    def uncertain_items(self) -> list[ItemScore]:
+        """The item scores whose verdict the rationale reader is not sure of (all synthesis items), for staff
+        review: the points stand as scored, and staff read the rationale to confirm or regrade them."""
+        return [item for part in self.parts.values() for item in part.items if item.certainty == "uncertain"]
 
     # -- renderings --------------------------------------------------------------
     def text(self) -> str:
