@@ -192,7 +192,7 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
         options["notebook_budget_s"] = args.notebook_budget
     try:
         built = build_autograders(args.output, masters or None, run_tests=not args.no_run_tests, root=args.root,
-                                  options=options)
+                                  options=options, course=args.course)
     except (AutograderBuildError, LockError, ValueError) as exc:  # ValueError: options out of range (pydantic)
         print(f"mlsys-grader autograder: {exc}", file=sys.stderr)
         return EXIT_UNGRADABLE
@@ -334,6 +334,8 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
                             help="also run each student's notebook in the sandbox on Gradescope (staff flags only; slower)")
     autograder.add_argument("--notebook-budget", type=float, default=None, metavar="SECONDS",
                             help="seconds a notebook may run in the sandbox (default 120)")
+    autograder.add_argument("--course", default=None, metavar="course.toml",
+                            help="ship this course file (late policy) and its extensions CSV in every zip")
     autograder.set_defaults(func=_cmd_autograder)
 
     kit = sub.add_parser("kit", help="write the student kit: both notebooks, the student build's wheel, a pinned requirements.txt, a README")

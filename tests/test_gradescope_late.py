@@ -74,3 +74,43 @@ def test_without_a_course_file_nothing_changes_and_a_bad_one_is_a_staff_note(tmp
 def test_no_metadata_means_no_trusted_time_and_no_penalty(tmp_path):
     document = grade_submission(layout(tmp_path, None), log=lambda message: None)
     assert document["score"] == 88.0 and "no trusted submission time" in late_line(document)["output"]
+
+
+def test_the_autograder_build_ships_the_course_file_and_its_extensions(tmp_path):
+    """``autograder --course``: the zip holds course.toml and the extensions CSV, and grading from it applies both."""
+    import zipfile
+
+    from mlsys_grader.gradescope._build import AutograderBuildError, course_files, rewrite_zip
+    from mlsys_grader.gradescope._lock import Lock
+    from mlsys_grader.gradescope._options import AutograderOptions
+
+    assigned = tmp_path / "assigned.zip"  # what otter assign writes, reduced to what rewrite_zip reads
+    with zipfile.ZipFile(assigned, "w") as archive:
+        archive.writestr("otter_config.json", json.dumps({"plugins": []}))
+        archive.writestr("environment.yml", "name: otter-env\ndependencies: []\n")
+        archive.writestr("run_autograder", "#!/bin/bash\n")
+        archive.writestr("setup.sh", "mamba install -y nb_conda_kernels\nmamba run -n otter-env playwright install chromium\n")
+    (tmp_path / "term").mkdir()
+    course = tmp_path / "term" / "term.toml"
+    course.write_text('extensions = "ext/extensions.csv"\n' + COURSE)
+    (tmp_path / "term" / "ext").mkdir()
+    (tmp_path / "term" / "ext" / "extensions.csv").write_text("student,lab,days,reason\nbo@u.edu,lab07,3,illness\n")
+    wheel = tmp_path / "mlsys_grader-0-py3-none-any.whl"
+    wheel.write_bytes(b"wheel")
+    target = tmp_path / "lab07-autograder.zip"
+    rewrite_zip(assigned, target, AutograderOptions(lab="lab07"), wheel, Lock(("a==1",), "3.11.7"), course_files(course))
+    with zipfile.ZipFile(target) as archive:
+        assert {"course.toml", "ext/extensions.csv"} <= set(archive.namelist())
+        root = tmp_path / "ag"
+        archive.extractall(root / "source")
+    (root / "source" / "otter_config.json").write_text(json.dumps({"plugins": [{PLUGIN_NAME: {"lab": "lab07"}}]}))
+    (root / "source" / "tests").mkdir()
+    (root / "submission").mkdir()
+    (root / "submission" / "lab07-submission.json").write_text(json.dumps(solved("lab07", "cloud", 1)))
+    (root / "submission_metadata.json").write_text(json.dumps(metadata("2026-02-08T10:00:00-08:00")))
+    document = grade_submission(root, log=lambda message: None)
+    assert document["score"] == 88.0 and "+ 3 d extension (illness)" in late_line(document)["output"]
+    (tmp_path / "term" / "bad.toml").write_text('extensions = "../elsewhere.csv"\n' + COURSE)
+    (tmp_path / "elsewhere.csv").write_text("student,lab,days,reason\n")
+    with pytest.raises(AutograderBuildError, match=r"must be a path inside the course file's folder"):
+        course_files(tmp_path / "term" / "bad.toml")

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,8 +165,32 @@ def setup_sh(original: str, env_name: str) -> str:
             f"{python} -I -m mlsys_grader.gradescope --check-image\n")
 
 
-def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel: Path, pinned: Lock) -> None:
-    """Copy ``assigned`` to ``target`` with our run_autograder, setup.sh, pinned environment, options and wheel."""
+def course_files(course: str | os.PathLike | None) -> list[tuple[Path, str]]:
+    """(file, name in the zip) for the course file and the extensions CSV it names, checked now (a bad one fails
+    the build, not every upload); the course file is always ``course.toml``, the CSV keeps its relative path."""
+    if course is None:
+        return []
+    from ..course._late import read_course  # the course package loads only when a course file ships
+    from ..errors import CourseFileError
+
+    try:
+        read = read_course(course)
+    except CourseFileError as exc:
+        raise AutograderBuildError(f"--course: {exc}") from exc
+    files = [(Path(course), "course.toml")]
+    if read.file.extensions:
+        relative = Path(read.file.extensions)
+        if relative.is_absolute() or ".." in relative.parts:
+            raise AutograderBuildError(f"--course: {course} names extensions {read.file.extensions!r}; to ship it in the "
+                                       "autograder zip it must be a path inside the course file's folder")
+        files.append((Path(course).resolve().parent / relative, relative.as_posix()))
+    return files
+
+
+def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel: Path, pinned: Lock,
+                extra: Sequence[tuple[Path, str]] = ()) -> None:
+    """Copy ``assigned`` to ``target`` with our run_autograder, setup.sh, pinned environment, options and wheel
+    (and ``extra`` files, such as the course file, at the zip's root: Gradescope puts them in /autograder/source)."""
     with zipfile.ZipFile(assigned) as source:
         names = source.namelist()
         for required in ("otter_config.json", "environment.yml", "run_autograder", "setup.sh"):
@@ -190,6 +214,8 @@ def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel:
             for name, data in replaced.items():
                 out.writestr(name, data)
             out.write(wheel, arcname=wheel.name)
+            for path, name in extra:
+                out.write(path, arcname=name)
 
 
 def _otter_config(original: dict, options: AutograderOptions) -> dict:
@@ -215,11 +241,12 @@ def assign(master: Path, lab: str, scratch: Path, *, run_tests: bool) -> Path:
 
 def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | None = None, *, run_tests: bool = True,
                       wheel: Path | None = None, root: str | os.PathLike | None = None,
-                      options: dict | None = None) -> list[BuiltAutograder]:
+                      options: dict | None = None, course: str | os.PathLike | None = None) -> list[BuiltAutograder]:
     """Build ``<lab>-autograder.zip`` and ``requirements-lock.txt`` in ``output_dir``.
 
     ``masters`` default to every registered lab's master (:func:`default_masters`);
-    ``options`` are :class:`~._options.AutograderOptions` fields other than ``lab``.
+    ``options`` are :class:`~._options.AutograderOptions` fields other than ``lab``; ``course`` is a course
+    file (late policy, :mod:`._late`) shipped in every zip with its extensions CSV.
     """
     tree = project_root(root)
     masters = masters or default_masters(tree)
@@ -227,6 +254,7 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
         if not Path(master).is_file():
             raise AutograderBuildError(f"{lab}: expected an Otter master notebook at {master}, found none")
     lab_options = {lab: AutograderOptions(lab=lab, **(options or {})) for lab in masters}
+    shipped = course_files(course)
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     pinned = lock(image_roots(tree) + imported_distributions())
@@ -239,6 +267,6 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
             started = time.perf_counter()
             assigned = assign(Path(master).resolve(), lab, scratch, run_tests=run_tests)
             target = output / f"{lab}-autograder.zip"
-            rewrite_zip(assigned, target, lab_options[lab], wheel, pinned)
+            rewrite_zip(assigned, target, lab_options[lab], wheel, pinned, shipped)
             built.append(BuiltAutograder(lab, target, wheel.name, time.perf_counter() - started, len(pinned.pins)))
     return built
