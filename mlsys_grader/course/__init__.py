@@ -9,12 +9,21 @@ runs them in bounded worker processes, ``_gradebook`` grades and keeps the grade
 ``_formative`` shows formative items as such, ``_summary`` renders the HTML report.
 """
 
-from ._feedback import write_feedback
 from ._final import FINAL_COLUMNS, build_final
 from ._gradebook import BatchOptions, GradebookDB, GradebookResult, grade_paths, gradebook_dataframe, resolve_rubrics
 from ._identity import Roster, RosterStudent, read_manifest, read_roster
 from ._late import Course, read_course
-from ._lms import export_lms
 from ._summary import render_summary, write_summary
+
+_LAZY = {"export_lms": "._lms", "write_feedback": "._feedback"}
+"""Loaded on first use: ``grade`` (the common command) never needs them."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["BatchOptions", "Course", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "build_final", "export_lms", "grade_paths", "gradebook_dataframe", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "write_feedback", "write_summary"]

@@ -233,6 +233,11 @@ def lms_claim(component: str) -> Claim | None:
 
 def path_components(source: str, root: str) -> list[str]:
     """The folder and file names from the input root down to ``source`` (just the name when it is the root)."""
+    prefix = root.rstrip(os.sep) + os.sep if root else ""
+    if prefix and source.startswith(prefix):  # the usual case, without relpath's two abspath calls per input
+        parts = [p for p in source[len(prefix):].split(os.sep) if p and p != "."]
+        if parts and ".." not in parts:
+            return parts
     try:
         relative = PurePath(os.path.relpath(source, root)) if root else PurePath(PurePath(source).name)
     except ValueError:
@@ -253,10 +258,10 @@ def claims_for(source: str, root: str, gradescope: Claim | None, manifest: Manif
         claims.append(gradescope)
     components = path_components(source, root)
     if primary and primary != source:
-        components.append(PurePath(primary).name)
+        components.append(os.path.basename(primary))
     lms = [claim for claim in (lms_claim(c) for c in reversed(components)) if claim is not None]
     claims.extend(lms[:1])
-    names = [*components[:-1], PurePath(components[-1]).stem]
+    names = [*components[:-1], os.path.splitext(components[-1])[0]]
     claims.append(Claim("folder", "folder and file names " + " / ".join(repr(n) for n in names), folder="\x00".join(names)))
     return claims
 
