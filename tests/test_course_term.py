@@ -300,3 +300,21 @@ def test_only_naming_nobody_is_a_usage_error_that_says_so(tmp_path, capsys):
     assert code == 2
     assert "--only zed@u.edu matched no input (by student key, email, sid or input hash); nothing was regraded" in \
         capsys.readouterr().err
+
+
+def test_a_students_second_submission_does_not_report_score_moves_on_every_rerun(tmp_path):
+    """Only the counting submission is compared with the last run (two submissions used to take turns)."""
+    write(tmp_path / "roster.csv", ROSTER)
+    lower = solved("lab07", "cloud", 12)
+    lower["evidence"]["A"]["result"]["inputs"]["compute_scale"] = 9.0  # does not replay: part A voided
+    write(tmp_path / "subs" / "eve@u.edu" / "lab07-submission.json", solved("lab07", "cloud", 11))
+    write(tmp_path / "subs" / "eve@u.edu" / "first" / "lab07-submission.json", lower)
+    opts = BatchOptions(jobs=1, db=str(tmp_path / "g.sqlite"), roster=str(tmp_path / "roster.csv"))
+    first = grade_paths([tmp_path / "subs"], opts)
+    scores = sorted(float(r["score"]) for r in first.rows)
+    assert scores[0] < scores[1], "two submissions with different scores"
+    for _ in range(2):
+        again = grade_paths([tmp_path / "subs"], opts)
+        assert again.changes == [] and again.graded == 0
+    with sqlite3.connect(tmp_path / "g.sqlite") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM change_log").fetchone() == (0,)

@@ -611,11 +611,10 @@ def grade_paths(
             for member in group.members:
                 rows[member]["collusion_group"] = group.group_id
                 rows[member]["flags"].append(flag_names.COLLUSION)
-        changes = db.record_run(rows, __version__, key) if db else []
         for row in rows:
             row["flags"] = ";".join(sorted(set(row["flags"])))
         final_started = time.perf_counter()
-        gradebook = _final_gradebook(rows, roster, rubrics, course, db, changes, options, forced)
+        gradebook, changes = _final_gradebook(rows, roster, rubrics, course, db, key, options, forced)
         final_seconds = time.perf_counter() - final_started
     finally:
         if db:
@@ -628,15 +627,20 @@ def grade_paths(
 
 
 def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, rubrics: Mapping[str, Rubric],
-                     course: Course | None, db: GradebookDB | None, changes: Sequence[ScoreChange],
-                     options: BatchOptions, forced: Sequence[bool]) -> list[dict[str, Any]]:
-    """Build the final gradebook, log this run's regrades and score changes, and store it."""
+                     course: Course | None, db: GradebookDB | None, key: str,
+                     options: BatchOptions, forced: Sequence[bool]) -> tuple[list[dict[str, Any]], list[ScoreChange]]:
+    """Build the final gradebook, compare the counting submissions with the last run's, log this run's regrades
+    and score changes, and store it; returns (final rows, score changes)."""
     labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
     max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
-    if db is None:
-        return build_final(rows, roster, labs, max_scores, course)
-    before = db.final_scores()
     gradebook = build_final(rows, roster, labs, max_scores, course)
+    if db is None:
+        return gradebook, []
+    before = db.final_scores()
+    # Only the submission that counts is compared with the last run: a student's other submissions of the
+    # same lab would otherwise take turns as "the latest score" and report moves on every run.
+    counting = {(r["student"], r["lab"], r["path"]) for r in gradebook if r["path"]}
+    changes = db.record_run([row for row in rows if (row["student"], row["lab"], row["path"]) in counting], __version__, key)
     automatic = [(c.who, c.lab, "", c.old_score, c.new_score, f"score moved: {c.cause}") for c in changes]
     regraded = {(row["student"], row["lab"]) for row, force in zip(rows, forced, strict=True)
                 if force or (options.only and row["input_hash"] in options.only)}
@@ -652,7 +656,7 @@ def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, r
     for row in gradebook:
         row["changes"] = summaries.get((row["student"], row["lab"]), "")
     db.write_final(gradebook)
-    return gradebook
+    return gradebook, changes
 
 
 def gradebook_dataframe(paths: Iterable[str | os.PathLike[str]], **options: Any) -> pd.DataFrame:
