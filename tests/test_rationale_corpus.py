@@ -59,6 +59,9 @@ def test_an_honest_rationale_earns_every_rationale_point(lab, entry):
     assert findings == [], findings
     assert report.parts["synthesis"].score == report.parts["synthesis"].max_score
     assert "generated" not in report.flags
+    if "uncertain" in entry:  # what the reader is unsure of is listed for staff, the points stand
+        assert [item.item for item in report.uncertain_items()] == entry["uncertain"], [
+            (item.item, item.certainty_reason) for item in report.uncertain_items()]
 
 
 @pytest.mark.parametrize("lab, entry", _entries("gaming"))

@@ -131,7 +131,7 @@ RATIO = "ratio"        # dimensionless evidence cited as a multiplier ("3.7x") o
 FRACTION = "fraction"  # dimensionless evidence cited as a percentage only ("88 %")
 CHANGE = "change"      # a relative change, cited as a percentage ("72 % less")
 ROUNDING_CAP = 0.05    # the rounding a student wrote covers at most 5 % of the recorded value
-SIGNIFICANT_ROUNDING_CAP = 0.025  # … and "130 ms" read as rounded to the tens at most 2.5 % (keeps chance matches as rare)
+SIGNIFICANT_ROUNDING_CAP = 0.03  # … and "130 ms" read as rounded to the tens at most 3 % (keeps chance matches as rare)
 DERIVED = "derived:"   # unit prefix of a value derived from the records (see ``compared`` and ``share``)
 DERIVED_TOLERANCE = 0.002  # a derived value agrees within the rounding written plus 0.2 % (its inputs were shown rounded)
 CHANGE_TOLERANCE = 0.001   # … and a relative change c within that rounding plus 0.1 % of 1 + c
@@ -740,6 +740,27 @@ def device_names(name: str, *nicknames: str) -> tuple[str, ...]:
 
 # -- choices: what the lab tells the reader ----------------------------------------------
 
+_MEASURED = r"(measured|profiled|benchmarked|tested|validated|verified|timed|checked|confirmed|run|ran|tried|deployed|executed)"
+_ON_TARGET = r"(on|with|against|for) (a |an |the |our |any |this |that )?(real |actual |physical |target |deployed |production )?{device}"
+UNMEASURED_ON = (
+    # "nobody ran it on the Jetson", "we never profiled anything on the phone", "we have yet to test it on the board"
+    r"(nobody|no one|never|we (have |had |did |could )?(not|never)|i (have |had |did |could )?(not|never)|(we|i) (have|had) yet to)"
+    r"( actually| yet| really| even)? " + _MEASURED + r"( (it|this|them|these|that|anything|any of (it|this|them)|the \w+( \w+)?))? "
+    + _ON_TARGET,
+    # "nothing here was run on an actual phone", "none of these numbers were measured on the T4"
+    r"(nothing|none)( here| of (this|it|these|those|them|the \w+))?( \w+)? (was|were|is|are|has been|have been|got)( actually| yet"
+    r"| ever)? " + _MEASURED + " " + _ON_TARGET,
+    # "the T4 numbers are not measured", "the phone timings remain unverified"
+    r"(the |our )?{device} (numbers|timings?|results|figures|latencies|times|behavior|performance|measurements|costs)( \w+)? (are|is"
+    r"|were|was|remain|remains|stay|stays|have been|has been)( still)? (not (yet )?" + _MEASURED + r"|never " + _MEASURED
+    + r"|unmeasured|untested|unverified|unvalidated|unconfirmed)",
+    # "the real target was never measured", "the actual phone has not been tested"
+    r"(the |our )?(real|actual|physical) {device}( itself)? (was|is|were|has|have|had)( never| not)( been| yet)* " + _MEASURED,
+)
+"""The general rule for a limitation about measurement on the target: measurement negated on a named device or
+"the real" target.  A lab lists these among the phrasings of its measurement limitation, with ``{device}``
+standing for its track's target as people write it."""
+
 @dataclass(frozen=True)
 class ChoiceTerms:
     """The options a rationale may name on one lab and track, and the submission's choices.
@@ -1283,7 +1304,7 @@ def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, nee
             continue
         count = sum(1 for other in others.values() if other.search(sentence))
         if count >= LIST_SIZE:
-            if _marked_main(doc, match, others):
+            if _marked_main(doc, match, scanner, others):
                 best = MULTI
             elif best is None or best == NO_CONDITION:
                 best = LISTED
@@ -1294,7 +1315,7 @@ def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, nee
     return best
 
 
-def _marked_main(doc: _Text, match: re.Match[str], others: Mapping[str, _Scanner]) -> bool:
+def _marked_main(doc: _Text, match: re.Match[str], scanner: _Scanner, others: Mapping[str, _Scanner]) -> bool:
     """True when ``match`` sits in a clause (up to a pause or a clause break) that holds a
     :data:`MAIN_MARKERS` word, no plural ("the main ones are …") and no other option of the list."""
     lo, hi = doc.span(match)
@@ -1306,7 +1327,11 @@ def _marked_main(doc: _Text, match: re.Match[str], others: Mapping[str, _Scanner
     if MAIN_MARKERS.isdisjoint(words) or not _PLURAL_MARKED.isdisjoint(words):
         return False
     clause = " ".join(words)
-    return sum(1 for other in others.values() if other.search(clause)) == 1
+    start = match.start() - sum(len(word) + 1 for word in doc.tokens[:lo])  # the match, in the clause's offsets
+    end = start + len(match.group())
+    # another option counts only outside this match ("the T4 numbers are not measured" also reads as unmeasured numbers)
+    return not any(m.start() < start or m.end() > end for other in others.values() if other is not scanner
+                   for m in other.pattern.finditer(clause))
 
 
 # -- the check ----------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from ..core.labspec import (
     PartText,
     View,
 )
-from ..core.rationale import FRACTION, RATIO, ChoiceTerms, compared, device_names, share
+from ..core.rationale import FRACTION, RATIO, UNMEASURED_ON, ChoiceTerms, compared, device_names, share
 from ._charts import BLUE, ORANGE, RED, bars, plural
 
 MODEL_KEY = ev.MODEL_KEY
@@ -139,7 +139,8 @@ TRIGGERS = (
                r"(fewer|more|less) (executions?|runs?|repetitions?|invocations?|calls|inferences|requests|iterations)",
                r"(executions?|runs?|repetitions?|invocations?|workload volume) " + _WHEN_CHANGES,
                r"(run|runs|running|executed|executes|execute|invoked|called)( it| this| the graph| the model| the workload)? (only )?"
-               r"(once|fewer times|more times|less often|more often|a few times)",
+               r"(far |many |much |a lot |a few |a handful |a couple )?(once|fewer times|more times|less often|more often|a few times"
+               r"|of times|rarely|occasionally|sporadically)",
                r"how (many times|often) (it|the graph|the model|the workload|we) (runs?|executes?|is run|is executed|run|execute)",
                r"(one|single) (shot|off) (runs?|executions?|use|jobs?)", r"below (the )?break even")),
     Choice("shape_guards", "Shape guards change (TinyML: deployment shapes change)",
@@ -207,7 +208,8 @@ LIMITATIONS = (
                r"measur(e|ed|ing) (it |this |them |the graph |the model |the workload )?on (the |a |an |our )?(real |actual |physical "
                r"|target )?{device}",
                r"(real|actual|physical) {device} (may|might|could|will|can|would) (behave|perform|differ|run)",
-               r"(untested|unverified|unvalidated|unmeasured) on (the |a |an |our )?(real |actual |physical |target )?{device}")),
+               r"(untested|unverified|unvalidated|unmeasured) on (the |a |an |our )?(real |actual |physical |target )?{device}",
+               *UNMEASURED_ON)),
 )
 # Devices as people write them, beyond the registry's own names (``device_names``).
 DEVICE_NICKNAMES = {

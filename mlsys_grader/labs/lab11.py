@@ -178,12 +178,17 @@ LIMITATIONS = (
                r"tdp (based|estimates?|assumptions?|figures?|numbers?|model)", r"thermal design power",
                r"(assume|assumes|assumed|assuming|uses|used|using) (the |full |constant |a )?tdp",
                r"tdp (is|as) (only |just |merely )?(a |an )?(proxy|estimate|upper bound|assumption|approximation|ceiling)",
+               r"tdp (is |was )?(used |taken |treated |assumed )?as (a |an |the )?(proxy|estimate|stand in|approximation|upper bound)",
                r"(real|actual|measured|true|dynamic|average|instantaneous) power( draw| consumption| use| usage)?",
                r"power (consumption|usage|use) (may |might |could |will )?(differ|vary|deviate)",
                r"power (is|was) (only |just )?(a |an )?(proxy|estimate|estimated|assumed|modeled|approximated)",
                r"(energy|power) (figures|numbers|estimates|values|results)? ?(are|is) (only |just )?(proxies|a proxy|estimates"
                r"|estimated|approximate|modeled|assumed|upper bounds)",
-               r"(proxy|estimated|modeled|assumed) (power|energy)")),
+               r"(proxy|estimated|modeled|assumed) (power|energy)",
+               r"(nobody|no one|never|not|nothing)( \w+){0,3} (measured|metered|profiled|logged|recorded) (the |any |real |actual "
+               r"|its |their )*(power|energy)( draw| use| usage| consumption)?",
+               r"(power|energy)( draw| use| usage| consumption)? (was|is|were|has been|have been)( never| not)( yet| been)* "
+               r"(measured|metered|profiled|logged)")),
     Choice("shape_mix", "Workload shape mix changes", ("shape mix", "workload shape mix", "workload mix"),
            phrasings=(
                r"(workload|shape|input|request|traffic|matrix|tensor) (mix|distribution|profile|variety)( of shapes)?",
