@@ -514,3 +514,150 @@ def test_every_pattern_compiles_for_every_track_and_scans_only_where_it_can_star
             scanners = [reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()]
             assert all(s is not None and s.starts is not None for s in scanners), (lab, track)
             assert reader is R.reader_for(lab_spec, terms), "compiled once per lab and track"
+
+
+# -- issue 15: honest styles, and how sure the reader is ----------------------------------------
+
+L07 = dict(recommendation="compiled_fused", rejected_alternative="eager", reevaluation_trigger="execution_count",
+           residual_risk="timing_assumptions")
+EDGE = "66.17 ms against 18.42 ms at 50 executions"  # eager vs compiled totals of lab07 edge's default bundle
+
+
+def _readings(text: str) -> list[tuple[float, str]]:
+    return [(round(q.value * 1000, 6), q.reading) for q in R.cited_quantities(text)]
+
+
+def test_a_decimal_comma_is_a_point_where_the_text_or_the_evidence_tells():
+    """Measured: "24,28 ms" cited nothing and "4,096 ms" was read as 4096 ms where the evidence says 4.096."""
+    assert _readings("24,28 ms") == [(24.28, "")]                     # no thousands group has two digits
+    assert _readings("0,5 ms") == [(0.5, "")]                         # nor starts with 0
+    assert _readings("5,22 ms and 4,096 ms") == [(5.22, ""), (4.096, "")]  # the text writes decimal commas
+    assert _readings("5.22 ms and 4,096 ms") == [(5.22, ""), (4096.0, ""), (4.096, R.COMMA_AMBIGUOUS)]
+    assert _readings("4,096 ms") == [(4096.0, ""), (4.096, R.COMMA_AMBIGUOUS)]  # the evidence decides
+    assert _readings("1,308.623 ms") == [(1308.623, "")]              # grouped thousands stay thousands
+    assert _matches("4,096 ms", [(4.096, "millisecond")]) == [False, True]
+    assert _matches("4,096 ms", [(4096.0, "millisecond")]) == [True, False]
+
+
+def test_latex_math_is_read_and_money_stays_money():
+    """Measured: "$39.09\\,\\text{ms}$" was read as 39.09 dollars."""
+    assert _readings(r"$39.09\,\text{ms}$") == [(39.09, "")]
+    assert R.cited_quantities(r"$3.05\times 10^{-6}$ dollars")[0].value == pytest.approx(3.05e-6)
+    assert R.cited_quantities(r"\(17.4\,\mu s\)")[0].value == pytest.approx(17.4e-6)
+    assert [q.dims for q in R.cited_quantities(r"$88\%$ of the time")] == [(R.FRACTION, R.CHANGE, R.RATIO)]
+    money = R.cited_quantities("$2.50 vs $4.10")  # no markup between the signs: money, not math
+    assert [(q.text, q.value) for q in money] == [("$2.50", 2.5), ("$4.10", 4.1)]
+
+
+def test_a_whole_number_is_read_to_its_last_significant_digit_within_the_cap():
+    """README promises the rounding the student wrote: "40 ms" for 39.09 ms, "about 130 ms" for 132.34 ms."""
+    assert _matches("40 ms", [(39.09, "millisecond")]) == [True]
+    assert _matches("about 130 ms", [(132.34, "millisecond")]) == [True]
+    assert _matches("about 190 ms", [(185.27, "millisecond")]) == [True]
+    assert _matches("about 50 ms", [(47.52, "millisecond")]) == [False]  # 5.2 %: past SIGNIFICANT_ROUNDING_CAP
+    assert _matches("130 ms", R.compared(0.2, 0.0677, "second")) == [False], "derived values: digits as written"
+    assert _matches("40%", [(0.391, R.FRACTION)]) == [False], "a percentage or multiplier: digits as written"
+    assert _matches("40x", [(39.09, R.RATIO)]) == [False]
+
+
+def test_a_pronoun_stands_for_the_one_option_named_just_before():
+    assert _stances("lab07", "edge", None, "Eager execution is slow at 66.17 ms. I reject it.") == {("eager", R.REJ)}
+    assert _stances("lab07", "edge", None, "Eager needs 66.17 ms, so I reject it.") == {("eager", R.REJ)}
+    assert _stances("lab07", "edge", None, "Eager costs 66.17 ms and compiled with fusion 18.42 ms. I reject it.") == set()
+    assert _stances("lab07", "edge", None, "Of eager and compiled with fusion, I recommend the latter.") == {
+        ("compiled_fused", R.REC)}
+    assert _stances("lab07", "edge", None, "Eager costs 66.17 ms. Later on, I recommend it.") == {("eager", R.REC)}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I'd lean towards compiled with fusion.", {("compiled_fused", R.REC)}),
+    ("Eager execution probably isn't the way to go.", {("eager", R.REJ)}),
+    ("Eager execution I reject.", {("eager", R.REJ)}),
+    ("Compiled with fusion, we recommend, since it is faster.", {("compiled_fused", R.REC)}),
+    ("Eager execution was ruled out by us.", {("eager", R.REJ)}),
+    ("Eager execution is dropped.", {("eager", R.REJ)}),
+    ("So compiled with fusion it is.", {("compiled_fused", R.REC)}),
+    ("Compiled with fusion (my pick) is faster.", {("compiled_fused", R.REC)}),
+    ("Eager is a non-starter.", {("eager", R.REJ)}),
+    ("Eager, we rule it out.", {("eager", R.REJ)}),
+])
+def test_hedged_object_first_passive_and_short_stances(text, expected):
+    """Measured: each of these styles lost the naming point it states."""
+    assert _stances("lab07", "edge", None, text) == expected
+
+
+def test_a_hedge_or_a_pronoun_names_an_option_but_never_contradicts():
+    hedged = _report("lab07", "edge", None, f"Eager probably is the better bet here, though I reject eager execution: {EDGE}. "
+                     "I recommend compiled with fusion. The timings are illustrative; I would revisit if the execution count "
+                     "changes.", **L07)
+    assert [f for f in hedged.findings if f.part == "synthesis"] == []
+
+
+@pytest.mark.parametrize("value, sentence", [
+    ("target_measurement", "Nobody ran it on the Jetson."),
+    ("target_measurement", "Nothing here was run on an actual Orin Nano."),
+    ("target_measurement", "The Jetson numbers are not measured."),
+    ("target_measurement", "Actual on-device behaviour has not been measured."),
+    ("target_measurement", "The real target was never benchmarked."),
+    ("timing_assumptions", "Timings are illustrative, operator interactions unmodelled and the device unmeasured, but the "
+                           "main caveat is that the timings are illustrative."),
+])
+def test_negated_measurement_and_a_caveat_with_a_main_one_name_the_limitation(value, sentence):
+    text = f"I recommend compiled with fusion and reject eager execution: {EDGE}. {sentence} I would revisit if the execution count changes."
+    assert _lost("lab07", "edge", None, text, **dict(L07, residual_risk=value)) == set()
+
+
+@pytest.mark.parametrize("sentence", ["Should the execution count fall, I would revisit.",
+                                      "We'll revisit if the run count drops.",
+                                      "A drop in the execution count would send me back to part B."])
+def test_triggers_said_as_should_revisit_or_a_change(sentence):
+    text = f"I recommend compiled with fusion and reject eager execution: {EDGE}. The timings are illustrative. {sentence}"
+    assert _lost("lab07", "edge", None, text, **L07) == set()
+
+
+def test_every_rationale_item_says_how_sure_the_reader_is_in_the_report_json():
+    text = (f"Compiled with fusion looks like the safer bet: {EDGE}, about 70 ms for eager. Eager execution I reject. "
+            "The timings are illustrative; I would revisit if the execution count changes.")
+    report = _report("lab07", "edge", None, text, **L07)
+    items = {item["item"]: item for item in report.model_dump(mode="json")["parts"]["synthesis"]["items"]}
+    assert {name for name, item in items.items() if item["certainty"] is not None} == {"rationale_length", *ITEMS}
+    assert items["choices_valid"]["certainty"] is None and items["choices_valid"]["certainty_reason"] is None
+    assert items["rationale_names_recommendation"]["certainty"] == "uncertain"
+    assert items["rationale_names_recommendation"]["certainty_reason"] == "option recommended only with a hedge"
+    assert items["rationale_names_rejected"]["certainty"] == "certain"
+    assert [item.item for item in report.uncertain_items()] == ["rationale_names_recommendation"]
+    assert report.parts["synthesis"].score == report.parts["synthesis"].max_score  # the points follow the verdict
+    assert "uncertain" not in report.text() and "hedge" not in report.public().text()
+
+
+def test_an_uncertain_verdict_that_costs_points_shows_the_same_message_as_before():
+    text = (f"Compiled with fusion: {EDGE}. I reject eager execution. The timings are illustrative; I would revisit if the "
+            "execution count changes.")
+    report = _report("lab07", "edge", None, text, **L07)
+    [finding] = [f for f in report.findings if f.part == "synthesis"]
+    assert finding.message == R.MESSAGES["recommendation"]
+    [item] = report.uncertain_items()
+    assert (item.item, item.points, item.certainty_reason) == (
+        "rationale_names_recommendation", 0.0, "option named, no stance cue found")
+    quantity = _report("lab07", "edge", None, "I recommend compiled with fusion and reject eager execution: about 40 ms "
+                       "less. The timings are illustrative; I would revisit if the execution count changes.", **L07)
+    assert [i.certainty_reason for i in quantity.uncertain_items()] == []  # 47.75 ms saved is derived: digits as written
+    rounded = _report("lab07", "edge", None, "I recommend compiled with fusion and reject eager execution: 66.17 ms against "
+                      "about 20 ms. The timings are illustrative; I would revisit if the execution count changes.", **L07)
+    assert "rationale_cites_evidence" not in {i.item for i in rounded.uncertain_items()}
+    for quantity, reason in (("about 190 ms", "quantity matched only after rounding to its last significant digit"),
+                             ("25,166 MB", "quantity matched only with a decimal comma read as a point")):
+        text = (f"I recommend compiled with fusion and reject eager execution: eager takes {quantity} at 140 runs. The timings "
+                "are illustrative; I would revisit if the execution count changes.")
+        report = _report("lab07", "edge", 0, text, **L07)  # eager 185.27 ms; traffic 25.166 MB
+        assert [(i.item, i.points, i.certainty_reason) for i in report.uncertain_items()] == [
+            ("rationale_cites_evidence", 4.0, reason)]
+
+
+def test_the_rationale_is_read_once_per_grade(monkeypatch):
+    calls = []
+    read = R.read_rationale
+    monkeypatch.setattr(R, "read_rationale", lambda ctx: calls.append(ctx) or read(ctx))
+    report = _report("lab07", "edge", None, f"I recommend compiled with fusion and reject eager execution: {EDGE}.", **L07)
+    assert len(calls) == 1
+    assert all(item.certainty is not None for item in report.parts["synthesis"].items if item.item.startswith("rationale_"))

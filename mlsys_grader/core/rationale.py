@@ -754,6 +754,9 @@ UNMEASURED_ON = (
     r"(the |our )?{device} (numbers|timings?|results|figures|latencies|times|behavior|performance|measurements|costs)( \w+)? (are|is"
     r"|were|was|remain|remains|stay|stays|have been|has been)( still)? (not (yet )?" + _MEASURED + r"|never " + _MEASURED
     + r"|unmeasured|untested|unverified|unvalidated|unconfirmed)",
+    # "actual on-device behaviour has not been measured"
+    r"((actual|real|physical|target|on device|on target|device|hardware) )+(behavior|performance|timings?|latency|latencies|numbers"
+    r"|results)( \w+)? (has|have|was|were|is|are)( never| not)( yet)?( been)? " + _MEASURED,
     # "the real target was never measured", "the actual phone has not been tested"
     r"(the |our )?(real|actual|physical) {device}( itself)? (was|is|were|has|have|had)( never| not)( been| yet)* " + _MEASURED,
 )
@@ -842,6 +845,9 @@ CUES: tuple[Cue, ...] = (
     # -- preceding cues that reject
     Cue(r"rejected (?:alternative|option|candidate|plan|path|design)(?: is| was| would be)?", True, REJ, True, 4),
     Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)", True, REJ, True, 6),
+    # "we rule it out": the pronoun between verb and particle is the option
+    Cue(r"(?:rul(?:e|es|ed|ing)|count(?:s|ed)?|cross(?:es|ed)?|leave|leaves|left)(?= (?:it|this|that|them) out(?: |$))", True, REJ,
+        False, 1),
     Cue(r"(?:dismiss|drop|abandon|decline|forgo|skip|avoid)(?:s|ed|ing|ped|ping)?|steer(?:s|ed|ing)? clear of"
         r"|(?:switch|move|migrat)(?:e|es|ed|ing)? away from", True, REJ, False, 4),
     Cue(r"instead of|rather than|in place of|in preference to", True, REJ, False, 3),
@@ -896,6 +902,8 @@ CUES: tuple[Cue, ...] = (
     Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
         r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
         r"|hands down|for the win|all the way|wins out", False, REC, False, 1),
+    Cue(r"(?:is|are|was|were)(?: \w+)? (?:a )?(?:non starter|nonstarter|no go|dead end|dead on arrival|dealbreaker|deal breaker)",
+        False, REJ, False, 5),
     Cue(r"wins|won|comes out ahead|comes out on top|is the winner|pays off|repays (?:its|the) setup|beats|outperforms|dominates"
         r"|(?:is|are)(?: \S+)? (?:faster|cheaper|better|more efficient|leaner)", False, REC, False, 5),
     Cue(r"loses|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
@@ -1298,8 +1306,8 @@ def _named(doc: _Text, scanner: _Scanner, others: Mapping[str, _Scanner], *, nee
             break
         low, high = doc.bounds(match.start())
         sentence = doc.norm[low:high]
-        if needs_trigger_cue and not (TRIGGER_CUE.search(sentence)
-                                      or CHANGE_WORDS.search(doc.norm, match.start(), min(match.end() + 40, high))):
+        if needs_trigger_cue and not (TRIGGER_CUE.search(sentence) or CHANGE_WORDS.search(
+                doc.norm, max(low, match.start() - 24), min(match.end() + 40, high))):  # "a drop in the run count"
             best = best or NO_CONDITION
             continue
         count = sum(1 for other in others.values() if other.search(sentence))
