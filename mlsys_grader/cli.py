@@ -43,9 +43,9 @@ STAFF_COMMANDS = ("solve", "grade", "export", "feedback", "assign", "autograder"
 TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
-def format_report(report: GradeReport, *, as_json: bool) -> str:
-    """The grade report as text or JSON."""
-    return report.model_dump_json(indent=2) if as_json else report.text()
+def format_report(report: GradeReport, *, as_json: bool, staff: bool = False) -> str:
+    """The grade report as text or JSON (staff flags in the text only for ``staff``)."""
+    return report.model_dump_json(indent=2) if as_json else report.text(staff=staff)
 
 
 def staff_installed() -> bool:
@@ -62,11 +62,25 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def format_error(exc: BaseException) -> str:
+    """An error as one plain sentence (an OSError's own words, without its errno prefix)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
-    report = check_file(args.file)
+    try:
+        report = check_file(args.file)
+    except (GraderError, OSError) as exc:
+        if not args.json:
+            raise
+        # --json answers in JSON even when the file cannot be graded: the sentence and, apart, the kind.
+        print(json.dumps({"error": format_error(exc), "error_kind": type(exc).__name__, "file": str(args.file)}, indent=2))
+        return EXIT_UNGRADABLE
     if not args.all:
         report = report.public()
-    print(format_report(report, as_json=args.json))
+    print(format_report(report, as_json=args.json, staff=args.all))
     return EXIT_OK
 
 
@@ -363,7 +377,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return args.func(args)
     except (GraderError, OSError) as exc:
-        print(f"mlsys-grader: cannot grade: {exc}", file=sys.stderr)
+        print(f"mlsys-grader: cannot grade: {format_error(exc)}", file=sys.stderr)
         return EXIT_UNGRADABLE
 
 

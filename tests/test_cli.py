@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from conftest import FIXTURES
+from conftest import FIXTURES, reseal, solved
 
 from mlsys_grader import grade_file, load_bundle
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE, main
@@ -102,3 +102,28 @@ def test_a_student_install_says_in_one_line_that_solve_is_a_staff_command(monkey
                                        "this install has check, schema, rubric\n")
     assert not out.exists()
     assert main(["schema"]) == EXIT_OK  # a student's own commands still run
+
+
+def test_check_tells_a_student_what_to_do_and_keeps_staff_flags_for_staff(tmp_path, capsys):
+    """The student's check shows no staff flags; ``--all`` (staff) does."""
+    data = solved("lab11", "edge")
+    data["controls"]["D"]["speedup"] = 4 if data["controls"]["D"]["speedup"] != 4 else 6
+    path = tmp_path / "stale.json"
+    path.write_text(json.dumps(reseal(data)), encoding="utf-8")
+    assert main(["check", str(path)]) == 0
+    student = capsys.readouterr().out
+    assert "flags for staff" not in student and "[D] stale:" in student
+    assert main(["check", "--all", str(path)]) == 0
+    assert "flags for staff: " in capsys.readouterr().out
+
+
+def test_check_json_of_an_unreadable_file_is_json_with_the_kind_apart(tmp_path, capsys):
+    path = tmp_path / "broken.json"
+    path.write_text('{"lab": "lab07", "track": "abc', encoding="utf-8")
+    assert main(["check", "--json", str(path)]) == 1
+    answer = json.loads(capsys.readouterr().out)
+    assert answer == {"error": "submission is not valid JSON: unterminated string starting at line 1, column 27",
+                      "error_kind": "BundleFormatError", "file": str(path)}
+    assert main(["check", str(path)]) == 1
+    assert capsys.readouterr().err == ("mlsys-grader: cannot grade: submission is not valid JSON: unterminated string "
+                                       "starting at line 1, column 27\n")

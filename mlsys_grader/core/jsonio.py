@@ -150,8 +150,11 @@ def loads_strict(data: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: in
             object_pairs_hook=_no_duplicates,
         )
     except json.JSONDecodeError as exc:
+        # json's own words end in "at" for some errors ("Unterminated string starting at"): say "at" once.
+        where = f"line {exc.lineno}, column {exc.colno}"
+        what = exc.msg[0].lower() + exc.msg[1:] if exc.msg else "unreadable"
         raise BundleFormatError(
-            f"submission is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+            f"submission is not valid JSON: {what}{' ' if what.endswith(' at') else ' at '}{where}"
         ) from exc
     except (ValueError, RecursionError) as exc:
         if isinstance(exc, BundleFormatError):

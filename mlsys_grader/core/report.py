@@ -106,10 +106,13 @@ class GradeReport(BaseModel):
         return [item for part in self.parts.values() for item in part.items if item.certainty == "uncertain"]
 
     # -- renderings --------------------------------------------------------------
-    def text(self) -> str:
-        """The report in words, as ``mlsys-grader check`` prints it."""
+    def text(self, *, staff: bool = False) -> str:
+        """The report in words, as ``mlsys-grader check`` prints it.
+
+        A student reads what to do; the staff flags are listed only for staff (``check --all``).
+        """
         lines = [f"{self.lab} · track {self.track} · score {self.score:g} / {self.max_score:g}"]
-        if self.flags:
+        if staff and self.flags:
             lines.append("flags for staff: " + ", ".join(self.flags))
         for name, part in self.parts.items():
             lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g}" + ("  held for staff review" if part.held else ""))
