@@ -13,7 +13,10 @@ compatibility forms, lower case, hyphens, underscores and slashes as spaces, "+"
 "&" as "and", contractions spelled out ("don't" → "do not"), British spellings as
 American ones ("unmodelled", "behaviour", "optimise").  Every name matches whole words
 only: "threshold" does not name *hold*, "Nonetheless" does not name *none*.  Length
-counts words as written (:func:`word_count`).
+counts words as written (:func:`word_count`).  Both readers read :func:`plain_text`: a
+``$…$`` (or ``\\(…\\)``) span is LaTeX only when it holds markup (a backslash command,
+``^``, ``_`` or braces) and is then read as what it typesets ("$39.09\\,\\text{ms}$" is
+39.09 ms); "$2.50 vs $4.10" has none and stays money.
 
 Quantities (``rationale_cites_evidence``)
 -----------------------------------------
@@ -43,11 +46,23 @@ of total time, kernel share of the path, scratchpad use).  Never arbitrary pairs
 some 45 recorded values a bundle has about 2,000 pairwise ratios, and a random "2.7x"
 would match most bundles; with these derivations it matches under one in ten.
 
+Decimal commas (:func:`_decimal_commas`): "24,28 ms" and "0,5 %" cannot group thousands, so
+their comma is a decimal point; "4,096 ms" could, and is 4.096 ms when the text writes its
+other decimals with commas and never with points, 4096 ms when it writes points.  Where the
+text does not tell, both readings are tried and the evidence decides (an uncertain verdict).
+
 Agreement (:func:`_close`): a recorded value within the rubric's relative tolerance or
 the rounding the student wrote ("340 ms" covers 339.5–340.5 ms), that rounding
 allowance capped at :data:`ROUNDING_CAP` of the value; a derived value within that
 rounding plus :data:`DERIVED_TOLERANCE` (a change: plus :data:`CHANGE_TOLERANCE` of
-1 + the change), since the student computed it from rounded displays.
+1 + the change), since the student computed it from rounded displays.  A whole number
+ending in zeros may also be rounded to its last significant digit ("about 130 ms" for
+132.34 ms, "40 ms" for 39.09 ms): read that way it matches recorded quantities with a unit
+only, within :data:`SIGNIFICANT_ROUNDING_CAP` (an uncertain verdict).  Percentages and
+multipliers, and every derived value, keep the digits as written: they meet a derived ratio,
+share or change in every record, and read more widely random ones matched more often
+(``benchmarks/chance_match.py``, which measures every widening: 26.15 % of random
+four-number rationales earn the item, before and after these readings).
 
 Recommendation and rejected alternative
 ---------------------------------------
@@ -64,11 +79,18 @@ An option counts as named only where the text takes a stance on it
 3. A cue (:data:`CUES`) precedes its name ("I recommend X", "choose X", "go with X",
    "keep X", "reject Y", "rule out Y", "not Y", "instead of Y", "over Y", "rather than
    Y") or follows it ("X is the better choice", "X wins", "Y loses", "Y is rejected",
-   "Y fails the latency budget").  It applies to the nearest name within its reach, in
+   "Y fails the latency budget"; object first: "Eager execution I reject", "Compiled with
+   fusion we recommend."; passive: "Y was ruled out by us", "Y is dropped"; short verdicts:
+   "So X it is", "X (my pick)"; hedges, which name but never contradict: "I'd lean towards
+   X", "Y probably isn't the way to go").  It applies to the nearest name within its reach, in
    the same clause, never across a name of another option — so "I recommend X over Y"
    recommends X and rejects Y, and "I recommend X, Y and Z" recommends X only.  When a
    preceding and a following cue both reach a name, the nearer wins.  A negation just
    before a recommending verb makes it a rejection ("I would not choose Y").
+   A pronoun ("it", "this option", "the former", "the latter") stands for the option named
+   before it in its sentence, or else in the previous one, when that names exactly one
+   option (the first or the last of two for "former" / "latter"); one that could mean two
+   options stands for none.  A stance reached through a pronoun never contradicts.
 4. Decisive phrasings (``Choice.decisive``) state hold or none by themselves: "no change
    for now", "hold the current path", "keep the native baseline", "stay with the
    baseline", "no feasible target path", "neither candidate is feasible".
@@ -89,7 +111,24 @@ stated somewhere; the chosen trigger in a sentence that says when to look again 
 "when", "once", "revisit", "re-evaluate"…) or as a change ("the execution count
 changes"); a bare label ("Trigger: energy budget.") is not enough.  A sentence that
 names :data:`LIST_SIZE` or more options of the same list is a keyword list and names
-none of them.
+none of them, except the one a clause of its own marks as the main one (:data:`MAIN_MARKERS`:
+"…, but the main limitation is that the T4 numbers are not measured"; not "the main ones
+are …").  A limitation about measuring on the target is stated by measurement negated on a
+named device or "the real" target (:data:`UNMEASURED_ON`: "nobody ran it on the Jetson",
+"nothing here was run on an actual phone", "the T4 numbers are not measured").
+
+How sure the reader is
+----------------------
+:func:`read_rationale` reads the text once per grade and returns the findings and a
+:class:`Verdict` per item, ``certain`` or ``uncertain`` with a reason for staff.  Uncertain:
+a quantity that matched only after rounding to its last significant digit or only with an
+open decimal comma read as a point; an option recommended or rejected only with a hedge or
+through a pronoun, or named with no stance cue found (the item is lost); a limitation or
+trigger matched only in a sentence naming several options of its list, named only in a
+keyword list, or a trigger named without a condition.  The points follow the verdict either
+way, the student's messages are the same, and :func:`with_verdicts` puts the verdicts into
+the synthesis item scores (``ItemScore.certainty`` / ``certainty_reason``), where
+``GradeReport.uncertain_items`` lists the uncertain ones for staff review.
 
 Speed
 -----
