@@ -77,6 +77,11 @@ def _honest_students() -> tuple[tuple[str, str, int | None, tuple[tuple[str, Any
         for track, entry in references.items():
             found.append((lab, track, None, tuple((k, entry[k]) for k in fields if k in entry)))
     found.sort(key=lambda item: (LABS.index(item[0]), item[1], -1 if item[2] is None else item[2]))
+    # One student per bundle: two texts on the same (lab, track, seed) would share solve's capture times, a copy.
+    distinct = {}
+    for item in found:
+        distinct.setdefault(item[:3], item)
+    found = list(distinct.values())
     by_lab = [[item for item in found if item[0] == lab] for lab in LABS]
     return tuple(item for pair in zip(*by_lab, strict=False) for item in pair)  # alternate the labs; the longer list's tail is unused
 
