@@ -46,7 +46,11 @@ def feedback_name(row: Mapping[str, Any]) -> str:
 def _stored(db: GradebookDB, input_hash: str) -> dict[str, Any] | None:
     found = db.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? ORDER BY graded_at DESC",
                             (input_hash, __version__)).fetchone()
-    return json.loads(found[0]) if found else None
+    if found is None:
+        return None
+    result: dict[str, Any] = json.loads(found[0])
+    result.setdefault("evidence", db.evidence(input_hash))
+    return result
 
 
 def _rubric_points(lab: str) -> dict[str, float]:

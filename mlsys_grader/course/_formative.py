@@ -26,24 +26,31 @@ def formative_columns(rubric: Rubric) -> list[str]:
             if FORMATIVE_ITEM in rubric.parts.get(part, {}) and rubric.parts[part][FORMATIVE_ITEM] == 0]
 
 
-def _full(row: Mapping[str, Any], column: str, rubric: Rubric) -> bool:
-    part, item = column.split(".", 1)
-    points = rubric.parts.get(part, {}).get(item)
-    value = row.get(column, "")
-    return points is not None and value != "" and float(value) >= points
-
-
 def mark_formative(rows: Iterable[dict[str, Any]], rubrics: Mapping[str, Rubric]) -> None:
     """Replace each formative item's 0.0 points by ``True``/``False``/``""`` (see the module docstring)."""
+    plans = {lab: _plan(rubric) for lab, rubric in rubrics.items()}  # worked out once per lab, not per row
     for row in rows:
-        rubric = rubrics.get(row.get("lab", ""))
-        if rubric is None or row["status"] not in ("graded", "regrade"):
+        plan = plans.get(row.get("lab", ""))
+        if not plan or row["status"] not in ("graded", "regrade"):
             continue
         wrong = {part for part, _criterion, item, _message in row.get("_findings", []) if item == FORMATIVE_ITEM}
-        for column in formative_columns(rubric):
-            part = column.split(".", 1)[0]
-            judged = _full(row, f"{part}.replay", rubric) and _full(row, f"{part}.prediction_locked", rubric)
+        for part, column, replay, replay_points, lock, lock_points in plan:
+            judged = _full(row.get(replay, ""), replay_points) and _full(row.get(lock, ""), lock_points)
             row[column] = (part not in wrong) if judged else ""
+
+
+def _plan(rubric: Rubric) -> list[tuple[str, str, str, float | None, str, float | None]]:
+    """(part, column, replay column, its points, prediction_locked column, its points) per formative column."""
+    plan = []
+    for column in formative_columns(rubric):
+        part = column.split(".", 1)[0]
+        items = rubric.parts[part]
+        plan.append((part, column, f"{part}.replay", items.get("replay"), f"{part}.prediction_locked", items.get("prediction_locked")))
+    return plan
+
+
+def _full(value: Any, points: float | None) -> bool:
+    return points is not None and value != "" and float(value) >= points
 
 
 def predicted_right(rows: Iterable[Mapping[str, Any]], columns: Iterable[str]) -> tuple[float, int] | None:

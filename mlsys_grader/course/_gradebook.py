@@ -448,10 +448,19 @@ class GradebookDB:
         return json.loads(found[0]) if found else None
 
     def store(self, results: Iterable[Mapping[str, Any]], grader_version: str, key: str) -> None:
+        """Store fresh results; their evidence numbers go to the ``evidence`` table (only feedback reads them)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
+        results = list(results)
         self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
-                              [(r["input_hash"], grader_version, key, now, json.dumps(r)) for r in results])
+                              [(r["input_hash"], grader_version, key, now,
+                                json.dumps({k: v for k, v in r.items() if k != "evidence"})) for r in results])
+        self.conn.executemany("INSERT OR REPLACE INTO evidence VALUES (?, ?)",
+                              [(r["input_hash"], json.dumps(r["evidence"])) for r in results if r.get("evidence")])
         self.conn.commit()
+
+    def evidence(self, input_hash: str) -> dict[str, Any]:
+        found = self.conn.execute("SELECT numbers FROM evidence WHERE input_hash = ?", (input_hash,)).fetchone()
+        return json.loads(found[0]) if found else {}
 
     def record_run(self, rows: Sequence[Mapping[str, Any]], grader_version: str, key: str) -> list[ScoreChange]:
         """Compare each graded row with the student's previous score, then remember the new one.

@@ -8,8 +8,9 @@ release is refused (this release cannot know what its tables mean).
 
 Version 1 (releases up to 0.x of November 2026): ``meta``, ``results`` (stored grades by
 input hash, grader version, rubric key), ``latest`` (last score per student and lab).
-Version 2 adds ``final`` (one row per student and lab) and ``change_log`` (regrade events;
-staff overrides join it in a later release).
+Version 2 adds ``final`` (one row per student and lab), ``change_log`` (regrade events;
+staff overrides join it in a later release) and ``evidence`` (each graded input's evidence
+numbers, for its feedback page; kept apart so that a rerun does not read them).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ CREATE TABLE IF NOT EXISTS change_log (
     student TEXT NOT NULL, lab TEXT NOT NULL, input_hash TEXT NOT NULL DEFAULT '',
     old_score REAL, new_score REAL, reason TEXT NOT NULL DEFAULT '', by TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS change_log_student ON change_log (student, lab);
+CREATE TABLE IF NOT EXISTS evidence (input_hash TEXT PRIMARY KEY, numbers TEXT NOT NULL);
 """
 
 def _statements(script: str) -> list[str]:
