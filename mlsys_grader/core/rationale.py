@@ -570,10 +570,11 @@ def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str
     elif meanings[0] == _TIMES:
         dims = (RATIO,)
     else:
-        scales = [scale for scale in map(_unit_scale, meanings) if scale is not None]
+        scales = [found for found in map(_unit_scale, meanings) if found is not None]
         if not scales:
             return None
-        scale, dims = scales[0][0], tuple(dict.fromkeys(s[1] for s in scales))
+        scale = scales[0][0]
+        dims = (scales[0][1],) if len(scales) == 1 else tuple(dict.fromkeys(found[1] for found in scales))
     return CitedQuantity(shown, value * scale, abs(rounding * scale), dims, written, abs(rounded * scale), reading)
 
 
@@ -1457,6 +1458,8 @@ def _evidence(ctx: GradingContext, text: str) -> tuple[Finding | None, Verdict]:
                 (plain, True, "quantity matched only after rounding to its last significant digit"),
                 (others, False, "quantity matched only with a decimal comma read as a point"),
                 (others, True, "quantity matched only with a decimal comma read as a point and after rounding")):
+            if rounded:
+                group = [q for q in group if q.rounded > q.tolerance and _has_unit(q)]
             if group and any(agreement(group, index, tolerance, rounded=rounded) is not None for index in indexes):
                 return None, Verdict(item, UNCERTAIN if reason else CERTAIN, reason or "a cited quantity matches the evidence")
     shown = [q for q in candidates if not q.reading]
