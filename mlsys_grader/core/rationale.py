@@ -501,7 +501,13 @@ _LATEX_COMMANDS = {
     "$": "$", "mu": "µ", "micro": "µ", "approx": "≈", "sim": "~", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "to": "→",
     "rightarrow": "→", "left": "", "right": "",
 }
-_LATEX_COMMAND = re.compile(r"\\(?:([A-Za-z]+) ?|([,;:! %$]))")  # TeX swallows the space after a command word
+# Known command words first, longest first, so "\\mu\\text{s}" (read as "\\mus") is µ then s; TeX swallows the
+# space after a command word.
+_LATEX_COMMAND = re.compile(r"\\(?:(" + "|".join(sorted((k for k in _LATEX_COMMANDS if k.isalpha()), key=len, reverse=True))
+                            + r"|[A-Za-z]+) ?|([,;:! %$]))")
+
+
+_SPACES = re.compile(r" {2,}")
 
 
 def _math_span(match: re.Match[str]) -> str:
@@ -521,7 +527,8 @@ def plain_text(text: str) -> str:
     "39.09 ms"); a span without markup is money or prose and stays.  Both readers read this text."""
     if "$" not in text and "\\(" not in text:
         return text
-    return _MATH.sub(_math_span, text)
+    read = _MATH.sub(_math_span, text)
+    return read if read == text else _SPACES.sub(" ", read)  # "$\\approx 130$ ms": one space before the unit
 
 
 def cited_quantities(text: str) -> list[CitedQuantity]:
@@ -862,6 +869,7 @@ _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
 _ROLE = r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment"
 _BUDGETS = r"budgets?|limits?|constraints?|deadline|requirements?|target|contract|cap|slo"
 _OBJECT_FIRST_REJ = (r"reject(?:ed)?|rule out|ruled out|discard(?:ed)?|drop(?:ped)?|dismiss(?:ed)?|avoid(?:ed)?|exclude(?:d)?"
+                     r"|turn down|turned down|pass over|passed over|rule against|ruled against"
                      r"|set aside|pass on|passed on|(?:would|will|do|did|can|should) not (?:recommend|choose|pick|use|keep|adopt"
                      r"|want|take|ship|deploy|go with)")
 _OBJECT_FIRST_REC = (r"recommend(?:ed)?|choose|chose|pick(?:ed)?|select(?:ed)?|prefer(?:red)?|favor(?:ed)?|keep|kept"
@@ -938,7 +946,10 @@ CUES: tuple[Cue, ...] = (
         rf"|a (?:{_SOFT_GOOD}) (?:{_SOFT_ROLES})|(?:the|a) (?:safer|better|best|right|{_SOFT_GOOD}) (?:{_SOFT_ROLES}|{_ROLE}))",
         False, REC, False, 5, hedge=True),
     Cue(r"(?:was|were|has been|have been|gets|got|will be)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|picked|adopted"
-        r"|kept|retained|favored)", False, REC, False, 6),
+        r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
+        r"|preference|favorite|winner)", False, REC, False, 6),
+    Cue(r"(?:sticking|staying|remaining) (?:with|on)|retaining", True, REC, False, 4),
+    Cue(r"(?:is|are|seems|would be|looks) (?:hard|difficult) to (?:justify|recommend|defend)", False, REJ, False, 6, hedge=True),
     Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
         r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
         r"|hands down|for the win|all the way|wins out", False, REC, False, 1),
