@@ -787,7 +787,8 @@ def device_names(name: str, *nicknames: str) -> tuple[str, ...]:
 
 # -- choices: what the lab tells the reader ----------------------------------------------
 
-_MEASURED = r"(measured|profiled|benchmarked|tested|validated|verified|timed|checked|confirmed|run|ran|tried|deployed|executed)"
+_MEASURED = (r"(measur(e|ed)|profil(e|ed)|benchmark(ed)?|test(ed)?|validat(e|ed)|verif(y|ied)|tim(e|ed)|check(ed)?|confirm(ed)?"
+             r"|run|ran|tr(y|ied)|deploy(ed)?|execut(e|ed))")
 _ON_TARGET = r"(on|with|against|for) (a |an |the |our |any |this |that )?(real |actual |physical |target |deployed |production )?{device}"
 UNMEASURED_ON = (
     # "nobody ran it on the Jetson", "we never profiled anything on the phone", "we have yet to test it on the board"
