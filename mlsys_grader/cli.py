@@ -144,6 +144,7 @@ def format_grade_summary(result: GradebookResult, csv_path: str, html_path: str 
     lines = [f"graded {len(rows)} input(s) into {csv_path} in {result.seconds:.1f} s: "
              f"{result.graded} graded now, {result.reused} reused from {db_path or 'no database'}; "
              f"{ungradable} ungradable, {flagged} flagged; {len(result.ignored)} file(s) ignored by rule"]
+    lines.extend(result.notes)
     if result.migrated_from is not None:
         lines.append(f"gradebook {db_path} upgraded from schema version {result.migrated_from} "
                      f"(backup: {db_path}.v{result.migrated_from}.bak)")

@@ -318,3 +318,16 @@ def test_a_students_second_submission_does_not_report_score_moves_on_every_rerun
         assert again.changes == [] and again.graded == 0
     with sqlite3.connect(tmp_path / "g.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM change_log").fetchone() == (0,)
+
+
+def test_a_manifest_line_naming_no_input_is_reported(tmp_path, capsys):
+    paths = build_term(tmp_path)
+    with open(tmp_path / "manifest.csv", "a", encoding="utf-8") as handle:
+        handle.write("downloads/staff_uploads/fay-thrid.json,fay@u.edu,2026-02-05T10:00:00-08:00\n")  # a typo
+    result = grade_paths([paths["down"]], options(tmp_path, None))
+    missing = tmp_path / "downloads" / "staff_uploads" / "fay-thrid.json"
+    assert result.notes == [f"{tmp_path / 'manifest.csv'} line 4: {missing} is not among the inputs; its student "
+                            "'fay@u.edu' was not applied"]
+    assert main(["grade", str(paths["down"]), "-o", str(tmp_path / "g.csv"), "--no-db", "--jobs", "1",
+                 "--manifest", str(tmp_path / "manifest.csv")]) == EXIT_OK
+    assert "line 4: " in capsys.readouterr().out

@@ -140,6 +140,8 @@ class GradebookResult:
     """The schema version the gradebook database was upgraded from in this run (None: no upgrade)."""
     final_seconds: float = 0.0
     only_matched: int = 0
+    notes: list[str] = field(default_factory=list)
+    """What staff should know about the run itself (e.g. manifest lines naming no input)."""
     """How many inputs ``BatchOptions.only`` named (by student or input hash)."""
 
     def write_final(self, out: str | os.PathLike[str]) -> int:
@@ -408,6 +410,13 @@ def identities(candidates: Sequence[Candidate], roster: Roster | None, manifest:
             for c in candidates]
 
 
+def unused_manifest_lines(manifest: Manifest, candidates: Sequence[Candidate]) -> list[str]:
+    """One sentence per manifest line whose path is none of the inputs (a typo would otherwise go unnoticed)."""
+    seen = {os.path.realpath(p) for c in candidates for p in (c.source, c.primary) if p}
+    return [f"{manifest.path} line {entry.line}: {path} is not among the inputs; its student {entry.student!r} was not applied"
+            for path, entry in manifest.entries.items() if path not in seen]
+
+
 def apply_roster(rows: list[dict[str, Any]], who: Sequence[Identity], roster: Roster) -> None:
     """Fill ``roster_track``; flag ``wrong_track`` (graded on another track) or ``not_in_roster`` (with the reason)."""
     for row, person in zip(rows, who, strict=True):
@@ -572,6 +581,7 @@ def grade_paths(
     found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, extensions))
     candidates = found.candidates
     who = identities(candidates, roster, manifest)
+    notes = unused_manifest_lines(manifest, candidates) if manifest else []
     forced = _forced(candidates, who, options.only)
     db = GradebookDB(options.db) if options.db else None
     try:
@@ -632,7 +642,7 @@ def grade_paths(
                            graded=len(fresh), reused=reused, seconds=time.perf_counter() - started, final=gradebook,
                            ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds,
                            only_matched=sum(1 for row, force in zip(rows, forced, strict=True)
-                                            if force or row["input_hash"] in options.only))
+                                            if force or row["input_hash"] in options.only), notes=notes)
 
 
 def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, rubrics: Mapping[str, Rubric],
