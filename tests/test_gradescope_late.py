@@ -114,3 +114,14 @@ def test_the_autograder_build_ships_the_course_file_and_its_extensions(tmp_path)
     (tmp_path / "elsewhere.csv").write_text("student,lab,days,reason\n")
     with pytest.raises(AutograderBuildError, match=r"must be a path inside the course file's folder"):
         course_files(tmp_path / "term" / "bad.toml")
+
+
+def test_otter_run_applies_the_same_late_policy_through_the_plugin(tmp_path):
+    """``otter run`` on a staff machine: the plugin reads the metadata Otter hands it and the zip's course.toml."""
+    from mlsys_grader.gradescope._plugin import ScoreOfRecordPlugin
+
+    root = layout(tmp_path, None)
+    plugin = ScoreOfRecordPlugin(str(root / "submission" / "lab07.ipynb"), metadata("2026-02-08T10:00:00-08:00"),
+                                 {"lab": "lab07"})
+    document = plugin._results_without_execution().to_gradescope_dict(None)
+    assert document["score"] == 70.4 and "2 days late, -20 %" in late_line(document)["output"]

@@ -25,12 +25,14 @@ emulator) instead.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from otter.plugins import AbstractOtterPlugin
 from otter.test_files import GradingResults
 
 from . import _hardening as hardening
+from ._late import apply_late_policy
 from ._options import PLUGIN_NAME, AutograderOptions, options_from_mapping
 from ._otter_tests import OtterResults, case_names, disagreements, from_grading_results, run_tests_on_bundle, with_case_names
 from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, score_of_record
@@ -155,6 +157,8 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
             document = gradescope_results(record, self.review)
         except Exception as exc:
             document = fallback_results(record, f"{type(exc).__name__}: {exc}")
+        # The course's late policy when course.toml ships in the autograder (source/ holds the tests folder).
+        document = apply_late_policy(document, Path(self.tests_dir).parent, self.lab, self.submission_metadata)
         results.__class__ = RecordGradingResults
         results._mlsys_results = document
         results._catastrophic_error = None
