@@ -197,7 +197,9 @@ def test_the_rounding_the_student_wrote_is_respected_and_capped():
     assert _matches("340 ms", [(340.96, "millisecond")]) == [True]
     assert _matches("341.9 ms", [(340.96, "millisecond")]) == [True]  # within the rubric's 1 %
     assert _matches("345.0 ms", [(340.96, "millisecond")]) == [False]
-    assert _matches("4x", [(4.09, R.RATIO)]) == [True]  # "4x" covers 3.5..4.5, capped at 5 % of 4.09
+    assert _matches("4x", [(4.09, R.RATIO)]) == [True]  # "4x" covers 3.5..4.5, capped at 3 % of 4.09 (one digit)
+    assert _matches("4x", [(4.15, R.RATIO)]) == [False]
+    assert _matches("1.1x", [(1.06, R.RATIO)]) == [True], "two significant digits: capped at 5 %"
     assert _matches("4x", [(3.59, R.RATIO)]) == [False]
 
 

@@ -58,11 +58,12 @@ rounding plus :data:`DERIVED_TOLERANCE` (a change: plus :data:`CHANGE_TOLERANCE`
 1 + the change), since the student computed it from rounded displays.  A whole number
 ending in zeros may also be rounded to its last significant digit ("about 130 ms" for
 132.34 ms, "40 ms" for 39.09 ms): read that way it matches recorded quantities with a unit
-only, within :data:`SIGNIFICANT_ROUNDING_CAP` (an uncertain verdict).  Percentages and
+only, within :data:`SIGNIFICANT_ROUNDING_CAP` (an uncertain verdict).  A number written with
+one significant digit ("4x", "3 ms", "5 %") is capped there too: its rounding is the coarsest.  Percentages and
 multipliers, and every derived value, keep the digits as written: they meet a derived ratio,
 share or change in every record, and read more widely random ones matched more often
 (``benchmarks/chance_match.py``, which measures every widening: 26.15 % of random
-four-number rationales earn the item, before and after these readings).
+four-number rationales earned the item before these readings, 25.05 % after).
 
 Recommendation and rejected alternative
 ---------------------------------------
@@ -170,7 +171,7 @@ RATIO = "ratio"        # dimensionless evidence cited as a multiplier ("3.7x") o
 FRACTION = "fraction"  # dimensionless evidence cited as a percentage only ("88 %")
 CHANGE = "change"      # a relative change, cited as a percentage ("72 % less")
 ROUNDING_CAP = 0.05    # the rounding a student wrote covers at most 5 % of the recorded value
-SIGNIFICANT_ROUNDING_CAP = 0.03  # … and "130 ms" read as rounded to the tens at most 3 % (keeps chance matches as rare)
+SIGNIFICANT_ROUNDING_CAP = 0.03  # … 3 % for a number of one significant digit ("4x") or read to its last one ("130 ms")
 DERIVED = "derived:"   # unit prefix of a value derived from the records (see ``compared`` and ``share``)
 DERIVED_TOLERANCE = 0.002  # a derived value agrees within the rounding written plus 0.2 % (its inputs were shown rounded)
 CHANGE_TOLERANCE = 0.001   # … and a relative change c within that rounding plus 0.1 % of 1 + c
@@ -356,7 +357,8 @@ class CitedQuantity:
     ``tolerance`` is half a unit in the last digit written; ``rounded`` half a unit in the
     last significant digit, wider for a whole number ending in zeros ("130 ms": 5 ms).
     ``reading`` is :data:`COMMA_AMBIGUOUS` for the decimal reading of a comma the text leaves
-    open, empty otherwise.
+    open, empty otherwise.  ``coarse``: written with one significant digit ("4x", "0.5 ms"),
+    so its rounding is capped at :data:`SIGNIFICANT_ROUNDING_CAP`.
     """
 
     text: str
@@ -365,6 +367,7 @@ class CitedQuantity:
     dims: tuple[str, ...]
     written: float
     rounded: float = 0.0
+    coarse: bool = False
     reading: str = ""
 
 
@@ -582,7 +585,9 @@ def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str
             return None
         scale = scales[0][0]
         dims = (scales[0][1],) if len(scales) == 1 else tuple(dict.fromkeys(found[1] for found in scales))
-    return CitedQuantity(shown, value * scale, abs(rounding * scale), dims, written, abs(rounded * scale), reading)
+    coarse = len(number.replace(",", "").lstrip("+-−").replace(".", "").lstrip("0")) <= 1
+    return CitedQuantity(shown, value * scale, abs(rounding * scale), dims, written, rounded=abs(rounded * scale), coarse=coarse,
+                         reading=reading)
 
 
 def _close(cited: CitedQuantity, recorded: float, rel_tol: float, *, derived: bool | str = False,
@@ -596,7 +601,8 @@ def _close(cited: CitedQuantity, recorded: float, rel_tol: float, *, derived: bo
     significant digit ("130 ms" as rounded to the tens), otherwise to the last digit written.
     """
     allowance = max(cited.rounded, cited.tolerance) if rounded else cited.tolerance
-    written = min(allowance * 1.000001, (SIGNIFICANT_ROUNDING_CAP if rounded else ROUNDING_CAP) * abs(recorded))
+    cap = SIGNIFICANT_ROUNDING_CAP if rounded or cited.coarse else ROUNDING_CAP
+    written = min(allowance * 1.000001, cap * abs(recorded))
     if not derived:
         return abs(cited.value - recorded) <= max(rel_tol * abs(recorded), written)
     if derived == CHANGE:  # c = |b - a| / a comes from the ratio b / a = 1 ± c, so its error scales with 1 + c
