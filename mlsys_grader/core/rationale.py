@@ -953,15 +953,16 @@ CUES: tuple[Cue, ...] = (
         rf"|a (?:{_SOFT_GOOD}) (?:{_SOFT_ROLES})|(?:the|a) (?:safer|better|best|right|{_SOFT_GOOD}) (?:{_SOFT_ROLES}|{_ROLE}))",
         False, REC, False, 5, hedge=True),
     Cue(r"(?:was|were|has been|have been|gets|got|will be)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|picked|adopted"
-        r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
+        r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes|would be|will be)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
         r"|preference|favorite|winner)", False, REC, False, 6),
     Cue(r"(?:sticking|staying|remaining) (?:with|on)|retaining", True, REC, False, 4),
+    Cue(r"(?:should|would|will|must) (?:be|become|stay|remain) (?:the|our) (?:default|standard|go to)", False, REC, False, 5),
     Cue(r"(?:is|are|seems|would be|looks) (?:hard|difficult) to (?:justify|recommend|defend)", False, REJ, False, 6, hedge=True),
     Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
         r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
         r"|hands down|for the win|all the way|wins out", False, REC, False, 1),
-    Cue(r"(?:is|are|was|were)(?: \w+)? (?:a )?(?:non starter|nonstarter|no go|dead end|dead on arrival|dealbreaker|deal breaker)",
-        False, REJ, False, 5),
+    Cue(r"(?:is|are|was|were)(?: \w+)? (?:a )?(?:non starter|nonstarter|no go|dead end|dead on arrival|dealbreaker|deal breaker)"
+        r"|(?:does|do|did) not make sense|makes? no sense", False, REJ, False, 5),
     Cue(r"wins|won|comes out ahead|comes out on top|is the winner|pays off|repays (?:its|the) setup|beats|outperforms|dominates"
         r"|(?:is|are)(?: \S+)? (?:faster|cheaper|better|more efficient|leaner)", False, REC, False, 5),
     Cue(r"loses|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
