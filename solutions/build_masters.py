@@ -40,12 +40,7 @@ name: {lab}
 init_cell: true
 check_all_cell: false
 run_tests: true
-export_cell:
-  pdf: false
-  run_tests: false
-  files:
-    - {lab}-submission.json
-  instructions: "The zip holds this notebook and {lab}-submission.json, the evidence bundle the grader replays."
+export_cell: false
 tests:
   files: false
   ok_format: false
@@ -101,7 +96,13 @@ def _tests(lab_id: str, part: str, items: dict[str, float]) -> list:
 
 
 def _question(name: str) -> object:
-    return new_raw_cell(f"# BEGIN QUESTION\nname: {name}")
+    # Otter's own check cell (grader.check) prints its test machinery ("Error at line 16 in test ...") and repeats a
+    # skipped part's one reason once per test; the notebook's check cell is lab.check, written after the question.
+    return new_raw_cell(f"# BEGIN QUESTION\nname: {name}\ncheck_cell: false")
+
+
+def _check(part: str) -> object:
+    return new_code_cell(f"lab.check({part!r})")
 
 
 def _text(lab: LabSpec) -> NotebookText:
@@ -129,9 +130,10 @@ def build(lab_id: str, synthesis: dict[str, Any] | None = None) -> nbformat.Note
                           f"`{lab_id}-submission.json` next to this notebook; that file is what gets graded, by replaying "
                           "every number. Set the controls as plain Python values (the allowed values are in the comment "
                           "beside each one); if you change a control after capturing, the evidence becomes **stale** — "
-                          "capture again. `lab.progress()` shows where you stand and `grader.check(\"A\")` (or "
-                          "`lab.check(\"A\")`) runs the public checks for one part. A value that is not allowed "
-                          "stops its cell with one line naming the allowed values: fix it and run the cell again.\n\n"
+                          "capture again. `lab.progress()` shows where you stand, and the check cell after each part "
+                          "(`lab.check(\"A\")`) runs the public checks for that part. A value that is not allowed "
+                          "stops its cell with one line naming the allowed values: fix it and run the cell again. Run "
+                          "the cells in order: a part's run cell runs the settings its controls cell locked.\n\n"
                           "Choose your deployment track below (TinyML, Mobile, Edge or Cloud). Evidence belongs to one "
                           "track; opening another track starts a new submission and keeps the old file aside."),
         new_code_cell("from mlsys_grader.student import open_lab\n\n"
@@ -161,8 +163,7 @@ def build(lab_id: str, synthesis: dict[str, Any] | None = None) -> nbformat.Note
                  + "".join(f", {c.name}={c.name}" for c in spec.controls if not c.decision) + ")"]
         cells.append(new_code_cell("\n".join(lines)))
         cells.append(new_raw_cell("# END SOLUTION"))
-        arguments = ", ".join(f"{c.name}={c.name}" for c in spec.controls if not c.decision)
-        cells.append(new_code_cell(f"lab.run({part!r}, {arguments})"))
+        cells.append(new_code_cell(f"lab.run({part!r})"))  # the controls its prediction cell locked: no name to be undefined
         cells.append(new_markdown_cell(f"**Calculation notes.** {notes}"))
         decisions = [c for c in spec.controls if c.decision]
         if decisions:
@@ -178,6 +179,7 @@ def build(lab_id: str, synthesis: dict[str, Any] | None = None) -> nbformat.Note
         cells += _tests(lab_id, part, items)
         cells.append(new_raw_cell("# END TESTS"))
         cells.append(new_raw_cell("# END QUESTION"))
+        cells.append(_check(part))
 
     heading, prompt = text.synthesis
     session_options = {name: {c.value: c.label for c in choices} for name, choices in lab.synthesis_choices().items()}
@@ -205,6 +207,7 @@ def build(lab_id: str, synthesis: dict[str, Any] | None = None) -> nbformat.Note
     cells += _tests(lab_id, "synthesis", items)
     cells.append(new_raw_cell("# END TESTS"))
     cells.append(new_raw_cell("# END QUESTION"))
+    cells.append(_check("synthesis"))
     cells.append(new_markdown_cell(
         "## Local evidence report\n\nAs the book's lab ends: the learning objectives, your prediction, settings, "
         "evidence and decision for each part, your final decision and the big takeaways — built from your saved "
@@ -215,6 +218,13 @@ def build(lab_id: str, synthesis: dict[str, Any] | None = None) -> nbformat.Note
                                    "every number replays (its points are not in this total), and whether each prediction "
                                    "matched the numbers (feedback only, no points)."))
     cells.append(new_code_cell("lab.check()"))
+    cells.append(new_markdown_cell(f"## Submission\n\nRun every cell in order first and **save the notebook**. The cell "
+                                   "below says what is still missing and what it costs, then makes the zip to upload: it "
+                                   f"holds this notebook and `{lab_id}-submission.json`, the evidence bundle the grader "
+                                   "replays."))
+    cells.append(new_code_cell("# Save your notebook first, then run this cell to export your submission.\n"
+                               "lab.before_export()\n"
+                               f"grader.export(pdf=False, files=[{f'{lab_id}-submission.json'!r}])"))
     for index, cell in enumerate(cells):
         cell["id"] = f"{lab_id}-{index:03d}"  # stable ids: rebuilding an unchanged master changes nothing
     notebook = new_notebook(cells=cells, metadata={

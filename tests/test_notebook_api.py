@@ -504,7 +504,10 @@ def test_synthesis_validates_choices_and_leaves_ellipsis_unanswered(tmp_path, cl
         lab.synthesis(rationale=42)
     notice = lab.synthesis(recommendation="eager", rejected_alternative=..., reevaluation_trigger="execution_count",
                            residual_risk=..., rationale=...)
-    assert notice.kind == "warn" and notice.title.endswith("rejected_alternative, residual_risk, rationale.")
+    assert (notice.kind, notice.title) == ("warn", "Synthesis saved, with 3 of 5 answers still to give.")
+    assert notice.lines == ["Choose the tested alternative you reject (eager, compiled or compiled with fusion).",
+                            "Choose a remaining limitation from the lab's list.",
+                            "Write a rationale that compares your recommendation with the rejected alternative using saved numbers."]
     synthesis = saved(tmp_path).synthesis
     assert synthesis.recommendation == "eager" and synthesis.rejected_alternative is None and synthesis.rationale == ""
 

@@ -21,6 +21,7 @@ from mlsys_grader import cli
 from mlsys_grader.api import default_rubric, grade_file
 from mlsys_grader.core.report import HIDDEN_ITEMS
 from mlsys_grader.gradescope._assign import drift, master_path, run_otter_assign, student_path
+from mlsys_grader.labs import get_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -198,7 +199,11 @@ def test_completed_student_notebook_runs_top_to_bottom(tmp_path, capsys, lab_id,
     page = _html(notebook)
     assert page.count("data:image/png;base64,") >= 5
     assert page.count("mlsys-table") >= 6  # five part tables and the progress table
-    assert page.count("passed!") >= 6  # grader.check of every part and the synthesis
+    for part in [*get_lab(lab_id).part_ids(), "synthesis"]:  # the check cell of every part and the synthesis
+        score = report["parts"][part]
+        where = "Synthesis" if part == "synthesis" else f"Part {part}"
+        assert f"{where}: {score['max_score']:g} / {score['max_score']:g} on the public checks" in page, part
+    assert "Still missing" not in page
 
 
 @pytest.mark.slow

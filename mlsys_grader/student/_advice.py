@@ -73,6 +73,32 @@ def near_miss(value: Any, allowed: Iterable[Any], *, names: bool = False) -> str
     return f" — did you mean {matches[0] if names else literal(matches[0])}?"
 
 
+def unquoted(value: Any, allowed: Iterable[Any] = ()) -> str | None:
+    """What ``value`` means written without quotes, when it is text standing for a number or ``True``/``False``.
+
+    ``executions = "50"`` is the text "50", not the number 50; the advice says so in words
+    (``allowed`` lists a choice control's values: the text is only read as a number when they are numbers).
+    """
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text in ("True", "False"):
+        return text
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    allowed = list(allowed)
+    if allowed and not any(isinstance(c, (int, float)) and not isinstance(c, bool) for c in allowed):
+        return None
+    return text if number == number else None  # NaN is not a number a student means
+
+
+def dedupe(messages: Iterable[str]) -> list[str]:
+    """Each sentence once, in order of first appearance."""
+    return list(dict.fromkeys(message for message in messages if message))
+
+
 def advice(exc: BaseException) -> list[str]:
     """The lines a notebook shows for one of the package's errors: its sentence, nothing else."""
     text = str(exc).strip() or type(exc).__name__

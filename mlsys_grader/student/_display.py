@@ -15,6 +15,7 @@ from typing import Any
 from markupsafe import Markup
 
 from ..core.report import GradeReport, render_html
+from ._todo import ITEM_WORDS, to_do
 
 
 @dataclass
@@ -93,17 +94,28 @@ class PartCheck:
     part: str
     score: float
     max_score: float
-    items: list[tuple[str, float, float]]
+    items: list[tuple[str, float, float]]  # (rubric item, points, maximum)
     messages: list[str]
 
     @property
     def passed(self) -> bool:
         return self.score >= self.max_score
 
+    @property
+    def rows(self) -> list[tuple[str, float, float]]:
+        """The items as the notebook names them (:data:`ITEM_WORDS`), with their points."""
+        return [(ITEM_WORDS.get(item, item), points, maximum) for item, points, maximum in self.items]
+
+    @property
+    def heading(self) -> str:
+        where = "Synthesis" if self.part == "synthesis" else f"Part {self.part}"
+        return f"{where}: {self.score:g} / {self.max_score:g} on the public checks"
+
     def __repr__(self) -> str:
-        lines = [f"{self.part}: {self.score:g} / {self.max_score:g} (public checks)"]
-        lines += [f"  {item}: {points:g} / {maximum:g}" for item, points, maximum in self.items]
-        lines += [f"  what to do: {message}" for message in self.messages]
+        # one line per item, then each thing to do once (a skipped part's one reason costs every item)
+        lines = [self.heading]
+        lines += [f"  {points:g} / {maximum:g}  {words}" for words, points, maximum in self.rows]
+        lines += ["To do:", *(f"  - {message}" for message in self.messages)] if self.messages else []
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
@@ -139,12 +151,18 @@ class SelfCheck(GradeReport):
         return (f"Public checks: {self.score:g} of {points(self.max_score)} ({verdict}). This is not your grade: "
                 f"hidden checks worth {points(self.hidden_points)} (every number must replay) run after the deadline.")
 
-    def text(self) -> str:
+    def to_do(self, part: str) -> list[str]:
+        """What to do for ``part`` (or ``"bundle"``), each thing once (:func:`~._todo.to_do`)."""
+        return to_do(self.findings_for(part))
+
+    def text(self, *, staff: bool = False) -> str:
+        """The self-check in words; ``staff`` is the base report's switch and changes nothing here: a student's
+        self-check never lists staff flags."""
         lines = [f"{self.lab} · track {self.track}", self.headline()]
         for name, part in self.parts.items():
             lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g} public" + ("  held for staff review" if part.held else ""))
-        lines += ["What to do:", *(f"  [{f.part}] {f.message}" for f in self.findings)] if self.findings else \
-            ["Nothing to do: every public check passes."]
+        todo = [f"  [{where}] {message}" for where in dict.fromkeys([*self.parts, *(f.part for f in self.findings)]) for message in self.to_do(where)]
+        lines += ["What to do:", *todo] if todo else ["Nothing to do: every public check passes."]
         return "\n".join(lines)
 
     __str__ = text

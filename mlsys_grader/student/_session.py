@@ -5,13 +5,14 @@ One :class:`LabSession` per notebook holds everything (no module-level mutable s
     lab = open_lab("lab07", track="cloud")      # reloads lab07-submission.json if it exists
     lab.scenario("A")                            # the part's scenario in the book's words for the track
     lab.predict("A", "above_75", dispatches=1)   # lock the prediction first (the controls are checked here)
-    lab.run("A", dispatches=1)                   # then see the table and chart
+    lab.run("A")                                 # then see the table and chart (the settings predict checked)
     lab.capture("A")                             # keep the evidence; the bundle is saved
     lab.progress()                               # captured / fresh / contrasting per part
     lab.synthesis_options()                      # the closed answers, labelled as the book labels them
     lab.synthesis(recommendation=..., ...)       # the final answers
     lab.report()                                 # the closing "Local evidence report"
     lab.check("A")                               # the public self-check (lab.check(): every public check)
+    lab.before_export()                          # what is still missing before hand-in, and what it costs
 
 The session writes ``<lab>-submission.json`` next to the notebook after every change,
 so the saved bundle always holds the student's final settings.  Grading reuses the
@@ -60,8 +61,9 @@ from ..core.text import visible
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from ..labs import get_lab
 from . import _advice
-from ._advice import choices_text, listing, literal, near_miss
+from ._advice import choices_text, listing, literal, near_miss, unquoted
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
+from ._todo import SYNTHESIS_WORDS, to_do
 
 INVISIBLE_NOTE = ("Your rationale holds invisible characters (often left by copying text from elsewhere); "
                   "the grader reads it without them, and your text is saved as you typed it.")
@@ -100,6 +102,7 @@ class _PartState:
     first_run_at: datetime | None = None
     controls: dict[str, Any] | None = None
     plan: PartPlan | None = None
+    given: dict[str, Any] | None = None  # the controls this session's last lab.predict checked: what lab.run(part) runs
 
     def lock(self, choice: str, at: datetime) -> None:
         """A new prediction: what it is judged against is the next run, so the first run is forgotten."""
@@ -334,8 +337,12 @@ class LabSession:
             return control.check(value, part=part)
         except DomainError:
             allowed = [c for c in control.values() if c is not None] if control.kind in ("choice", "bool") else []
-            raise DomainError(f"Part {part}: {name} must be {self._allowed(control)}; you set {literal(value)}"
-                              f"{near_miss(value, allowed)}") from None
+            meant = unquoted(value, allowed if control.kind == "choice" else ())
+            if meant is not None:  # "50" where 50 belongs: say what happened, not only the quotes
+                said = f"you set the text {literal(value)}; write {meant} without quotes."
+            else:
+                said = f"you set {literal(value)}{near_miss(value, allowed)}"
+            raise DomainError(f"Part {part}: {name} must be {self._allowed(control)}; {said}") from None
 
     def _names(self, part: str, given: dict[str, Any], expected: list[str], verb: str) -> None:
         """Refuse a call whose keyword names are not exactly ``expected`` (an edited cell), naming the difference."""
@@ -364,11 +371,11 @@ class LabSession:
         """
         part = self._part(part, "predict")
         spec, state = self.lab.parts[part], self._parts[part]
+        state.given = None  # a refused value must not leave the previous settings for lab.run(part) to run
         if controls:
             names = [control.name for control in spec.controls if not control.decision]
             self._names(part, controls, names, "predict")
-            for name in names:
-                self._checked(part, name, controls[name])
+            state.given = {name: self._checked(part, name, controls[name]) for name in names}
         if _unanswered(choice):
             return Notice("warn", f"Part {part}: no prediction yet.",
                           [f"{spec.question} Set prediction_{part} to one of {self._prediction_choices(part)}."])
@@ -393,12 +400,21 @@ class LabSession:
     def run(self, part: str, **controls: Any) -> PartResult | Notice:
         """Build and show the part's baseline and intervention for ``controls``.
 
-        The controls are checked first (a wrong value is named at once); the result
-        itself is refused (with a :class:`Notice`) until the part's prediction is locked.
+        Without ``controls`` (the notebook's run cell) the part runs with the controls its
+        prediction cell last passed to :meth:`predict` in this session, so the run cell names
+        no variable a student could run it without.  The controls are checked first (a wrong
+        value is named at once); the result itself is refused (with a :class:`Notice`) until
+        the part's prediction is locked.
         """
         part = self._part(part, "run")
         spec, state = self.lab.parts[part], self._parts[part]
         names = [control.name for control in spec.controls if not control.decision]
+        if not controls and names:
+            if state.given is None:
+                return Notice("warn", f"Part {part}: run the part's controls cell above first.",
+                              [f"It sets {listing(names, 'and')} and locks prediction_{part}; if it stopped with a "
+                               "message, fix the value it names and run it again, then this cell."])
+            controls = dict(state.given)
         self._names(part, controls, names, "run")
         checked = {name: self._checked(part, name, controls[name]) for name in names}
         if state.prediction is None:
@@ -535,12 +551,12 @@ class LabSession:
         self._synthesis = Synthesis(**values)  # kept as typed; grading reads it as every reader does
         self.save()
         missing = [name for name in fields if _unanswered(values[name])]
-        messages = [f.message for f in self._full_report().public().findings_for("synthesis")]
+        messages = to_do(self._full_report().public().findings_for("synthesis"))
         if not self._told_invisible and visible(self._synthesis.rationale or "").had_invisible:
             self._told_invisible = True
             messages.insert(0, INVISIBLE_NOTE)
-        if missing:
-            return Notice("warn", "Synthesis saved; still to answer: " + ", ".join(missing) + ".", messages)
+        if missing:  # the lines say what each missing answer needs, once each: the title only counts them
+            return Notice("warn", f"Synthesis saved, with {len(missing)} of {len(fields)} answers still to give.", messages)
         return Notice("success" if not messages else "warn", "Synthesis saved.", messages)
 
     def synthesis_options(self) -> Options:
@@ -585,8 +601,41 @@ class LabSession:
             raise DomainError(f"lab.check takes {choices_text(list(report.parts))}, or nothing for every part; you gave "
                               f"{literal(part)}{near_miss(part, list(report.parts))}")
         score = report.parts[part]
-        return PartCheck(part, score.score, score.max_score, [(i.item, i.points, i.max_points) for i in score.items],
-                         [f.message for f in report.findings_for(part)])
+        return PartCheck(part, score.score, score.max_score,
+                         [(i.item, i.points, i.max_points) for i in score.items],
+                         to_do(report.findings_for(part)))
+
+    def missing(self) -> Notice | None:
+        """What is still missing before hand-in, in one sentence with what it costs; ``None`` when nothing is.
+
+        Missing means a part without captured evidence and a synthesis answer not given;
+        the cost is the points those parts and the synthesis earn nowhere today, hidden items included.
+        """
+        full = self._full_report()
+        uncaptured = [part for part in self.lab.part_ids() if part not in self._evidence]
+        gaps = [f"part {uncaptured[0]}"] if len(uncaptured) == 1 else [f"parts {listing(uncaptured, 'and')}"] if uncaptured else []
+        answers = self._synthesis.model_dump()
+        unanswered = [SYNTHESIS_WORDS.get(name, name) for name in self.lab.synthesis_fields if _unanswered(answers.get(name))]
+        if unanswered:
+            gaps.append(f"the synthesis's {listing(unanswered, 'and')}")
+        if not gaps:
+            return None
+        places = uncaptured + (["synthesis"] if unanswered else [])
+        cost = sum(full.parts[place].max_score - full.parts[place].score for place in places if place in full.parts)
+        return Notice("warn", f"Still missing: {listing(gaps, 'and')}; as it stands that costs {cost:g} of the "
+                              f"{full.max_score:g} points.", [])  # one sentence: the export cell shows nothing else of ours
+
+    def before_export(self) -> None:
+        """The export cell's warning: show :meth:`missing` (nothing when the submission is complete)."""
+        notice = self.missing()
+        if notice is None:
+            return
+        try:
+            from IPython.display import display
+        except ImportError:  # plain Python: print the sentence
+            print(notice.title)
+            return
+        display(notice)
 
     def report(self):
         """The closing "Local evidence report", as the book's lab ends: objectives, each part's choices, evidence and
