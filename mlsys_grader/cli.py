@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ._version import __version__
 from .core.labspec import LabSpec
@@ -31,6 +32,9 @@ from .course._gradebook import check_file
 from .errors import GraderError
 from .labs import lab_ids
 
+if TYPE_CHECKING:
+    from .course._review import Entry
+
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
 # (``gradescope._build``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
@@ -39,7 +43,7 @@ from .labs import lab_ids
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
 STUDENT_COMMANDS = ("check", "schema", "rubric")
-STAFF_COMMANDS = ("solve", "grade", "export", "feedback", "assign", "autograder", "kit")
+STAFF_COMMANDS = ("solve", "grade", "export", "feedback", "review", "assign", "autograder", "kit")
 TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
@@ -182,6 +186,64 @@ def _cmd_feedback(args: argparse.Namespace) -> int:
     print(f"wrote {len(done.files)} feedback page(s) into {args.output} "
           f"({'released: every item and the final score' if done.released else 'hidden items withheld until --release'}); "
           f"{done.skipped} student-lab row(s) without a gradable submission")
+    return EXIT_OK
+
+
+def format_queue(entries: Sequence[Entry]) -> str:
+    """The review queue as lines: points at stake, student, lab, why."""
+    lines = [f"{len(entries)} submission(s) to review, most points at stake first"]
+    for entry in entries:
+        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab}: {' | '.join(entry.reasons)}")
+    return "\n".join(lines)
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    import os
+
+    from .course._gradebook import GradebookDB
+    from .course._review import DecisionError, add_request, build_queue, export_queue, import_decisions
+
+    if not Path(args.db).is_file():
+        print(f"mlsys-grader review: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
+        return EXIT_USAGE
+    by = args.by or os.environ.get("USER", "")
+    try:
+        db = GradebookDB(args.db)
+    except GraderError as exc:
+        print(f"mlsys-grader review: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    try:
+        if args.request:
+            if not args.lab or not args.reason:
+                print("mlsys-grader review: --request needs --lab and --reason", file=sys.stderr)
+                return EXIT_USAGE
+            add_request(db, args.request, args.lab, args.reason, args.item or "", by)
+            print(f"recorded a regrade request for {args.request} {args.lab}{' ' + args.item if args.item else ''}")
+            return EXIT_OK
+        if args.export:
+            lines = export_queue(db, args.export)
+            print(f"wrote {args.export}: {lines} item line(s) to decide (fill new_points and comment, then --import)")
+            return EXIT_OK
+        if args.import_:
+            made = import_decisions(db, args.import_, by)
+            print(f"imported {len(made)} decision(s) from {args.import_}; the final gradebook is updated "
+                  "(run `mlsys-grader export` for the LMS file)")
+            return EXIT_OK
+        if args.list:
+            print(format_queue(build_queue(db)))
+            return EXIT_OK
+    except DecisionError as exc:
+        print(f"mlsys-grader review: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    finally:
+        db.close()
+    try:
+        from .course._review_app import serve
+    except ImportError as exc:
+        print(f"mlsys-grader review: the review page needs the review extra (pip install \"mlsys-grader[review]\"): {exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    serve(args.db, by=by, port=args.port, open_browser=not args.no_browser)
     return EXIT_OK
 
 
@@ -331,6 +393,21 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     feedback.add_argument("-o", "--output", required=True, help="folder for the pages (<sid>-<lab>.html)")
     feedback.add_argument("--release", action="store_true", help="include hidden items and the final score (grades released)")
     feedback.set_defaults(func=_cmd_feedback)
+
+    review = sub.add_parser("review", help="the staff review queue: a local page, or a CSV round trip, and regrade requests")
+    review.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
+    review.add_argument("--by", help="staff name recorded with each decision (default $USER)")
+    review.add_argument("--export", metavar="queue.csv", help="write the queue as a CSV to fill in (new_points, comment)")
+    review.add_argument("--import", dest="import_", metavar="decisions.csv",
+                        help="import a filled CSV: every line checked, nothing imported if any is wrong")
+    review.add_argument("--list", action="store_true", help="print the queue and exit")
+    review.add_argument("--request", metavar="STUDENT", help="enter a regrade request for this student (key, email or sid)")
+    review.add_argument("--lab", help="the lab of --request")
+    review.add_argument("--item", help="the rubric item of --request (part.item; default: the whole submission)")
+    review.add_argument("--reason", help="what the student asks (--request)")
+    review.add_argument("--port", type=int, default=0, help="port of the review page on 127.0.0.1 (default: a free one)")
+    review.add_argument("--no-browser", action="store_true", help="print the page's URL without opening a browser")
+    review.set_defaults(func=_cmd_review)
 
     assign = sub.add_parser("assign", help="regenerate the student notebooks in assignments/ from the Otter masters")
     assign.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")

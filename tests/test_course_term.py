@@ -20,6 +20,7 @@ from conftest import solved
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.course import BatchOptions, grade_paths, read_manifest, read_roster
 from mlsys_grader.course._late import read_course
+from mlsys_grader.course._migrations import SCHEMA_VERSION
 from mlsys_grader.errors import CourseFileError
 
 ROSTER = """name,email,sid,sis_id,canvas_id,moodle_id,section,track
@@ -190,7 +191,7 @@ def test_sqlite_final_table_is_keyed_by_student_and_lab(term):
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT student, lab, status, score FROM final ORDER BY student, lab").fetchall()
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    assert len(rows) == len(result.final) == 15 and version == ("2",)
+    assert len(rows) == len(result.final) == 15 and version == (str(SCHEMA_VERSION),)
     assert ("2002", "lab07", "graded", 70.4) in rows and ("2007", "lab11", "missing", 0.0) in rows
 
 

@@ -3,7 +3,7 @@
 Written from the SQLite gradebook (the final row and the stored grade of the submission that
 counts) by ``mlsys-grader feedback --db gradebook.sqlite -o DIR [--release]``.  Each page
 holds the score, every part and item, the messages, the evidence numbers as recorded, the
-late penalty and room for staff comments.  Hidden items (the replay checks and
+late penalty, and the staff's overrides with their comments.  Hidden items (the replay checks and
 ``prediction_correct``, as on Gradescope) and the final score are withheld until
 ``--release``.  Pages are named ``<sid>-<lab>.html`` (the gradebook key when there is no sid).
 """
@@ -70,7 +70,9 @@ def render_feedback(row: Mapping[str, Any], result: Mapping[str, Any], *, releas
     item_max = result.get("item_max") or _rubric_points(row["lab"])
     parts: dict[str, list[tuple[str, Any, Any]]] = {}
     visible, visible_max = 0.0, 0.0
+    overridden = row.get("_overridden") or {}  # staff decisions replace the machine's points (course/_overrides.py)
     for column, points in result.get("items", {}).items():
+        points = overridden.get(column, points)
         part, item = column.split(".", 1)
         if item in HIDDEN_ITEMS and not release:
             continue
@@ -89,7 +91,7 @@ def render_feedback(row: Mapping[str, Any], result: Mapping[str, Any], *, releas
         sid=row["student_id"], path=os.path.basename(row["path"]), submitted_at=row["submitted_at"], released=release,
         score=row["score"], max_score=row["max_score"], raw_score=row["raw_score"], late_penalty=row["late_penalty"],
         rule=row["rule"], visible_score=round(visible, 6), visible_max=round(visible_max, 6),
-        parts=list(parts.items()), messages=messages, evidence=evidence, changes=row.get("changes", ""), comments="")
+        parts=list(parts.items()), messages=messages, evidence=evidence, changes=row.get("changes", ""), comments=row.get("overrides", ""))
 
 
 def write_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], *, release: bool = False) -> Feedback:

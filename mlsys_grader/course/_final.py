@@ -8,8 +8,9 @@ time being older than any with one, and equal times going to the higher score; u
 ``counting = "best"`` the highest score.  Every other submission is listed.  A roster
 student without a submission of a lab is a ``missing`` row with score 0.
 
-Final score = machine score, then staff overrides (a later release), then the late
-penalty (:mod:`._late`); ``raw_score``, ``late_penalty`` (points) and ``rule`` show how.
+Final score = machine score, then staff overrides (:mod:`._overrides`), then the late
+penalty (:mod:`._late`); ``machine_score``, ``raw_score`` (after overrides), ``late_penalty``
+(points), ``overrides``, ``stale_overrides`` and ``rule`` show how.
 """
 
 from __future__ import annotations
@@ -21,11 +22,12 @@ from typing import Any
 
 from ._identity import Roster
 from ._late import Course, penalty
+from ._overrides import Override, apply_to_final
 
 FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
                  "sis_login_id",
-                 "lab", "status", "raw_score", "late_penalty", "score", "max_score", "submitted_at", "late", "rule",
-                 "path", "input_hash", "other_submissions", "flags", "changes"]
+                 "lab", "status", "machine_score", "raw_score", "late_penalty", "score", "max_score", "submitted_at", "late", "rule",
+                 "path", "input_hash", "other_submissions", "flags", "overrides", "stale_overrides", "changes"]
 IDENTITY = {"student_name": "name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
             "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section", "sis_login_id": "sis_login_id"}
 """Identity column → the roster attribute that fills it."""
@@ -48,10 +50,12 @@ def counting_submission(rows: Sequence[Mapping[str, Any]], counting: str = "late
 
 def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: Sequence[str],
                 max_scores: Mapping[str, float], course: Course | None = None,
-                changes: Mapping[tuple[str, str], str] | None = None) -> list[dict[str, Any]]:
+                changes: Mapping[tuple[str, str], str] | None = None,
+                overrides: Mapping[tuple[str, str], Sequence[Override]] | None = None) -> list[dict[str, Any]]:
     """One row per (student, lab): every roster student for every lab in ``labs``, and every other student seen.
 
-    ``changes`` maps (student, lab) to the change-log summary shown in the ``changes`` column.
+    ``changes`` maps (student, lab) to the change-log summary shown in the ``changes`` column;
+    ``overrides`` (student, lab) to the staff overrides stored for that student's lab.
     """
     grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for row in rows:
@@ -70,8 +74,10 @@ def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: 
         for column, attribute in IDENTITY.items():
             out[column] = getattr(entry, attribute) if entry else ""
         if not mine:
-            out.update(status="missing", raw_score=0.0, late_penalty=0.0, score=0.0, max_score=max_scores.get(lab, ""),
+            out.update(status="missing", machine_score=0.0, raw_score=0.0, late_penalty=0.0, score=0.0,
+                       max_score=max_scores.get(lab, ""), late_percent=0.0,
                        submitted_at="", late="", rule="no submission", path="", input_hash="", other_submissions="", flags="")
+            apply_to_final(out, (overrides or {}).get((student_key, lab), ()))
             final.append(out)
             continue
         chosen = counting_submission(mine, counting)
@@ -90,7 +96,11 @@ def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: 
                    late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen["path"],
                    input_hash=chosen.get("input_hash", ""),
                    other_submissions="; ".join(row["path"] for row in mine if row is not chosen),
-                   flags=chosen.get("flags", "") if isinstance(chosen.get("flags"), str) else ";".join(chosen.get("flags", [])))
+                   flags=chosen.get("flags", "") if isinstance(chosen.get("flags"), str) else ";".join(chosen.get("flags", [])),
+                   machine_score=raw, late_percent=late.percent, _held=list(chosen.get("_held", [])),
+                   _item_max=dict(chosen.get("_item_max", {})), _items={column: float(chosen[column]) for column in chosen.get("_item_max", {})
+                                                                           if isinstance(chosen.get(column), int | float)})
+        apply_to_final(out, (overrides or {}).get((student_key, lab), ()))
         final.append(out)
     return final
 

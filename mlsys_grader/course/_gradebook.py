@@ -68,14 +68,15 @@ from ._ingest import (
 from ._late import Course, read_course
 from ._marimo import impossible_findings, looks_like_markdown_report
 from ._migrations import open_gradebook
+from ._overrides import load_overrides
 
 if TYPE_CHECKING:
     import pandas as pd
 
 SCORED = ("graded", "regrade")
 """Statuses whose row carries a score from the grader (and takes part in collusion)."""
-COLLUSION_KEYS = ("part_times", "rationale")
-"""What a stored result must hold for collusion; a stored result without them is graded again."""
+COLLUSION_KEYS = ("part_times", "rationale", "certainty")
+"""What a stored result must hold for collusion and the review queue; a stored result without them is graded again."""
 
 
 class BatchOptions(BaseModel):
@@ -213,6 +214,10 @@ def summarize(report: GradeReport, origin: str = "") -> dict[str, Any]:
         "hidden": [index for index, f in enumerate(report.findings) if f.hidden],  # withheld from feedback until release
         "item_max": {f"{name}.{item.item}": item.max_points for name, part in report.parts.items() for item in part.items},
         "rubric": report.versions.get("rubric", ""),
+        # For the review queue (:mod:`._review`): the items held for staff, and the reader's certainty per judged item.
+        "held": [f"{name}.{item.item}" for name, part in report.parts.items() for item in part.items if item.held],
+        "certainty": {f"{name}.{item.item}": [item.certainty, item.certainty_reason or ""]
+                      for name, part in report.parts.items() for item in part.items if item.certainty},
     }
 
 
@@ -376,6 +381,7 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str,
         "rubric": result.get("rubric", rubric_label),
         "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
         "_rationale": result.get("rationale", ""),  # shown beside collusion pairs in the summary; not a CSV column
+        "_held": result.get("held", []), "_item_max": result.get("item_max", {}),  # for staff overrides; not CSV columns
     }
     for name, part_score in result.get("parts", {}).items():
         row[f"part_{name}"] = part_score
@@ -466,6 +472,16 @@ class GradebookDB:
         self.conn.executemany("INSERT OR REPLACE INTO evidence VALUES (?, ?)",
                               [(r["input_hash"], json.dumps(r["evidence"])) for r in results if r.get("evidence")])
         self.conn.commit()
+
+    def result(self, input_hash: str) -> dict[str, Any] | None:
+        """The latest result stored for ``input_hash`` by this grader version (with its evidence numbers), or None."""
+        found = self.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? "
+                                  "ORDER BY graded_at DESC", (input_hash, __version__)).fetchone()
+        if found is None:
+            return None
+        result: dict[str, Any] = json.loads(found[0])
+        result.setdefault("evidence", self.evidence(input_hash))
+        return result
 
     def evidence(self, input_hash: str) -> dict[str, Any]:
         found = self.conn.execute("SELECT numbers FROM evidence WHERE input_hash = ?", (input_hash,)).fetchone()
@@ -652,7 +668,7 @@ def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, r
     and score changes, and store it; returns (final rows, score changes)."""
     labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
     max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
-    gradebook = build_final(rows, roster, labs, max_scores, course)
+    gradebook = build_final(rows, roster, labs, max_scores, course, overrides=load_overrides(db.conn) if db else None)
     if db is None:
         return gradebook, []
     before = db.final_scores()

@@ -11,6 +11,8 @@ input hash, grader version, rubric key), ``latest`` (last score per student and 
 Version 2 adds ``final`` (one row per student and lab), ``change_log`` (regrade events;
 staff overrides join it in a later release) and ``evidence`` (each graded input's evidence
 numbers, for its feedback page; kept apart so that a rerun does not read them).
+Version 3 adds ``overrides`` (staff decisions per student, lab, submission hash and rubric
+item; :mod:`._overrides`) and ``regrade_requests`` (what students asked staff to look at).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Callable
 
 from ..errors import GraderError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +49,16 @@ CREATE TABLE IF NOT EXISTS change_log (
 CREATE INDEX IF NOT EXISTS change_log_student ON change_log (student, lab);
 CREATE TABLE IF NOT EXISTS evidence (input_hash TEXT PRIMARY KEY, numbers TEXT NOT NULL);
 """
+_V3 = """
+CREATE TABLE IF NOT EXISTS overrides (
+    student TEXT NOT NULL, lab TEXT NOT NULL, input_hash TEXT NOT NULL, item TEXT NOT NULL,
+    old_points REAL NOT NULL, new_points REAL NOT NULL, max_points REAL NOT NULL,
+    comment TEXT NOT NULL DEFAULT '', by TEXT NOT NULL DEFAULT '', at TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (student, lab, input_hash, item));
+CREATE TABLE IF NOT EXISTS regrade_requests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, student TEXT NOT NULL, lab TEXT NOT NULL,
+    item TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL, by TEXT NOT NULL DEFAULT '', input_hash TEXT NOT NULL DEFAULT '');
+"""
 
 def _statements(script: str) -> list[str]:
     return [statement.strip() for statement in script.split(";") if statement.strip()]
@@ -57,7 +69,12 @@ def _v1_to_v2(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2}
+def _v2_to_v3(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_V3):
+        conn.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
 """Version N → the step that makes it N + 1."""
 
 
@@ -78,9 +95,13 @@ def open_gradebook(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, in
     path = os.fspath(path)
     conn = sqlite3.connect(path)
     try:
-        found = _version(conn)
+        try:
+            found = _version(conn)
+        except sqlite3.DatabaseError as exc:  # not SQLite at all, or a damaged file
+            raise GraderError(f"{path} is not a readable mlsys-grader gradebook (SQLite: {exc}); restore it from a "
+                              "backup or grade into a new --db") from exc
         if found is None:
-            conn.executescript(_V1 + _V2)
+            conn.executescript(_V1 + _V2 + _V3)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.commit()
             return conn, None

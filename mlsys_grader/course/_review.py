@@ -1,0 +1,346 @@
+"""The staff review queue, computed from the gradebook, and the decisions staff make on it.
+
+The queue holds, for each student's counting submission: every staff flag that asks for a
+person (:data:`REVIEW_FLAGS`), every rationale item whose verdict the reader marked
+``uncertain``, every regrade request staff entered, and every stale override.  Entries are
+ordered by the points at stake (most first); each says why it is there.  Decisions are
+overrides (:mod:`._overrides`); after each batch the ``final`` table is recomputed from the
+machine scores, so every output (final CSV, LMS export, feedback) carries them.
+
+The CSV round trip (PrairieLearn style): :func:`export_queue` writes one line per item to
+decide; staff fill ``new_points`` (blank: no decision; the machine's points: confirm) and
+``comment``; :func:`import_decisions` checks every line first and imports nothing unless all
+are valid, in one transaction.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core import flags as flag_names
+from ..errors import GraderError
+from ._gradebook import GradebookDB, _cell
+from ._overrides import Override, apply_to_final, load_overrides, now, stale_reason, write_overrides
+
+REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
+                flag_names.VERSION_DRIFT)
+"""Flags that put a submission in the queue: signals for staff, who make the call."""
+QUEUE_COLUMNS = ["student", "student_name", "lab", "input_hash", "item", "machine_points", "max_points", "at_stake",
+                 "why", "new_points", "comment"]
+
+
+class DecisionError(GraderError, ValueError):
+    """Raised when a staff decision (page, command or CSV line) names an unknown student or item, points out of
+    range, or a submission that no longer counts; ``problems`` lists every one (with its line, for a file)."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(self.problems) if len(self.problems) < 2 else
+                         f"{len(self.problems)} problems, nothing imported:\n  " + "\n  ".join(self.problems))
+
+
+@dataclass(frozen=True)
+class QueueItem:
+    """One rubric item of an entry: the machine's points, the maximum, and the decision staff made (if any)."""
+
+    column: str
+    points: float
+    max_points: float
+    decision: Override | None = None
+    why: str = ""
+    """Why this item is reviewed (``uncertain: …``, ``flag collusion: …``, ``grader_error: …``, ``regrade request: …``)."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One submission that needs a person."""
+
+    student: str
+    student_name: str
+    lab: str
+    input_hash: str
+    path: str
+    reasons: tuple[str, ...]
+    items: tuple[QueueItem, ...]
+    at_stake: float
+    """Points that hang on the decision: the items' maxima for uncertain or held items, the points earned for a flag."""
+    stale: tuple[str, ...] = ()
+    groups: tuple[str, ...] = field(default=())
+    """Collusion group ids (``collusion_group``)."""
+
+    @property
+    def key(self) -> str:
+        return f"{self.student}|{self.lab}"
+
+    @property
+    def decided(self) -> bool:
+        """True when staff decided every item of the entry (and nothing is stale)."""
+        return not self.stale and all(item.decision is not None for item in self.items)
+
+
+def _request_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
+    found: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
+    for student, lab, item, reason, at in conn.execute("SELECT student, lab, item, reason, at FROM regrade_requests ORDER BY id"):
+        found.setdefault((student, lab), []).append((item, reason, at))
+    return found
+
+
+def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry]:
+    """The review queue from the gradebook's final rows and stored results, most points at stake first."""
+    overrides = load_overrides(db.conn)
+    requests = _request_rows(db.conn)
+    entries = []
+    for row in db.final():
+        key = (row["student"], row["lab"])
+        mine = overrides.get(key, [])
+        result = db.result(row["input_hash"]) if row.get("input_hash") else None
+        items: Mapping[str, float] = row.get("_items") or (result or {}).get("items", {})
+        item_max: Mapping[str, float] = row.get("_item_max") or (result or {}).get("item_max", {})
+        live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
+        reasons: list[str] = []
+        concerned: dict[str, str] = {}
+        stake = 0.0
+        flags = [f for f in (row.get("flags") or "").split(";") if f]
+        held = [c for c in row.get("_held", []) if c in items]
+        for flag in flags:
+            if flag not in REVIEW_FLAGS:
+                continue
+            if flag == flag_names.GRADER_ERROR:
+                pending = [c for c in held if c not in live]
+                if not pending:
+                    continue
+                reasons.append(f"grader_error: points held on {', '.join(pending)}")
+                for c in pending:
+                    concerned.setdefault(c, "grader_error: points held")
+                stake += sum(float(item_max.get(c, 0)) for c in pending)
+                continue
+            reasons.append(f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
+            scope = ([c for c in items if c.startswith("synthesis.")] if flag == flag_names.GENERATED else list(items))
+            for c in scope:
+                concerned.setdefault(c, f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
+            stake = max(stake, sum(float(items[c]) for c in scope))
+        for column, (certainty, why) in ((result or {}).get("certainty") or {}).items():
+            if certainty == "uncertain" and column in items:
+                reasons.append(f"uncertain {column}: {why or 'the reader is not sure'}")
+                concerned[column] = f"uncertain: {why or 'the reader is not sure'}"
+                stake += float(item_max.get(column, 0))
+        for item, why, at in requests.get(key, []):
+            reasons.append(f"regrade request{f' on {item}' if item else ''} ({at[:10]}): {why}")
+            scope = [item] if item in items else list(items)
+            for c in scope:
+                concerned.setdefault(c, f"regrade request: {why}")
+            stake += (float(item_max.get(item, 0)) if item in items else
+                      float(row.get("max_score") or 0) - float(row.get("machine_score") or 0))
+        stale = [f"stale override {o.item} {o.new_points:g} by {o.by or '?'}: {why}" for o in mine
+                 if (why := stale_reason(o, row.get("input_hash", ""), items, item_max)) is not None and o.item not in live]
+        for o in mine:
+            if o.item in items and o.item not in live:
+                concerned.setdefault(o.item, "stale override: re-review")
+        if not reasons and not stale:
+            continue
+        entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.get("input_hash", ""), row.get("path", ""),
+                      tuple(reasons + stale),
+                      tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why)
+                            for c, why in concerned.items() if c in items),
+                      round(stake, 6), tuple(stale),
+                      tuple(g for g in str(row.get("collusion_group", "")).split(";") if g))
+        if include_decided or not entry.decided:
+            entries.append(entry)
+    entries.sort(key=lambda e: (-e.at_stake, e.lab, e.student))
+    return entries
+
+
+# -- decisions ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Decision:
+    """What staff decided on one item (``new_points`` None: confirm the machine's points)."""
+
+    student: str
+    lab: str
+    item: str
+    new_points: float | None
+    comment: str = ""
+    input_hash: str = ""
+    """The submission the decision was made on ('' : the one that counts now)."""
+    reason: str = ""
+    where: str = ""
+    """Where the decision came from, for messages (``decisions.csv line 4``)."""
+
+
+def _check(decision: Decision, rows: Mapping[tuple[str, str], Mapping[str, Any]], by: str, at: str) -> Override | str:
+    """The override for ``decision``, or the sentence saying why it cannot be made."""
+    where = f"{decision.where}: " if decision.where else ""
+    row = rows.get((decision.student, decision.lab))
+    if row is None:
+        labs = sorted({lab for (student, lab) in rows if student == decision.student})
+        return (f"{where}unknown student {decision.student!r}" if not labs else
+                f"{where}student {decision.student!r} has no row for lab {decision.lab!r} (has {', '.join(labs)})")
+    if not row.get("input_hash"):
+        return f"{where}{decision.student} has no submission of {decision.lab} to override"
+    if decision.input_hash and decision.input_hash != row["input_hash"]:
+        return (f"{where}stale submission hash {decision.input_hash[:12]} for {decision.student} {decision.lab}: the submission "
+                f"that counts is now {row['input_hash'][:12]}; export the queue again")
+    items: Mapping[str, float] = row.get("_items") or {}
+    if decision.item not in items:
+        return f"{where}unknown rubric item {decision.item!r} for {decision.lab} (expected one of {', '.join(items)})"
+    most = float((row.get("_item_max") or {}).get(decision.item, 0))
+    points = float(items[decision.item]) if decision.new_points is None else decision.new_points
+    if not (math.isfinite(points) and -1e-9 <= points <= most + 1e-9):
+        return f"{where}{decision.item}: points must be 0..{most:g} (got {points:g})"
+    return Override(decision.student, decision.lab, row["input_hash"], decision.item, float(items[decision.item]), points, most,
+                    decision.comment.strip(), by, at, decision.reason)
+
+
+def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str) -> list[Override]:
+    """Check every decision, then store them all and recompute the final table in one transaction.
+
+    Raises :class:`DecisionError` naming every bad decision; the database is then untouched.
+    """
+    rows = {(r["student"], r["lab"]): r for r in db.final()}
+    at = now()
+    checked = [_check(d, rows, by, at) for d in decisions]
+    problems = [c for c in checked if isinstance(c, str)]
+    if problems:
+        raise DecisionError(problems)
+    made = [c for c in checked if isinstance(c, Override)]
+    if not made:
+        return []
+    scores = {key: float(row["score"]) for key, row in rows.items()}
+    try:
+        write_overrides(db.conn, made, scores)
+        refresh_final(db, commit=False)
+        db.conn.commit()
+    except BaseException:
+        db.conn.rollback()
+        raise
+    return made
+
+
+def refresh_final(db: GradebookDB, *, commit: bool = True) -> list[dict[str, Any]]:
+    """Recompute every final row from its machine score with the stored overrides, and store the table again."""
+    overrides = load_overrides(db.conn)
+    final = db.final()
+    for row in final:
+        apply_to_final(row, overrides.get((row["student"], row["lab"]), ()))
+    summaries = db.change_summaries()
+    for row in final:
+        row["changes"] = summaries.get((row["student"], row["lab"]), "")
+    db.conn.execute("DELETE FROM final")
+    db.conn.executemany("INSERT INTO final VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [(r["student"], r["lab"], r["status"], r["raw_score"], r["late_penalty"], r["score"],
+                          r["input_hash"], _json(r), now()) for r in final])
+    if commit:
+        db.conn.commit()
+    return final
+
+
+def _json(row: Mapping[str, Any]) -> str:
+    return json.dumps(row)
+
+
+def add_request(db: GradebookDB, student: str, lab: str, reason: str, item: str = "", by: str = "") -> None:
+    """Enter a regrade request (Gradescope does not export them: staff copy them in)."""
+    rows = {(r["student"], r["lab"]): r for r in db.final()}
+    matches = [key for key, row in rows.items() if student in (key[0], row.get("student_email"), row.get("student_id"))
+               and key[1] == lab]
+    if not matches:
+        raise DecisionError([f"unknown student {student!r} for lab {lab!r}"])
+    row = rows[matches[0]]
+    if item and item not in (row.get("_items") or {}):
+        raise DecisionError([f"unknown rubric item {item!r} for {lab} (expected one of {', '.join(row.get('_items') or {})})"])
+    if not reason.strip():
+        raise DecisionError(["a regrade request needs a --reason"])
+    with db.conn:
+        db.conn.execute("INSERT INTO regrade_requests (at, student, lab, item, reason, by, input_hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                        (now(), row["student"], lab, item, reason.strip(), by, row.get("input_hash", "")))
+        db.conn.execute("INSERT INTO change_log (at, kind, student, lab, input_hash, old_score, new_score, reason, by) "
+                        "VALUES (?, 'regrade_request', ?, ?, ?, ?, NULL, ?, ?)",
+                        (now(), row["student"], lab, row.get("input_hash", ""), row.get("score"),
+                         f"{item + ': ' if item else ''}{reason.strip()}", by))
+
+
+# -- the CSV round trip ------------------------------------------------------------
+
+def export_queue(db: GradebookDB, out: str | os.PathLike[str]) -> int:
+    """Write the queue as ``decisions.csv`` to fill in; returns the number of item lines."""
+    lines = 0
+    with open(out, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(QUEUE_COLUMNS)
+        for entry in build_queue(db):
+            for item in entry.items:
+                writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, item.column,
+                                                    item.points, item.max_points, entry.at_stake, item.why,
+                                                    "", "")])
+                lines += 1
+    return lines
+
+
+def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
+    """The filled lines of a decisions CSV (as a spreadsheet saves it: BOM, CRLF, quoted fields, blank lines).
+
+    Raises :class:`DecisionError` naming every line that cannot be read.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DecisionError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as CSV UTF-8"]) from exc
+    reader = csv.DictReader(io.StringIO(text))
+    header = [name.strip() for name in reader.fieldnames or []]
+    missing = [name for name in ("student", "lab", "item", "new_points") if name not in header]
+    if missing:
+        raise DecisionError([f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(QUEUE_COLUMNS)})"])
+    decisions, problems = [], []
+    for raw in reader:
+        line = reader.line_num
+        cells = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None and isinstance(v, str)}
+        if not any(cells.values()) or not cells.get("new_points"):
+            continue  # blank line, or no decision on this item
+        where = f"{os.path.basename(os.fspath(path))} line {line}"
+        try:
+            points = float(cells["new_points"].lstrip("'"))
+        except ValueError:
+            problems.append(f"{where}: new_points must be a number (got {cells['new_points']!r})")
+            continue
+        decisions.append(Decision(cells["student"], cells["lab"], cells["item"], points, cells.get("comment", ""),
+                                  cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where))
+    if problems:
+        raise DecisionError(problems)
+    return decisions
+
+
+def import_decisions(db: GradebookDB, path: str | os.PathLike[str], by: str) -> list[Override]:
+    """Read, check and store a decisions CSV: everything or nothing."""
+    return apply_decisions(db, read_decisions(path), by)
+
+
+def agreement(db: GradebookDB) -> list[tuple[str, str, int, int]]:
+    """How often staff changed the machine's points: (rubric item, why it was reviewed, decisions, changed)."""
+    counts: dict[tuple[str, str], list[int]] = {}
+    for mine in load_overrides(db.conn).values():
+        for o in mine:
+            why = o.reason.split(":", 1)[0].strip() or "staff"
+            tally = counts.setdefault((o.item, why), [0, 0])
+            tally[0] += 1
+            tally[1] += 0 if o.confirms else 1
+    return [(item, why, n, changed) for (item, why), (n, changed) in sorted(counts.items())]
+
+
+def decisions_by_item(rows: Iterable[tuple[str, str, int, int]]) -> list[tuple[str, int, int]]:
+    """:func:`agreement` summed per rubric item."""
+    total: dict[str, list[int]] = {}
+    for item, _, n, changed in rows:
+        tally = total.setdefault(item, [0, 0])
+        tally[0] += n
+        tally[1] += changed
+    return [(item, n, changed) for item, (n, changed) in sorted(total.items())]

@@ -1,0 +1,342 @@
+"""Staff review: the queue computed from the gradebook, overrides that last, the CSV round trip (course/_review.py,
+course/_overrides.py), all on a real graded course term (tests/test_course_term.py's folder)."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import hashlib
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import reseal, solved
+from test_course_term import build_term, options, write
+
+from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
+from mlsys_grader.course import grade_paths
+from mlsys_grader.course._feedback import write_feedback
+from mlsys_grader.course._gradebook import GradebookDB
+from mlsys_grader.course._lms import export_lms
+from mlsys_grader.course._review import (
+    Decision,
+    DecisionError,
+    add_request,
+    agreement,
+    apply_decisions,
+    build_queue,
+    export_queue,
+    import_decisions,
+)
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from course import clean_student  # (benchmarks/course.py: honest students in their own words)
+
+RECOMMENDATION = "synthesis.rationale_names_recommendation"
+CITES = "synthesis.rationale_cites_evidence"
+HEDGED = ("I recommend compiled execution with fusion rather than compilation alone.",
+          "Compiled execution with fusion, compared with compilation alone.")
+"""Measured: without "I recommend", the reader finds the option but no stance cue and is not sure (98 of 100)."""
+
+
+def uncertain_bundle() -> dict:
+    _, bundle = clean_student(0)
+    data = copy.deepcopy(bundle)
+    data["synthesis"]["rationale"] = data["synthesis"]["rationale"].replace(*HEDGED)
+    return reseal(data)
+
+
+def build_review_term(root: Path) -> dict[str, Path]:
+    paths = build_term(root)
+    write(paths["eve07"], uncertain_bundle())  # Eve's lab07: an honest rationale the reader is unsure of
+    return paths
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("review")
+    paths = build_review_term(root)
+    db = root / "gradebook.sqlite"
+    grade_paths([paths["down"]], options(root, db))
+    return root, paths, db
+
+
+@pytest.fixture
+def term(graded, tmp_path):
+    """A private copy of the graded term's gradebook (the folder is shared, read only)."""
+    root, paths, db = graded
+    mine = tmp_path / "gradebook.sqlite"
+    shutil.copyfile(db, mine)
+    return root, paths, mine
+
+
+def final_row(db: Path, student: str, lab: str) -> dict:
+    book = GradebookDB(db)
+    try:
+        [row] = [r for r in book.final() if r["student"] == student and r["lab"] == lab]
+    finally:
+        book.close()
+    return row
+
+
+def decide(db: Path, *decisions: Decision, by: str = "ta-rosa"):
+    book = GradebookDB(db)
+    try:
+        return apply_decisions(book, decisions, by)
+    finally:
+        book.close()
+
+
+def queue(db: Path, **kw):
+    book = GradebookDB(db)
+    try:
+        return build_queue(book, **kw)
+    finally:
+        book.close()
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_uncertain_item_is_queued_with_its_reason_and_the_points_at_stake(term):
+    _, _, db = term
+    entries = queue(db)
+    eve = next(e for e in entries if (e.student, e.lab) == ("2005", "lab07"))
+    assert f"uncertain {RECOMMENDATION}: option named, no stance cue found" in eve.reasons
+    item = next(i for i in eve.items if i.column == RECOMMENDATION)
+    assert (item.points, item.max_points, item.decision) == (0.0, 2.0, None)
+    assert eve.at_stake == 2.0
+    ada = next(e for e in entries if (e.student, e.lab) == ("2001", "lab07"))
+    assert ada.reasons == ("flag generated: the rationale is the grader's own template",), "the template rationale is flagged"
+    assert [e.at_stake for e in entries] == sorted((e.at_stake for e in entries), reverse=True), "most points at stake first"
+    assert not any(e.student == "2007" for e in entries), "a student without a submission has nothing to review"
+
+
+def test_override_applies_after_the_machine_score_and_before_the_late_penalty_in_every_output(term, tmp_path):
+    _, _, db = term
+    before = final_row(db, "2002", "lab07")
+    assert (before["raw_score"], before["late_penalty"], before["score"]) == (88.0, 17.6, 70.4)
+    [made] = decide(db, Decision("2002", "lab07", CITES, 4.0, "cites 8.99 ms from part B in the second sentence"))
+    assert (made.old_points, made.new_points, made.max_points, made.by) == (0.0, 4.0, 4.0, "ta-rosa")
+    row = final_row(db, "2002", "lab07")
+    assert (row["machine_score"], row["raw_score"], row["late_penalty"], row["score"]) == (88.0, 92.0, 18.4, 73.6)
+    assert row["overrides"] == f"{CITES} 0->4 by ta-rosa (cites 8.99 ms from part B in the second sentence)"
+    export_lms(db, "canvas", tmp_path / "canvas.csv")
+    lines = list(csv.reader((tmp_path / "canvas.csv").open(encoding="utf-8")))
+    assert next(line for line in lines if line[2] == "SIS2002")[5] == "73.6"
+    export_lms(db, "generic", tmp_path / "generic.csv")
+    generic = next(line for line in csv.reader((tmp_path / "generic.csv").open(encoding="utf-8")) if line[:2] == ["2002", "lab07"])
+    assert generic[2:5] == ["73.6", "92.0", "18.4"] and "override" in generic[6]
+    pages = write_feedback(db, tmp_path / "fb", release=True)
+    page = next(Path(p) for p in pages.files if Path(p).name == "2002-lab07.html").read_text(encoding="utf-8")
+    assert "73.6" in page and "cites 8.99 ms from part B in the second sentence" in page
+    book = GradebookDB(db)
+    try:
+        logged = [e for e in book.change_log() if e["kind"] == "override"]
+    finally:
+        book.close()
+    assert len(logged) == 1 and logged[0]["by"] == "ta-rosa" and logged[0]["old_score"] == 70.4
+    assert logged[0]["reason"].startswith(f"{CITES} 0 -> 4")
+
+
+def test_overrides_survive_a_rerun_a_rubric_change_and_a_new_process(term, tmp_path):
+    root, paths, db = term
+    decide(db, Decision("2005", "lab07", RECOMMENDATION, 2.0, "recommends it plainly", reason="uncertain: no stance cue"))
+    rerun = grade_paths([paths["down"]], options(root, db))
+    [eve] = [r for r in rerun.final if (r["student"], r["lab"]) == ("2005", "lab07")]
+    assert (eve["machine_score"], eve["score"]) == (98.0, 100.0), "a rerun keeps the override"
+    assert rerun.write_final(tmp_path / "final.csv") == len(rerun.final)
+    line = next(r for r in csv.DictReader((tmp_path / "final.csv").open(encoding="utf-8")) if r["student"] == "2005"
+                and r["lab"] == "lab07")
+    assert (line["score"], line["machine_score"]) == ("100.0", "98.0") and "recommends it plainly" in line["overrides"]
+    shipped = (Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs" / "lab07.toml").read_text(encoding="utf-8")
+    rubric = tmp_path / "lab07.toml"
+    rubric.write_text(shipped.replace("rationale_names_trigger = 1", "rationale_names_trigger = 3"), encoding="utf-8")
+    changed = grade_paths([paths["down"]], options(root, db, rubrics={"lab07": str(rubric)}))
+    [eve] = [r for r in changed.final if (r["student"], r["lab"]) == ("2005", "lab07")]
+    assert (eve["machine_score"], eve["score"], eve["stale_overrides"]) == (100.0, 102.0, ""), \
+        "a rubric change regrades the machine part; the override stands on top"
+    assert main(["review", "--db", str(db), "--list"]) == EXIT_OK  # a new process would read the same table
+    assert final_row(db, "2005", "lab07")["score"] == 102.0
+    assert not any(e.student == "2005" and e.lab == "lab07" for e in queue(db)), "decided: out of the queue"
+
+
+def test_a_lowered_maximum_makes_the_override_stale_not_clamped(term, tmp_path):
+    root, paths, db = term
+    decide(db, Decision("2005", "lab07", RECOMMENDATION, 2.0, "recommends it"))
+    shipped = (Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs" / "lab07.toml").read_text(encoding="utf-8")
+    lowered = shipped.replace("rationale_names_recommendation = 2", "rationale_names_recommendation = 1")
+    assert lowered != shipped
+    rubric = tmp_path / "lab07.toml"
+    rubric.write_text(lowered, encoding="utf-8")
+    result = grade_paths([paths["down"]], options(root, db, rubrics={"lab07": str(rubric)}))
+    [eve] = [r for r in result.final if (r["student"], r["lab"]) == ("2005", "lab07")]
+    assert eve["score"] == eve["machine_score"], "not applied, not clamped to the new maximum"
+    assert "maximum was lowered from 2 to 1" in eve["stale_overrides"]
+    [entry] = [e for e in queue(db) if (e.student, e.lab) == ("2005", "lab07")]
+    assert any("stale override" in r and "maximum was lowered" in r for r in entry.reasons)
+
+
+def test_a_resubmission_makes_the_override_stale_and_shows_it_for_re_review(term):
+    root, paths, db = term
+    decide(db, Decision("2002", "lab07", CITES, 4.0, "cites it"))
+    submission = paths["gs"] / "submission_102" / "lab07-submission.json"
+    original = submission.read_bytes()
+    try:
+        write(submission, solved("lab07", "edge", 22))  # Bo uploads again: another file, another hash
+        result = grade_paths([paths["down"]], options(root, db))
+    finally:
+        submission.write_bytes(original)
+    [bo] = [r for r in result.final if (r["student"], r["lab"]) == ("2002", "lab07")]
+    assert (bo["raw_score"], bo["score"]) == (bo["machine_score"], 70.4) and bo["overrides"] == ""
+    assert "made for submission" in bo["stale_overrides"] and "the submission that counts is now" in bo["stale_overrides"]
+    [entry] = [e for e in queue(db) if (e.student, e.lab) == ("2002", "lab07")]
+    assert any(r.startswith(f"stale override {CITES} 4 by ta-rosa: made for submission") for r in entry.reasons)
+
+
+def test_decisions_out_of_range_or_for_unknown_students_and_items_are_refused_and_nothing_is_stored(term):
+    _, _, db = term
+    before = digest(db)
+    with pytest.raises(DecisionError) as caught:
+        decide(db, Decision("2002", "lab07", CITES, 5.0), Decision("9999", "lab07", CITES, 1.0),
+               Decision("2002", "lab07", "synthesis.charm", 1.0), Decision("2002", "lab11", CITES, 1.0),
+               Decision("2005", "lab07", RECOMMENDATION, 2.0))
+    assert caught.value.problems == (
+        f"{CITES}: points must be 0..4 (got 5)", "unknown student '9999'",
+        f"unknown rubric item 'synthesis.charm' for lab07 (expected one of {', '.join(final_row(db, '2002', 'lab07')['_items'])})",
+        "2002 has no submission of lab11 to override")
+    assert digest(db) == before, "the valid fifth decision was not stored either"
+
+
+def fill(exported: Path, out: Path, decisions: dict[tuple[str, str, str], tuple[str, str]], *, spreadsheet: bool = True) -> None:
+    """Fill ``new_points`` and ``comment`` for (student, item) and save as a spreadsheet does: BOM, CRLF, every field
+    quoted, blank lines at the end."""
+    rows = list(csv.DictReader(exported.open(encoding="utf-8", newline="")))
+    for row in rows:
+        if (row["student"], row["lab"], row["item"]) in decisions:
+            row["new_points"], row["comment"] = decisions[(row["student"], row["lab"], row["item"])]
+    with out.open("w", encoding="utf-8-sig" if spreadsheet else "utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]), quoting=csv.QUOTE_ALL, lineterminator="\r\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        handle.write("\r\n\r\n,,,,,,,,,,\r\n")
+
+
+def test_the_csv_round_trip_imports_a_file_saved_by_a_spreadsheet(term, tmp_path):
+    _, _, db = term
+    book = GradebookDB(db)
+    try:
+        lines = export_queue(book, tmp_path / "queue.csv")
+    finally:
+        book.close()
+    exported = list(csv.DictReader((tmp_path / "queue.csv").open(encoding="utf-8")))
+    assert len(exported) == lines and {"student", "item", "machine_points", "max_points", "why", "new_points"} <= set(exported[0])
+    eve = next(r for r in exported if (r["student"], r["lab"], r["item"]) == ("2005", "lab07", RECOMMENDATION))
+    assert eve["why"] == "uncertain: option named, no stance cue found" and eve["new_points"] == ""
+    fill(tmp_path / "queue.csv", tmp_path / "decisions.csv",
+         {("2005", "lab07", RECOMMENDATION): ("2", 'says "compiled execution with fusion, compared with",\nthat is the pick'),
+          ("2001", "lab07", CITES): ("0", "template")})
+    raw = (tmp_path / "decisions.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw
+    assert main(["review", "--db", str(db), "--import", str(tmp_path / "decisions.csv"), "--by", "prof-k"]) == EXIT_OK
+    row = final_row(db, "2005", "lab07")
+    assert row["score"] == 100.0 and 'says "compiled execution with fusion, compared with",\nthat is the pick' in row["overrides"]
+    assert final_row(db, "2001", "lab07")["overrides"] == f"{CITES} confirmed by prof-k (template)"
+    book = GradebookDB(db)
+    try:
+        figures = agreement(book)
+    finally:
+        book.close()
+    assert (RECOMMENDATION, "uncertain", 1, 1) in figures and (CITES, "flag generated", 1, 0) in figures
+
+
+def test_a_decisions_file_with_any_bad_line_imports_nothing_and_names_every_line(term, tmp_path, capsys):
+    _, _, db = term
+    book = GradebookDB(db)
+    try:
+        export_queue(book, tmp_path / "queue.csv")
+    finally:
+        book.close()
+    rows = list(csv.DictReader((tmp_path / "queue.csv").open(encoding="utf-8")))
+    header = list(rows[0])
+    good = next(r for r in rows if (r["student"], r["lab"], r["item"]) == ("2005", "lab07", RECOMMENDATION))
+    bad = [dict(good, new_points="2"),                                # line 2: fine
+           dict(good, student="2099", new_points="1"),                # line 3: unknown student
+           dict(good, item="synthesis.charm", new_points="1"),        # line 4: unknown item
+           dict(good, new_points="7"),                                # line 5: out of range
+           dict(good, input_hash="0" * 64, new_points="1"),           # line 6: stale submission
+           dict(good, new_points="two")]                              # line 7: not a number
+    with (tmp_path / "bad.csv").open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(bad)
+    before = digest(db)
+    assert main(["review", "--db", str(db), "--import", str(tmp_path / "bad.csv")]) == EXIT_UNGRADABLE
+    err = capsys.readouterr().err
+    assert "bad.csv line 7: new_points must be a number (got 'two')" in err
+    (tmp_path / "bad.csv").write_text("\n".join((tmp_path / "bad.csv").read_text().splitlines()[:-1]) + "\n")
+    assert main(["review", "--db", str(db), "--import", str(tmp_path / "bad.csv")]) == EXIT_UNGRADABLE
+    err = capsys.readouterr().err
+    assert "4 problems, nothing imported" in err
+    assert "bad.csv line 3: unknown student '2099'" in err
+    assert "bad.csv line 4: unknown rubric item 'synthesis.charm' for lab07" in err
+    assert f"bad.csv line 5: {RECOMMENDATION}: points must be 0..2 (got 7)" in err
+    assert "bad.csv line 6: stale submission hash 000000000000 for 2005 lab07" in err
+    assert "line 2" not in err
+    assert digest(db) == before, "a failed import leaves the database byte for byte as it was"
+
+
+def test_a_corrupt_or_later_gradebook_gets_one_clear_message(tmp_path, capsys):
+    broken = tmp_path / "broken.sqlite"
+    broken.write_bytes(b"this is not a database, it was a spreadsheet once" * 100)
+    assert main(["review", "--db", str(broken), "--list"]) == EXIT_UNGRADABLE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"mlsys-grader review: {broken} is not a readable mlsys-grader gradebook (SQLite: file is not a database); "
+                   "restore it from a backup or grade into a new --db"]
+    later = tmp_path / "later.sqlite"
+    with sqlite3.connect(later) as conn:
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute("INSERT INTO meta VALUES ('schema_version', '9')")
+    before = digest(later)
+    assert main(["review", "--db", str(later), "--import", str(tmp_path / "none.csv")]) == EXIT_UNGRADABLE
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "schema_version 9, written by a later release" in err[0]
+    assert digest(later) == before
+
+
+def test_a_regrade_request_entered_by_staff_is_queued_and_logged(term, capsys):
+    _, _, db = term
+    assert main(["review", "--db", str(db), "--request", "bo@u.edu", "--lab", "lab07", "--item", CITES,
+                 "--reason", "I cite 14.24 ms eager in the second sentence", "--by", "ta-rosa"]) == EXIT_OK
+    [entry] = [e for e in queue(db) if (e.student, e.lab) == ("2002", "lab07")]
+    assert any(r.startswith(f"regrade request on {CITES}") and r.endswith("I cite 14.24 ms eager in the second sentence")
+               for r in entry.reasons)
+    assert main(["review", "--db", str(db), "--request", "nobody@u.edu", "--lab", "lab07", "--reason", "x"]) == EXIT_UNGRADABLE
+    assert "unknown student 'nobody@u.edu' for lab 'lab07'" in capsys.readouterr().err
+    book = GradebookDB(db)
+    try:
+        with pytest.raises(DecisionError, match=r"unknown rubric item 'A\.charm'"):
+            add_request(book, "2002", "lab07", "why", item="A.charm")
+        assert [e["kind"] for e in book.change_log()].count("regrade_request") == 1
+    finally:
+        book.close()
+
+
+def test_a_version_2_gradebook_keeps_its_rows_and_gains_the_review_tables(term):
+    _, _, db = term
+    decide(db, Decision("2002", "lab07", CITES, 4.0, "cites it"))
+    with sqlite3.connect(db) as conn:  # back to what the previous release wrote
+        conn.execute("DROP TABLE overrides")
+        conn.execute("DROP TABLE regrade_requests")
+        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    book = GradebookDB(db)
+    try:
+        assert book.migrated_from == 2
+        assert book.conn.execute("SELECT count(*) FROM overrides").fetchone() == (0,)
+        assert any(e["kind"] == "override" for e in book.change_log()), "the change log is carried"
+    finally:
+        book.close()
+    assert import_decisions is not None
