@@ -100,8 +100,15 @@ def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: 
                    machine_score=raw, late_percent=late.percent, _held=list(chosen.get("_held", [])),
                    _item_max=dict(chosen.get("_item_max", {})), _items={column: float(chosen[column]) for column in chosen.get("_item_max", {})
                                                                            if isinstance(chosen.get(column), int | float)})
+        out["_collusion_group"] = chosen.get("collusion_group", "")
         apply_to_final(out, (overrides or {}).get((student_key, lab), ()))
         final.append(out)
+    members: dict[str, list[str]] = {}
+    for out in final:
+        if out.get("_collusion_group"):
+            members.setdefault(out["_collusion_group"], []).append(out["student"])
+    for out in final:  # the review page shows each counting submission beside the others of its collusion group
+        out["_collusion_with"] = [s for s in members.get(out.get("_collusion_group") or "", []) if s != out["student"]]
     return final
 
 

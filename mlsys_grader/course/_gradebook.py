@@ -69,13 +69,16 @@ from ._late import Course, read_course
 from ._marimo import impossible_findings, looks_like_markdown_report
 from ._migrations import open_gradebook
 from ._overrides import load_overrides
+from ._spans import rationale_spans
 
 if TYPE_CHECKING:
     import pandas as pd
 
+CHOICE_FIELDS = ("recommendation", "rejected_alternative", "residual_risk", "reevaluation_trigger")
+"""The synthesis choices a stored result keeps, for the review page."""
 SCORED = ("graded", "regrade")
 """Statuses whose row carries a score from the grader (and takes part in collusion)."""
-COLLUSION_KEYS = ("part_times", "rationale", "certainty")
+COLLUSION_KEYS = ("part_times", "rationale", "certainty", "spans")
 """What a stored result must hold for collusion and the review queue; a stored result without them is graded again."""
 
 
@@ -314,18 +317,23 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         report = grade_loaded(loaded, rubrics.get(bundle.lab))
     except GraderError as exc:
         return {**result, "status": "error", "reason": str(exc), "error_kind": type(exc).__name__}
-    return {**result, **graded_result(report, bundle, loaded.origin)}
+    rubric = rubrics.get(bundle.lab)
+    return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None)}
 
 
-def graded_result(report: GradeReport, bundle: Any, origin: str = "") -> dict[str, Any]:
-    """The stored result of a graded bundle: its status, the report's summary and what collusion needs.
+def graded_result(report: GradeReport, bundle: Any, origin: str = "", tolerance: float | None = None) -> dict[str, Any]:
+    """The stored result of a graded bundle: its status, the report's summary, what collusion needs and the
+    rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
 
     Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
     """
     summary = summarize(report, origin)
     status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
+    if tolerance is None:
+        tolerance = default_rubric(report.lab).quantity_tolerance
     return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or "",
-            "evidence": evidence_numbers(bundle)}
+            "evidence": evidence_numbers(bundle), "spans": rationale_spans(get_lab(bundle.lab), bundle, tolerance),
+            "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS}}
 
 
 def evidence_numbers(bundle: Any) -> dict[str, dict[str, Any]]:

@@ -103,8 +103,10 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
         key = (row["student"], row["lab"])
         mine = overrides.get(key, [])
         result = db.result(row["input_hash"]) if row.get("input_hash") else None
-        items: Mapping[str, float] = row.get("_items") or (result or {}).get("items", {})
         item_max: Mapping[str, float] = row.get("_item_max") or (result or {}).get("item_max", {})
+        # Formative items (maximum 0: shown as right or not, never scored) have nothing to decide.
+        items: Mapping[str, float] = {c: v for c, v in (row.get("_items") or (result or {}).get("items", {})).items()
+                                      if float(item_max.get(c, 0) or 0) > 0}
         live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
         reasons: list[str] = []
         concerned: dict[str, str] = {}

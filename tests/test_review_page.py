@@ -1,0 +1,189 @@
+"""The local review page (course/_review_app.py) in real headless Chromium, driven by Playwright: the queue, keyboard
+steps, highlighted spans, an override with a comment that reaches the final gradebook and the LMS export, student
+text shown as text, and the token, origin and method checks."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import shutil
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+
+import pytest
+from conftest import reseal
+from needs import chromium
+from test_course_term import options, write
+from test_review import CITES, RECOMMENDATION, build_review_term, final_row, uncertain_bundle
+
+from mlsys_grader.course import grade_paths
+from mlsys_grader.course._lms import export_lms
+from mlsys_grader.course._review_app import ReviewServer
+
+pytest.importorskip("flask")
+playwright = pytest.importorskip("playwright.sync_api")
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+HOSTILE = ("<script>document.title='owned'</script> <b>bold</b> **not markdown** [link](http://x) "
+           "<img src=x onerror=alert(1)> & &amp; ")
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    root = tmp_path_factory.mktemp("review-page")
+    paths = build_review_term(root)
+    hostile = copy.deepcopy(uncertain_bundle())
+    hostile["synthesis"]["rationale"] = HOSTILE + hostile["synthesis"]["rationale"]
+    write(paths["dee"], reseal(hostile))  # Dee's lab07: Eve's bundle (same capture times) behind markup and a script
+    db = root / "gradebook.sqlite"
+    grade_paths([paths["down"]], options(root, db))
+    return root, paths, db
+
+
+@pytest.fixture
+def db(graded, tmp_path):
+    mine = tmp_path / "gradebook.sqlite"
+    shutil.copyfile(graded[2], mine)
+    return mine
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = chromium()
+    with playwright.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, headless=True, args=FLAGS)
+        yield launched
+        launched.close()
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the status of the request itself (a 303 after a decision), not of the page it points to
+
+
+def status(url: str, data: bytes | None = None, headers: dict | None = None) -> int:
+    try:
+        with urllib.request.build_opener(_NoRedirect).open(urllib.request.Request(url, data=data, headers=headers or {})) as r:
+            return r.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_step_through_the_queue_by_keyboard_see_the_spans_and_override_with_a_comment(db, browser, tmp_path):
+    with ReviewServer(db, by="ta-rosa") as server:
+        page = browser.new_page()
+        page.goto(server.url)
+        titles = [page.inner_text("#title")]
+        assert titles[0].startswith("1. ")
+        queued = page.locator("nav#queue a").count()
+        assert queued >= 8
+        for _ in range(queued - 1):
+            page.keyboard.press("j")
+            page.wait_for_url(f"{server.base}/entry/{len(titles) + 1}")
+            titles.append(page.inner_text("#title"))
+        page.keyboard.press("j")  # past the end: stays
+        assert page.inner_text("#title") == titles[-1]
+        page.keyboard.press("k")
+        page.wait_for_url(f"{server.base}/entry/{queued - 1}")
+        assert len(set(titles)) == queued, "every entry once, in queue order"
+        eve = next(i for i, t in enumerate(titles, 1) if "(2005) · lab07" in t)
+        page.goto(f"{server.base}/entry/{eve}")
+        assert f"uncertain {RECOMMENDATION}: option named, no stance cue found" in page.inner_text("#why")
+        quantities = page.locator("#rationale mark.quantity")
+        assert quantities.count() >= 5
+        first = quantities.first
+        assert first.inner_text() == "8.99 ms" and "matches" in first.get_attribute("title")
+        assert "recorded in part B's evidence" in first.get_attribute("title")
+        assert page.locator("#rationale mark.limitation").count() >= 1 and page.locator("#rationale mark.trigger").count() >= 1
+        assert "rejects compiled" in page.inner_text("#legend"), "the stance cue and the option it applied to"
+        assert "compiled_fused" in page.inner_text("#choices")
+        page.keyboard.press("e")
+        assert page.evaluate("document.activeElement.name").startswith("points:")
+        page.fill(f"input[name='points:{RECOMMENDATION}']", "2")
+        page.fill("#comment", "recommends compiled execution with fusion in the first sentence")
+        page.click("#save")
+        page.wait_for_url(f"{server.base}/entry/{eve}")
+        page.reload()
+        assert "2 by ta-rosa: recommends compiled execution with fusion in the first sentence" in page.inner_text("#decide")
+        assert "✓" not in page.locator("nav#queue a").nth(eve - 1).inner_text(), \
+            "Dee's copy makes Eve's a collusion entry too: one item decided is not the whole entry"
+        assert "flag collusion" in page.inner_text("#why")
+        assert page.locator("#collusion mark.shared").count() >= 2, "the shared text marked on both sides"
+        assert page.locator("#collusion .time-shared").count() >= 1 and page.locator("#times .time-shared").count() >= 1
+    row = final_row(db, "2005", "lab07")
+    assert (row["machine_score"], row["score"]) == (98.0, 100.0)
+    assert "recommends compiled execution with fusion in the first sentence" in row["overrides"]
+    export_lms(db, "generic", tmp_path / "generic.csv")
+    line = next(r for r in csv.reader((tmp_path / "generic.csv").open(encoding="utf-8")) if r[:2] == ["2005", "lab07"])
+    assert line[2] == "100.0"
+
+
+def test_confirming_by_keyboard_takes_the_entry_out_of_the_pending_count(db, browser):
+    with ReviewServer(db, by="ta-rosa") as server:
+        page = browser.new_page()
+        page.goto(server.url)
+        before = page.inner_text("nav#queue p")
+        page.keyboard.press("c")
+        page.wait_for_url(f"{server.base}/entry/1")
+        after = page.inner_text("nav#queue p")
+        assert int(after.split()[0]) == int(before.split()[0]) - 1
+        assert "✓" in page.locator("nav#queue a").first.inner_text()
+
+
+def test_a_rationale_holding_script_html_and_markdown_shows_as_text(db, browser):
+    with ReviewServer(db) as server:
+        page = browser.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+        page.goto(server.url)
+        links = page.locator("nav#queue a")
+        dee = next(i for i in range(links.count()) if links.nth(i).get_attribute("data-student") == "2004"
+                   and "lab07" in links.nth(i).inner_text())
+        page.goto(f"{server.base}/entry/{dee + 1}")
+        text = page.inner_text("#rationale")
+        assert text.startswith(HOSTILE.rstrip()), "every character as the student typed it"
+        assert page.locator("#rationale script, #rationale b, #rationale img, #rationale a").count() == 0
+        assert page.title() != "owned" and dialogs == []
+
+
+def test_requests_without_the_token_from_another_origin_or_changing_state_by_get_are_refused(db):
+    with ReviewServer(db) as server:
+        token = server.token
+        assert status(f"{server.base}/") == 403
+        assert status(f"{server.base}/entry/1") == 403
+        assert status(f"{server.base}/entry/1?token=wrong") == 403
+        assert status(f"{server.base}/entry/1?token={token}") == 200
+        assert status(server.url) == 302, "the token URL sets the cookie and shows the first entry"
+        assert status(f"{server.base}/decide?token={token}&student=2005&lab=lab07") == 403, "no change by GET"
+        assert status(f"{server.base}/request?token={token}&student=2005&lab=lab07&reason=x") == 403
+        form = f"token={token}&student=2005&lab=lab07&item={CITES}&points%3A{CITES}=3&comment=c&number=1".encode()
+        assert status(f"{server.base}/decide?token={token}", form, {"Origin": "http://evil.example"}) == 403
+        assert status(f"{server.base}/decide?token={token}", form.replace(token.encode(), b"x", 1),
+                      {"Origin": server.base}) == 403, "the form must carry the token too"
+        assert status(f"{server.base}/decide", form, {"Origin": server.base}) == 403, "the request itself needs it"
+        assert final_row(db, "2005", "lab07")["overrides"] == ""
+        assert status(f"{server.base}/decide?token={token}", form, {"Origin": server.base}) == 303
+    assert final_row(db, "2005", "lab07")["overrides"] == f"{CITES} 4->3 by ? (c)"
+
+
+def test_the_command_prints_a_token_url_bound_to_localhost_and_decisions_outlive_a_restart(db):
+    tokens = []
+    for attempt in range(2):  # a restart: a new process, a new token, the decision made through the first still there
+        process = subprocess.Popen([sys.executable, "-m", "mlsys_grader", "review", "--db", str(db), "--no-browser",
+                                    "--by", "prof-k"], stdout=subprocess.PIPE, text=True)
+        try:
+            url = process.stdout.readline().split("review page: ", 1)[1].strip()
+            assert url.startswith("http://127.0.0.1:") and "/?token=" in url
+            base, token = url.split("/?token=")
+            tokens.append(token)
+            assert status(f"{base}/entry/1?token={token}") == 200 and status(f"{base}/entry/1") == 403
+            if attempt == 0:
+                form = f"token={token}&student=2005&lab=lab07&item={CITES}&points%3A{CITES}=3&number=1".encode()
+                assert status(f"{base}/decide?token={token}", form, {"Origin": base}) == 303
+        finally:
+            process.terminate()
+            process.wait(timeout=10)
+        assert final_row(db, "2005", "lab07")["overrides"] == f"{CITES} 4->3 by prof-k"
+    assert tokens[0] != tokens[1], "a random token per start"
