@@ -340,3 +340,21 @@ def test_a_version_2_gradebook_keeps_its_rows_and_gains_the_review_tables(term):
     finally:
         book.close()
     assert import_decisions is not None
+
+
+def test_the_html_summary_shows_the_overrides_and_how_often_staff_changed_the_readers_verdict(term):
+    from mlsys_grader.course import render_summary
+
+    root, paths, db = term
+    decide(db, Decision("2005", "lab07", RECOMMENDATION, 2.0, "<b>recommends</b> it", reason="uncertain: no stance cue"),
+           Decision("2001", "lab07", CITES, None, "template", reason="flag generated: the grader's template"),
+           Decision("2002", "lab07", CITES, None, "", reason="flag generated: the grader's template"))
+    result = grade_paths([paths["down"]], options(root, db))
+    assert result.agreement == [(CITES, "flag generated", 2, 0), (RECOMMENDATION, "uncertain", 1, 1)]
+    page = render_summary(result)
+    assert "How often staff changed the reader&#39;s verdict" in page or "How often staff changed the reader's verdict" in page
+    agreement = page[page.index('class="agreement"'):page.index("</table>", page.index('class="agreement"'))]
+    assert f"<td>{CITES}</td><td class=\"num\">2</td><td class=\"num\">0</td><td>0%</td>" in agreement
+    assert f"<td>{RECOMMENDATION}</td><td class=\"num\">1</td><td class=\"num\">1</td><td>100%</td>" in agreement
+    overrides = page[page.index('class="overrides"'):]
+    assert "&lt;b&gt;recommends&lt;/b&gt; it" in overrides and "<b>recommends" not in page

@@ -68,7 +68,7 @@ from ._ingest import (
 from ._late import Course, read_course
 from ._marimo import impossible_findings, looks_like_markdown_report
 from ._migrations import open_gradebook
-from ._overrides import load_overrides
+from ._overrides import agreement_of, load_overrides
 from ._spans import rationale_spans
 
 if TYPE_CHECKING:
@@ -147,6 +147,8 @@ class GradebookResult:
     notes: list[str] = field(default_factory=list)
     """What staff should know about the run itself (e.g. manifest lines naming no input)."""
     """How many inputs ``BatchOptions.only`` named (by student or input hash)."""
+    agreement: list[tuple[str, str, int, int]] = field(default_factory=list)
+    """Staff decisions so far: (rubric item, why it was reviewed, decisions, changed) (:func:`._overrides.agreement_of`)."""
 
     def write_final(self, out: str | os.PathLike[str]) -> int:
         """Write the final gradebook (one row per student and lab); returns the number of rows."""
@@ -659,6 +661,7 @@ def grade_paths(
         final_started = time.perf_counter()
         gradebook, changes = _final_gradebook(rows, roster, rubrics, course, db, key, options, forced)
         final_seconds = time.perf_counter() - final_started
+        agreement = agreement_of(load_overrides(db.conn)) if db else []
     finally:
         if db:
             db.close()
@@ -666,7 +669,7 @@ def grade_paths(
                            graded=len(fresh), reused=reused, seconds=time.perf_counter() - started, final=gradebook,
                            ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds,
                            only_matched=sum(1 for row, force in zip(rows, forced, strict=True)
-                                            if force or row["input_hash"] in options.only), notes=notes)
+                                            if force or row["input_hash"] in options.only), notes=notes, agreement=agreement)
 
 
 def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, rubrics: Mapping[str, Rubric],
@@ -676,7 +679,8 @@ def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, r
     and score changes, and store it; returns (final rows, score changes)."""
     labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
     max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
-    gradebook = build_final(rows, roster, labs, max_scores, course, overrides=load_overrides(db.conn) if db else None)
+    overrides = load_overrides(db.conn) if db else None
+    gradebook = build_final(rows, roster, labs, max_scores, course, overrides=overrides)
     if db is None:
         return gradebook, []
     before = db.final_scores()

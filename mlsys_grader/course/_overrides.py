@@ -156,3 +156,28 @@ def apply_to_final(row: dict[str, Any], overrides: Sequence[Override]) -> None:
     if row.get("status") == "regrade" and held and held <= set(row["_overridden"]):
         row["status"] = "graded"
         row["rule"] = "; ".join(text for text in (row.get("rule", ""), "held items scored by staff") if text)
+
+
+def agreement_of(overrides: Mapping[tuple[str, str], Sequence[Override]]) -> list[tuple[str, str, int, int]]:
+    """How often staff changed the machine's points: (rubric item, why it was reviewed, decisions, changed), sorted.
+
+    "Why" is the kind of reason the item was queued for (``uncertain``, ``flag collusion``, ``grader_error``,
+    ``regrade request``, ``stale override``); ``staff`` for a decision made without one.
+    """
+    counts: dict[tuple[str, str], list[int]] = {}
+    for mine in overrides.values():
+        for o in mine:
+            tally = counts.setdefault((o.item, o.reason.split(":", 1)[0].strip() or "staff"), [0, 0])
+            tally[0] += 1
+            tally[1] += 0 if o.confirms else 1
+    return [(item, why, n, changed) for (item, why), (n, changed) in sorted(counts.items())]
+
+
+def decisions_by_item(rows: Iterable[tuple[str, str, int, int]]) -> list[tuple[str, int, int]]:
+    """:func:`agreement_of` summed per rubric item: (item, decisions, changed)."""
+    total: dict[str, list[int]] = {}
+    for item, _, n, changed in rows:
+        tally = total.setdefault(item, [0, 0])
+        tally[0] += n
+        tally[1] += changed
+    return [(item, n, changed) for item, (n, changed) in sorted(total.items())]

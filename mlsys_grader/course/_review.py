@@ -21,7 +21,7 @@ import json
 import math
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ from typing import Any
 from ..core import flags as flag_names
 from ..errors import GraderError
 from ._gradebook import GradebookDB, _cell
-from ._overrides import Override, apply_to_final, load_overrides, now, stale_reason, write_overrides
+from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
                 flag_names.VERSION_DRIFT)
@@ -328,21 +328,4 @@ def import_decisions(db: GradebookDB, path: str | os.PathLike[str], by: str) -> 
 
 def agreement(db: GradebookDB) -> list[tuple[str, str, int, int]]:
     """How often staff changed the machine's points: (rubric item, why it was reviewed, decisions, changed)."""
-    counts: dict[tuple[str, str], list[int]] = {}
-    for mine in load_overrides(db.conn).values():
-        for o in mine:
-            why = o.reason.split(":", 1)[0].strip() or "staff"
-            tally = counts.setdefault((o.item, why), [0, 0])
-            tally[0] += 1
-            tally[1] += 0 if o.confirms else 1
-    return [(item, why, n, changed) for (item, why), (n, changed) in sorted(counts.items())]
-
-
-def decisions_by_item(rows: Iterable[tuple[str, str, int, int]]) -> list[tuple[str, int, int]]:
-    """:func:`agreement` summed per rubric item."""
-    total: dict[str, list[int]] = {}
-    for item, _, n, changed in rows:
-        tally = total.setdefault(item, [0, 0])
-        tally[0] += n
-        tally[1] += changed
-    return [(item, n, changed) for item, (n, changed) in sorted(total.items())]
+    return agreement_of(load_overrides(db.conn))

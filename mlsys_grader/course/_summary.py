@@ -19,6 +19,7 @@ from .._version import __version__
 from ..core.flags import BY_CRITERION
 from ..core.report import INTEGRITY_CRITERIA, render_html
 from ._formative import FORMATIVE_ITEM, predicted_right
+from ._overrides import decisions_by_item
 
 BINS = 10
 TOP_FINDINGS = 15
@@ -169,6 +170,12 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
                                        for p in g.pairs[:10])), _collusion_evidence(g, rows))
                    for g in result.groups],
         changes=[(PathCell(c.who), c.lab, c.old_score, c.new_score, c.delta, c.cause) for c in result.changes],
+        overrides=[(_student(r), r["lab"], r.get("machine_score", ""), r["score"], r.get("overrides", ""),
+                    r.get("stale_overrides", "")) for r in getattr(result, "final", []) or []
+                   if r.get("overrides") or r.get("stale_overrides")],
+        agreement=[(item, why, n, changed, f"{changed / n:.0%}") for item, why, n, changed in getattr(result, "agreement", [])],
+        agreement_items=[(item, n, changed, f"{changed / n:.0%}")
+                         for item, n, changed in decisions_by_item(getattr(result, "agreement", []))],
         ungradable=[(PathCell(r["path"]), r["status"], r["reasons"][:300]) for r in bad])
 
 
