@@ -6,7 +6,10 @@ runs them in bounded worker processes, ``_gradebook`` grades and keeps the grade
 ``_final`` makes one row per student and lab, ``_late`` reads the course file (late policy),
 ``_migrations`` upgrades an earlier release's gradebook, ``_collusion`` pairs copies,
 ``_lms`` writes LMS import files, ``_feedback`` the pages to hand back,
-``_formative`` shows formative items as such, ``_summary`` renders the HTML report.
+``_formative`` shows formative items as such, ``_summary`` renders the HTML report;
+staff review: ``_overrides`` (staff decisions, applied before the late penalty), ``_review``
+(the queue, decisions, the CSV round trip), ``_spans`` (what the reader used in a rationale),
+``_review_app`` (the local review page; Flask, the ``review`` extra; not in the student kit).
 """
 
 from ._final import FINAL_COLUMNS, build_final
