@@ -358,3 +358,38 @@ def test_the_html_summary_shows_the_overrides_and_how_often_staff_changed_the_re
     assert f"<td>{RECOMMENDATION}</td><td class=\"num\">1</td><td class=\"num\">1</td><td>100%</td>" in agreement
     overrides = page[page.index('class="overrides"'):]
     assert "&lt;b&gt;recommends&lt;/b&gt; it" in overrides and "<b>recommends" not in page
+
+
+def test_an_override_on_every_held_item_resolves_a_grader_error(tmp_path):
+    """A check that fails for real (tests/test_held.py's injection) holds the rationale items; staff score them."""
+    from test_held import _failing, _grade, _honest
+
+    from mlsys_grader.core.models import bundle_from_mapping
+    from mlsys_grader.course._final import build_final
+    from mlsys_grader.course._gradebook import graded_result, make_row
+    from mlsys_grader.course._ingest import Candidate
+
+    data = _honest("lab11")
+    report = _grade("lab11", data, _failing("check_rationale"))
+    result = {"input_hash": "cd" * 32, "origin": "bundle", **graded_result(report, bundle_from_mapping(data))}
+    row = make_row(Candidate(source=str(tmp_path / "held.json"), kind="json", root=str(tmp_path), primary=str(tmp_path / "held.json")), result, "key")
+    row["flags"] = ";".join(row["flags"])
+    db_path = tmp_path / "g.sqlite"
+    book = GradebookDB(db_path)
+    try:
+        book.write_final(build_final([row], None, ["lab11"], {"lab11": 100.0}))
+        [held] = book.final()
+        assert held["status"] == "regrade" and len(held["_held"]) == 6
+        [entry] = build_queue(book)
+        assert entry.reasons[0].startswith("grader_error: points held on synthesis.rationale_length")
+        assert entry.at_stake == sum(held["_item_max"][c] for c in held["_held"])
+        student = held["student"]
+        apply_decisions(book, [Decision(student, "lab11", c, held["_item_max"][c], "read by hand") for c in held["_held"][:-1]], "ta")
+        assert book.final()[0]["status"] == "regrade", "one held item left"
+        apply_decisions(book, [Decision(student, "lab11", held["_held"][-1], 0.0, "no trigger")], "ta")
+        [done] = book.final()
+        assert done["status"] == "graded" and "held items scored by staff" in done["rule"]
+        assert done["score"] == held["machine_score"] + sum(held["_item_max"][c] for c in held["_held"][:-1])
+        assert build_queue(book) == []
+    finally:
+        book.close()
