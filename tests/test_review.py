@@ -393,3 +393,17 @@ def test_an_override_on_every_held_item_resolves_a_grader_error(tmp_path):
         assert build_queue(book) == []
     finally:
         book.close()
+
+
+def test_an_item_removed_from_the_rubric_makes_its_override_stale(term, tmp_path):
+    root, paths, db = term
+    trigger = "synthesis.rationale_names_trigger"
+    decide(db, Decision("2005", "lab07", trigger, 0.0, "the trigger has no condition"))
+    assert final_row(db, "2005", "lab07")["score"] == 97.0
+    shipped = (Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs" / "lab07.toml").read_text(encoding="utf-8")
+    rubric = tmp_path / "lab07.toml"
+    rubric.write_text(shipped.replace("rationale_names_trigger = 1\n", ""), encoding="utf-8")
+    result = grade_paths([paths["down"]], options(root, db, rubrics={"lab07": str(rubric)}))
+    [eve] = [r for r in result.final if (r["student"], r["lab"]) == ("2005", "lab07")]
+    assert eve["score"] == eve["machine_score"] and eve["overrides"] == ""
+    assert eve["stale_overrides"] == (f"{trigger} 0 by ta-rosa: rubric item {trigger} is no longer in the rubric")

@@ -187,3 +187,20 @@ def test_the_command_prints_a_token_url_bound_to_localhost_and_decisions_outlive
             process.wait(timeout=10)
         assert final_row(db, "2005", "lab07")["overrides"] == f"{CITES} 4->3 by prof-k"
     assert tokens[0] != tokens[1], "a random token per start"
+
+
+def test_a_regrade_request_entered_on_the_page_joins_the_entry_and_a_bad_one_says_why(db, browser):
+    with ReviewServer(db, by="ta-rosa") as server:
+        page = browser.new_page()
+        page.goto(server.url)
+        page.fill("#request input[name='item']", CITES)
+        page.fill("#request input[name='reason']", "I cite <b>14.24 ms</b> eager")
+        page.click("#request button")
+        page.wait_for_load_state()
+        assert any(line.startswith(f"regrade request on {CITES}") and line.endswith("I cite <b>14.24 ms</b> eager")
+                   for line in page.inner_text("#why").splitlines())
+        page.fill("#request input[name='item']", "synthesis.charm")
+        page.fill("#request input[name='reason']", "x")
+        page.click("#request button")
+        page.wait_for_load_state()
+        assert "unknown rubric item 'synthesis.charm'" in page.inner_text("#problems")
