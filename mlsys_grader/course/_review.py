@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 import sqlite3
@@ -220,16 +219,18 @@ def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str) -> 
     scores = {key: float(row["score"]) for key, row in rows.items()}
     try:
         write_overrides(db.conn, made, scores)
-        refresh_final(db, commit=False)
-        db.conn.commit()
+        refresh_final(db)  # commits the overrides with the table they change
     except BaseException:
         db.conn.rollback()
         raise
     return made
 
 
-def refresh_final(db: GradebookDB, *, commit: bool = True) -> list[dict[str, Any]]:
-    """Recompute every final row from its machine score with the stored overrides, and store the table again."""
+def refresh_final(db: GradebookDB) -> list[dict[str, Any]]:
+    """Recompute every final row from its machine score with the stored overrides, and store the table again.
+
+    Committed with whatever the caller wrote before in the same transaction (:meth:`GradebookDB.write_final`).
+    """
     overrides = load_overrides(db.conn)
     final = db.final()
     for row in final:
@@ -237,17 +238,8 @@ def refresh_final(db: GradebookDB, *, commit: bool = True) -> list[dict[str, Any
     summaries = db.change_summaries()
     for row in final:
         row["changes"] = summaries.get((row["student"], row["lab"]), "")
-    db.conn.execute("DELETE FROM final")
-    db.conn.executemany("INSERT INTO final VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(r["student"], r["lab"], r["status"], r["raw_score"], r["late_penalty"], r["score"],
-                          r["input_hash"], _json(r), now()) for r in final])
-    if commit:
-        db.conn.commit()
+    db.write_final(final)
     return final
-
-
-def _json(row: Mapping[str, Any]) -> str:
-    return json.dumps(row)
 
 
 def add_request(db: GradebookDB, student: str, lab: str, reason: str, item: str = "", by: str = "") -> None:
