@@ -44,7 +44,7 @@ MEANINGS: dict[str, str] = {
     VERSION_DRIFT: "the evidence looks captured with another mlsysim version",
     STALE: "a part was captured under earlier settings",
     MISSING: "a part or a synthesis field is missing",
-    GENERATED: "the rationale is the grader's own template",
+    GENERATED: "the rationale is, or holds sentences of, the grader's own template",
     GRADER_ERROR: "the grader failed on a part; its points are held for staff review",
     COLLUSION: "identical capture times with another submission",
     WRONG_TRACK: "graded on another track than the roster assigns",
