@@ -1,13 +1,17 @@
 """Benchmark replay-only grading (prints figures; not a timed test).
 
-    python benchmarks/grade_bundles.py [--count 1000] [--jobs 2]
+    python benchmarks/grade_bundles.py [--count 1000] [--jobs 2] [--rounds 2] [--compare]
 
 1. Generates COUNT bundles with ``solve`` across both labs, four tracks and many
    seeds (not timed).
 2. Times one bundle graded in-process after import: with empty replay caches, with
    only the shared baseline arms cached, and graded a second time.
-3. Times ``mlsys-grader grade DIR --jobs J`` as a fresh process — import of mlsysim
-   included — and reports submissions/s and the peak memory of that process tree.
+3. Times ``mlsys-grader warm`` (building the replay tables into a fresh cache directory) once.
+4. Times ``mlsys-grader grade DIR --jobs J`` cold — a fresh process and gradebook, import of
+   mlsysim included, the tables already built — with the replay table and with
+   ``--live-replay``, interleaved for ROUNDS rounds, and reports submissions/s, the speedup
+   and the peak memory of that process tree.  ``--compare`` also checks the two grade CSVs
+   are byte-identical.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of table vs live (default 2)")
+    parser.add_argument("--compare", action="store_true", help="fail unless both modes write byte-identical grade CSVs")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -81,19 +87,33 @@ def main() -> None:
             grade_bundle(blob)
             warm.append(time.perf_counter() - t)
 
-        out = Path(tmp) / "grades.csv"
+        cache = Path(tmp) / "replay"
         t0 = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-m", "mlsys_grader", "grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
-             "--db", str(Path(tmp) / "gradebook.sqlite")],
-            capture_output=True, text=True,
-        )
-        wall = time.perf_counter() - t0
+        subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(cache)],
+                       check=True, capture_output=True, text=True)
+        build_s = time.perf_counter() - t0
+
+        walls: dict[str, list[float]] = {"table": [], "live": []}
+        csvs: dict[str, bytes] = {}
+        rows = 0
+        for round_ in range(args.rounds):
+            for mode in ("table", "live") if round_ % 2 == 0 else ("live", "table"):
+                out = Path(tmp) / f"grades-{mode}-{round_}.csv"
+                extra = ["--replay-cache", str(cache)] if mode == "table" else ["--live-replay"]
+                t0 = time.perf_counter()
+                proc = subprocess.run(
+                    [sys.executable, "-m", "mlsys_grader", "grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
+                     "--db", str(Path(tmp) / f"gradebook-{mode}-{round_}.sqlite"), "-q", *extra],
+                    capture_output=True, text=True,
+                )
+                walls[mode].append(time.perf_counter() - t0)
+                if proc.returncode != 0:
+                    print(proc.stdout, proc.stderr)
+                    raise SystemExit(f"grade exited {proc.returncode}")
+                rows = out.read_text(encoding="utf-8").count("\n") - 1
+                csvs.setdefault(mode, out.read_bytes())
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        if proc.returncode != 0:
-            print(proc.stdout, proc.stderr)
-            raise SystemExit(f"grade exited {proc.returncode}")
-        rows = out.read_text(encoding="utf-8").count("\n") - 1
+        identical = csvs["table"] == csvs["live"]
 
     print(f"mlsys_grader {mlsys_grader.__version__}, mlsysim {mlsys_grader.mlsysim_version()}, {os.cpu_count()} cores")
     print(f"import + first grade of each lab:       {import_s:6.2f} s")
@@ -101,8 +121,17 @@ def main() -> None:
     print(f"one bundle after import, empty caches:   {statistics.median(cold) * 1000:6.2f} ms median of {len(cold)} (max {max(cold) * 1000:.2f} ms)")
     print(f"one bundle, new settings, shared arms cached: {statistics.median(mixed) * 1000:6.2f} ms median of {len(mixed)}")
     print(f"one bundle graded again (all cached):    {statistics.median(warm) * 1000:6.2f} ms median of {len(warm)}")
-    print(f"mlsys-grader grade {rows} bundles, --jobs {args.jobs}: {wall:6.2f} s wall incl. import "
-          f"= {rows / wall:7.1f} submissions/s; peak RSS of the largest process {peak_mb:.0f} MB")
+    print(f"mlsys-grader warm (both replay tables, fresh process): {build_s:6.2f} s")
+    for mode in ("table", "live"):
+        wall = statistics.median(walls[mode])
+        print(f"mlsys-grader grade {rows} bundles cold, --jobs {args.jobs}, {'replay table' if mode == 'table' else '--live-replay'}: "
+              f"{wall:6.2f} s median wall of {[round(w, 2) for w in walls[mode]]} incl. import = {rows / wall:7.1f} submissions/s")
+    print(f"speedup of the table (interleaved medians): {statistics.median(walls['live']) / statistics.median(walls['table']):.2f}x; "
+          f"peak RSS of the largest process {peak_mb:.0f} MB")
+    if args.compare:
+        print(f"grade CSVs byte-identical (table vs live): {identical}")
+        if not identical:
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
 STUDENT_COMMANDS = ("check", "schema", "rubric")
-STAFF_COMMANDS = ("solve", "grade", "export", "feedback", "review", "assign", "autograder", "kit")
+STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit")
 TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
@@ -88,7 +88,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_warm(args: argparse.Namespace) -> int:
+    from .course._replay_table import warm
+    from .labs import lab_ids
+
+    for lab_id, path, entries, status in warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None):
+        print(f"{lab_id}: {status}, {entries} evaluations, {path}")
+    return EXIT_OK
+
+
 def _cmd_grade(args: argparse.Namespace) -> int:
+    if not args.live_replay:
+        from .course._replay_table import ensure_tables, use_replay_tables
+
+        cache = Path(args.replay_cache) if args.replay_cache else None
+        ensure_tables(cache)
+        use_replay_tables(cache)
     rubrics = {}
     for spec in args.rubric:
         lab, sep, path = spec.partition("=")
@@ -378,9 +393,17 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
                        help="grade this student (email, sid) or input hash afresh (repeatable); recorded in the change log")
     grade.add_argument("--reason", help="why --only regrades (recorded in the change log)")
     grade.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="replace a lab's rubric (repeatable)")
+    grade.add_argument("--live-replay", action="store_true",
+                       help="evaluate every record through mlsysim instead of looking it up in the replay table")
+    grade.add_argument("--replay-cache", metavar="DIR", help="replay table directory (default: the user cache directory)")
     grade.add_argument("--html", help="write a self-contained HTML summary here")
     grade.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
     grade.set_defaults(func=_cmd_grade)
+
+    warm_cmd = sub.add_parser("warm", help="build (or verify) each lab's replay table: its whole domain evaluated once")
+    warm_cmd.add_argument("labs", nargs="*", help="lab ids (default: every registered lab)")
+    warm_cmd.add_argument("--replay-cache", metavar="DIR", help="replay table directory (default: the user cache directory)")
+    warm_cmd.set_defaults(func=_cmd_warm)
 
     export = sub.add_parser("export", help="write the final gradebook as an LMS import file (Canvas, Moodle or generic CSV)")
     export.add_argument("--lms", required=True, choices=("canvas", "moodle", "generic"), help="the import format")

@@ -21,6 +21,7 @@ Modules are imported on first use (mlsysim is slow to import).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata, resources
 
@@ -32,6 +33,15 @@ ENTRY_POINT_GROUP = "mlsys_grader.labs"
 _BUILTIN = {"lab07": "mlsys_grader.labs.lab07", "lab11": "mlsys_grader.labs.lab11"}
 _REGISTERED: dict[str, str] = {}
 _LOADED: dict[str, LabSpec] = {}
+_ON_LOAD: list[Callable[[LabSpec], None]] = []
+
+
+def on_load(callback: Callable[[LabSpec], None]) -> None:
+    """Run ``callback`` on every lab loaded from now on, and on those already loaded (the replay
+    table attaches itself this way: ``mlsys_grader.course._replay_table.use_replay_tables``)."""
+    _ON_LOAD.append(callback)
+    for lab in list(_LOADED.values()):
+        callback(lab)
 
 
 @lru_cache(maxsize=1)
@@ -75,6 +85,8 @@ def get_lab(lab_id: str) -> LabSpec:
         lab = importlib.import_module(module).LAB
         if lab.lab_id != lab_id:
             raise UnknownLabError(f"module {module} implements lab {lab.lab_id!r}, registered as {lab_id!r}")
+        for callback in _ON_LOAD:
+            callback(lab)
         _LOADED[lab_id] = lab
     return _LOADED[lab_id]
 

@@ -1,0 +1,271 @@
+"""The replay table: every evaluation a lab's whole domain runs, computed once and stored.
+
+Every control has a finite set of allowed values, so the evaluations grading can run are
+bounded: for each track, part and allowed setting (decisions included, and each result of a
+part the part depends on, such as Lab 11 D on every part C setting) the table holds the arms
+the pinned mlsysim computes, keyed exactly as :meth:`LabSpec.evaluate` memoises them.  With a
+table attached, grading looks arms up instead of evaluating them; an input the table lacks is
+evaluated live, so a table changes speed, never a grade (``tests/test_replay_table.py``).
+
+A table file is named by its key — the lab id, a digest of the lab package's source and
+rubric, and the mlsysim version — and holds one header line (format, key, the SHA-256 of the
+payload) and the payload (canonical JSON of the entries).  It is verified against that digest
+before use; a missing, truncated, tampered or stale file is rebuilt, never trusted.  Files are
+written to a temporary name and moved into place (``os.replace``), so concurrent builders
+never leave a half-written table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import itertools
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..core.context import evaluator_errors
+from ..core.jsonio import canonical_dumps
+from ..core.labspec import LabSpec
+from ..errors import GraderError
+
+FORMAT = 1
+MAX_ENTRIES = 50_000
+"""A lab whose domain runs more evaluations than this grades by live replay (no table)."""
+
+
+class ReplayTableError(GraderError, ValueError):
+    """Raised when a replay table file is missing, truncated, tampered with or for another key."""
+
+
+@dataclass(frozen=True)
+class TableKey:
+    """What a table is valid for: the lab, its source and rubric (digested), the mlsysim version."""
+
+    lab_id: str
+    lab_digest: str
+    mlsysim: str
+
+    def filename(self) -> str:
+        return f"{self.lab_id}-{self.lab_digest[:16]}-mlsysim{self.mlsysim}.replay"
+
+    def header(self) -> dict[str, Any]:
+        return {"format": FORMAT, "lab": self.lab_id, "lab_digest": self.lab_digest, "mlsysim": self.mlsysim}
+
+
+def default_cache_dir() -> Path:
+    """Where tables live: the user's cache directory (platformdirs), ``mlsys-grader/replay``."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mlsys-grader")) / "replay"
+
+
+def lab_digest(module: str) -> str:
+    """SHA-256 over the Python source and rubric files of the lab module's package, and the core lab contract.
+
+    Any edit to how a lab builds its arms (or to the rubric beside it) makes a new key, so a
+    table is never used for code it was not built from.  Found without importing the lab.
+    """
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ReplayTableError(f"cannot find the source of lab module {module!r}")
+    package = Path(spec.origin).parent
+    contract = Path(sys.modules[LabSpec.__module__].__file__ or "")
+    digest = hashlib.sha256()
+    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), contract]:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def table_key(lab: LabSpec) -> TableKey:
+    return key_for(lab.lab_id, type(lab).__module__)
+
+
+def key_for(lab_id: str, module: str) -> TableKey:
+    return TableKey(lab_id, lab_digest(module), metadata.version("mlsysim"))
+
+
+def _settings(lab: LabSpec, part: str) -> Iterator[dict[str, Any]]:
+    """Every control setting a plan is built for: allowed values, and decisions also None
+    (the grader builds an out-of-choices decision's plan without it)."""
+    controls = lab.parts[part].controls
+    values = [(*control.values(), None) if control.decision else control.values() for control in controls]
+    for combination in itertools.product(*values):
+        yield dict(zip((control.name for control in controls), combination, strict=True))
+
+
+def domain(lab: LabSpec) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(track, part, controls, upstream) for every plan the lab's domain holds.
+
+    A part's upstream is every combination of the results of the parts it depends on, each
+    over that part's whole domain (Lab 11 D runs on each of part C's results).
+    """
+    for track in lab.tracks:
+        results: dict[str, list[dict[str, Any]]] = {}
+        for part in lab.part_ids():
+            deps = lab.parts[part].depends_on
+            upstreams = [dict(zip(deps, combo, strict=True)) for combo in itertools.product(*(results[d] for d in deps))]
+            seen: dict[str, dict[str, Any]] = {}
+            for controls in _settings(lab, part):
+                for upstream in upstreams:
+                    try:
+                        result = lab.plan(track, part, controls, upstream).result
+                    except evaluator_errors():  # a setting the evaluator refuses is graded live (as a finding)
+                        continue
+                    yield track, part, controls, upstream
+                    seen.setdefault(canonical_dumps(result), result)
+            results[part] = list(seen.values())
+
+
+def build_entries(lab: LabSpec) -> dict[str, dict[str, Any]]:
+    """Evaluation key → arm for the lab's whole domain, evaluated live through the pinned mlsysim."""
+    entries: dict[str, dict[str, Any]] = {}
+    for track, part, controls, upstream in domain(lab):
+        entries.update(lab.evaluations(track, part, controls, upstream))
+        if len(entries) > MAX_ENTRIES:
+            raise ReplayTableError(f"{lab.lab_id}: the domain runs over {MAX_ENTRIES} evaluations; grade it by live replay")
+    return entries
+
+
+def encode(key: TableKey, entries: Mapping[str, Any]) -> bytes:
+    """The table file: a header line (with the payload's SHA-256), then the payload."""
+    payload = canonical_dumps(dict(sorted(entries.items()))).encode()
+    header = {**key.header(), "entries": len(entries), "sha256": hashlib.sha256(payload).hexdigest()}
+    return canonical_dumps(header).encode() + b"\n" + payload
+
+
+def decode(key: TableKey, data: bytes) -> dict[str, dict[str, Any]]:
+    """The entries of a table file, verified; :class:`ReplayTableError` says why one is refused."""
+    header, payload = verify(key, data)
+    entries = json.loads(payload)
+    if not isinstance(entries, dict) or len(entries) != header.get("entries"):
+        raise ReplayTableError(f"{key.lab_id}: replay table holds {len(entries)} entries, its header says {header.get('entries')}")
+    return entries
+
+
+def verify(key: TableKey, data: bytes) -> tuple[dict[str, Any], bytes]:
+    """(header, payload) of a table file whose key and payload digest check out (without parsing the payload)."""
+    head, newline, payload = data.partition(b"\n")
+    try:
+        header = json.loads(head) if newline else None
+    except ValueError:
+        header = None
+    if not isinstance(header, dict):
+        raise ReplayTableError(f"{key.lab_id}: replay table has no readable header (truncated or not a table)")
+    if {k: header.get(k) for k in key.header()} != key.header():
+        raise ReplayTableError(f"{key.lab_id}: replay table is for {header.get('lab')!r} digest "
+                               f"{str(header.get('lab_digest'))[:16]} mlsysim {header.get('mlsysim')!r}, "
+                               f"expected digest {key.lab_digest[:16]} mlsysim {key.mlsysim!r}")
+    actual = hashlib.sha256(payload).hexdigest()
+    if actual != header.get("sha256"):
+        raise ReplayTableError(f"{key.lab_id}: replay table payload digest is {actual[:16]}, its header says "
+                               f"{str(header.get('sha256'))[:16]} (truncated or tampered)")
+    return header, payload
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and ``os.replace``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def build(lab: LabSpec, cache_dir: Path | None = None) -> Path:
+    """Build the lab's table and store it (replacing any file of the same key)."""
+    key = table_key(lab)
+    path = (cache_dir or default_cache_dir()) / key.filename()
+    write_atomic(path, encode(key, build_entries(lab)))
+    return path
+
+
+def load(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> dict[str, dict[str, Any]]:
+    """The lab's verified table, built (or rebuilt, when the stored one is refused) if ``rebuild``."""
+    key = table_key(lab)
+    path = (cache_dir or default_cache_dir()) / key.filename()
+    try:
+        return decode(key, path.read_bytes())
+    except FileNotFoundError:
+        if not rebuild:
+            raise ReplayTableError(f"{lab.lab_id}: no replay table at {path}; run `mlsys-grader warm`") from None
+    except ReplayTableError:
+        if not rebuild:
+            raise
+    entries = build_entries(lab)
+    with contextlib.suppress(OSError):  # a cache directory we may not write: the table still serves this process
+        write_atomic(path, encode(key, entries))
+    return entries
+
+
+def attach(lab: LabSpec, cache_dir: Path | None = None) -> LabSpec:
+    """Make ``lab`` look its evaluations up in its verified table (built on first use)."""
+    lab.replay_table = load(lab, cache_dir)
+    return lab
+
+
+def detach(lab: LabSpec) -> LabSpec:
+    """Make ``lab`` evaluate live again."""
+    lab.replay_table = None
+    return lab
+
+
+def use_replay_tables(cache_dir: Path | None = None) -> None:
+    """Grade every lab of this process (and of the workers it forks) through its replay table."""
+    from ..labs import on_load
+
+    def attach_once(lab: LabSpec) -> None:
+        if lab.replay_table is None:
+            with contextlib.suppress(ReplayTableError):  # a domain over the cap grades by live replay
+                attach(lab, cache_dir)
+
+    on_load(attach_once)
+
+
+def ensure_tables(cache_dir: Path | None = None) -> None:
+    """Build, before any worker forks, each registered lab's table that is missing or does not verify.
+
+    Workers then only load verified files (a build inside a worker would run under its time limit,
+    once per worker).  A verified file is not parsed here, so a batch that grades nothing stays fast.
+    """
+    from ..labs import get_lab, lab_modules
+
+    for lab_id, module in sorted(lab_modules().items()):
+        key = key_for(lab_id, module)
+        try:
+            verify(key, ((cache_dir or default_cache_dir()) / key.filename()).read_bytes())
+        except (FileNotFoundError, ReplayTableError):
+            with contextlib.suppress(ReplayTableError, OSError):  # over the cap, or unwritable: graded live
+                build(get_lab(lab_id), cache_dir)
+
+
+def warm(lab_ids: list[str], cache_dir: Path | None = None) -> list[tuple[str, Path, int, str]]:
+    """(lab, path, entries, what was done) for each lab: its table verified, or built when missing or refused."""
+    from ..labs import get_lab
+
+    done = []
+    for lab_id in lab_ids:
+        lab = get_lab(lab_id)
+        key = table_key(lab)
+        path = (cache_dir or default_cache_dir()) / key.filename()
+        try:
+            entries, status = decode(key, path.read_bytes()), "verified"
+        except (FileNotFoundError, ReplayTableError) as exc:
+            build(lab, cache_dir)
+            entries = decode(key, path.read_bytes())
+            status = "built" if isinstance(exc, FileNotFoundError) else f"rebuilt ({exc})"
+        done.append((lab_id, path, len(entries), status))
+    return done

@@ -1,0 +1,143 @@
+"""The replay table (``course/_replay_table.py``): the whole domain evaluated once equals live
+replay entry by entry, grading through it gives byte-identical reports, and a stored table is
+used only after it verifies (missing, truncated, tampered or stale files are rebuilt)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import LABS, sweep
+
+from mlsys_grader import grade_bundle
+from mlsys_grader.course import _replay_table as table
+from mlsys_grader.errors import GraderError
+from mlsys_grader.labs import get_lab
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLES = sorted([*(ROOT / "examples" / "submissions").glob("*.json"), *(ROOT / "tests" / "fixtures" / "scenarios").glob("*.json"),
+                  *(ROOT / "solutions").glob("lab*/reference-*-submission.json")])
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory) -> Path:
+    """Both labs' tables, built once for the module."""
+    where = tmp_path_factory.mktemp("replay")
+    for lab_id in LABS:
+        table.build(get_lab(lab_id), where)
+    return where
+
+
+def _live(lab_id: str, key: str) -> dict:
+    """The arm ``key`` names, evaluated live through mlsysim (the same normalisation as ``evaluate``)."""
+    track, model_key, inputs = json.loads(key)
+    return json.loads(json.dumps(get_lab(lab_id)._evaluate(track, model_key, inputs), sort_keys=True))
+
+
+@pytest.mark.parametrize("lab_id, stride", sweep([("lab07", 1), ("lab11", 1), ("lab11", 37)], fast=[("lab07", 1), ("lab11", 37)]))
+def test_every_table_entry_equals_live_replay(cache_dir, lab_id, stride):
+    lab = get_lab(lab_id)
+    entries = table.load(lab, cache_dir, rebuild=False)
+    # The domain is what the sweeps cover: every track, part, setting and part C result for Lab 11 D.
+    assert len(entries) == {"lab07": 1604, "lab11": 1624}[lab_id]
+    assert {json.loads(key)[0] for key in entries} == set(lab.tracks)
+    for key in sorted(entries)[::stride]:
+        assert entries[key] == _live(lab_id, key), key
+
+
+def _report(path: Path) -> str:
+    try:
+        return grade_bundle(path.read_bytes()).model_dump_json()
+    except GraderError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+def test_grades_through_the_table_are_byte_identical_to_live_replay(cache_dir):
+    assert len(BUNDLES) >= 40
+    labs = [get_lab(lab_id) for lab_id in LABS]
+    for lab in labs:
+        lab.clear_caches()
+    live = {path.name: _report(path) for path in BUNDLES}
+    try:
+        for lab in labs:
+            table.attach(lab, cache_dir)
+            lab.clear_caches()
+        looked_up = {path.name: _report(path) for path in BUNDLES}
+    finally:
+        for lab in labs:
+            table.detach(lab)
+            lab.clear_caches()
+    assert looked_up == live
+    assert sum('"score"' in text for text in live.values()) >= 30  # most of them really are graded
+
+
+def test_grading_reads_its_arms_from_the_table(cache_dir, solved_bundle):
+    """A table arm differing from mlsysim's shows as a replay mismatch: the lookup is what grading compares with
+    (which is why a stored table is used only after its digest verifies)."""
+    lab = get_lab("lab07")
+    bundle = solved_bundle("lab07", "cloud", 1)
+    arm = bundle["evidence"]["B"]["result"]
+    key = table.canonical_dumps(["cloud", bundle["evidence"]["B"]["model_key"], arm["inputs"]])
+    entries = table.load(lab, cache_dir, rebuild=False)
+    assert entries[key] == arm
+    lab.replay_table = {**entries, key: {**arm, "compiled_total_ms": arm["compiled_total_ms"] + 1.0}}
+    lab.clear_caches()
+    try:
+        report = grade_bundle(bundle)
+    finally:
+        table.detach(lab)
+        lab.clear_caches()
+    assert ("B", "replay") in {(f.part, f.criterion) for f in report.findings}, [f.message for f in report.findings]
+
+
+def _stored(cache_dir: Path, lab_id: str) -> Path:
+    return cache_dir / table.table_key(get_lab(lab_id)).filename()
+
+
+def _one_digit_changed(data: bytes) -> bytes:
+    """The table with one number of one arm edited (a digit in the payload, not the header)."""
+    start = data.index(b"\n") + 1
+    at = next(i for i in range(len(data) - 1, start, -1) if data[i:i + 1].isdigit())
+    return data[:at] + (b"1" if data[at:at + 1] != b"1" else b"2") + data[at + 1:]
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda data: data[: len(data) // 2], "truncated or tampered"),
+    (lambda data: _one_digit_changed(data), "truncated or tampered"),
+    (lambda data: data.replace(b'"mlsysim":"', b'"mlsysim":"9', 1), "expected digest"),
+    (lambda data: b"", "no readable header"),
+])
+def test_a_damaged_table_is_refused_with_its_reason_and_rebuilt(tmp_path, damage, reason):
+    lab = get_lab("lab07")
+    path = table.build(lab, tmp_path)
+    good = path.read_bytes()
+    path.write_bytes(damage(good))
+    with pytest.raises(table.ReplayTableError, match=reason):
+        table.load(lab, tmp_path, rebuild=False)
+    assert table.load(lab, tmp_path) == table.decode(table.table_key(lab), good)
+    assert path.read_bytes() == good
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left behind
+
+
+def test_a_missing_table_is_refused_without_rebuild_and_built_on_first_use(tmp_path):
+    lab = get_lab("lab07")
+    with pytest.raises(table.ReplayTableError, match=r"no replay table at .*; run `mlsys-grader warm`"):
+        table.load(lab, tmp_path, rebuild=False)
+    assert len(table.load(lab, tmp_path)) == 1604
+    assert _stored(tmp_path, "lab07").exists()
+
+
+def test_the_key_names_the_lab_its_source_digest_and_mlsysim():
+    key = table.table_key(get_lab("lab11"))
+    assert key.filename().startswith("lab11-") and key.filename().endswith(f"-mlsysim{key.mlsysim}.replay")
+    assert len(key.lab_digest) == 64
+
+
+def test_warm_builds_then_verifies(tmp_path):
+    command = [sys.executable, "-m", "mlsys_grader", "warm", "lab07", "--replay-cache", str(tmp_path)]
+    first = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    second = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    assert first.startswith("lab07: built, 1604 evaluations, ") and second.startswith("lab07: verified, 1604 evaluations, ")
