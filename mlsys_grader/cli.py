@@ -98,12 +98,17 @@ def _cmd_warm(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
-    if not args.live_replay:
-        from .course._replay_table import ensure_tables, use_replay_tables
+    if args.live_replay:
+        return _grade(args)
+    from .course._replay_table import ensure_tables, replay_tables
 
-        cache = Path(args.replay_cache) if args.replay_cache else None
-        ensure_tables(cache)
-        use_replay_tables(cache)
+    cache = Path(args.replay_cache) if args.replay_cache else None
+    ensure_tables(cache)
+    with replay_tables(cache):
+        return _grade(args)
+
+
+def _grade(args: argparse.Namespace) -> int:
     rubrics = {}
     for spec in args.rubric:
         lab, sep, path = spec.partition("=")

@@ -141,3 +141,13 @@ def test_warm_builds_then_verifies(tmp_path):
     first = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     second = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert first.startswith("lab07: built, 1604 evaluations, ") and second.startswith("lab07: verified, 1604 evaluations, ")
+
+
+def test_replay_tables_attach_within_the_block_only(cache_dir):
+    """``grade`` runs inside ``replay_tables``: labs loaded there use their table; afterwards they replay live."""
+    lab = get_lab("lab07")
+    assert lab.replay_table is None
+    with table.replay_tables(cache_dir):
+        assert lab.replay_table is not None and len(lab.replay_table) == 1604
+    assert lab.replay_table is None
+    assert table.key_for("lab07", "mlsys_grader.labs.lab07") == table.table_key(lab)

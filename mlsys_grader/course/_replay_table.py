@@ -223,16 +223,26 @@ def detach(lab: LabSpec) -> LabSpec:
     return lab
 
 
-def use_replay_tables(cache_dir: Path | None = None) -> None:
-    """Grade every lab of this process (and of the workers it forks) through its replay table."""
-    from ..labs import on_load
+@contextlib.contextmanager
+def replay_tables(cache_dir: Path | None = None) -> Iterator[None]:
+    """Within the block, every lab this process (and each worker it forks) loads grades through its
+    verified table; labs already loaded are attached at once.  Afterwards, labs loaded are live again."""
+    from ..labs import on_load, remove_on_load
+
+    attached: list[LabSpec] = []
 
     def attach_once(lab: LabSpec) -> None:
         if lab.replay_table is None:
             with contextlib.suppress(ReplayTableError):  # a domain over the cap grades by live replay
-                attach(lab, cache_dir)
+                attached.append(attach(lab, cache_dir))
 
     on_load(attach_once)
+    try:
+        yield
+    finally:
+        remove_on_load(attach_once)
+        for lab in attached:
+            detach(lab)
 
 
 def ensure_tables(cache_dir: Path | None = None) -> None:

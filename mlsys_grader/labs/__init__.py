@@ -44,6 +44,12 @@ def on_load(callback: Callable[[LabSpec], None]) -> None:
         callback(lab)
 
 
+def remove_on_load(callback: Callable[[LabSpec], None]) -> None:
+    """Stop running ``callback`` on labs loaded from now on (labs it already ran on stay as they are)."""
+    if callback in _ON_LOAD:
+        _ON_LOAD.remove(callback)
+
+
 @lru_cache(maxsize=1)
 def _entry_points() -> dict[str, str]:
     """Installed labs, read once per process (scanning installed packages costs tens of ms)."""
