@@ -151,3 +151,22 @@ def test_replay_tables_attach_within_the_block_only(cache_dir):
         assert lab.replay_table is not None and len(lab.replay_table) == 1604
     assert lab.replay_table is None
     assert table.key_for("lab07", "mlsys_grader.labs.lab07") == table.table_key(lab)
+
+
+def test_a_table_refused_while_grading_leaves_its_lab_on_live_replay(tmp_path):
+    """Workers never build (nor trust): a table damaged after ``ensure_tables`` means live replay for that lab."""
+    path = table.build(get_lab("lab07"), tmp_path)
+    path.write_bytes(path.read_bytes()[:-10])
+    with table.replay_tables(tmp_path):
+        assert get_lab("lab07").replay_table is None
+    assert path.stat().st_size > 0 and [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_ensure_tables_rebuilds_a_damaged_table_before_grading(tmp_path):
+    path = table.build(get_lab("lab07"), tmp_path)
+    good = path.read_bytes()
+    path.write_bytes(_one_digit_changed(good))
+    table.ensure_tables(tmp_path, ("lab07",))
+    assert path.read_bytes() == good
+    with table.replay_tables(tmp_path):
+        assert get_lab("lab07").replay_table == table.decode(table.table_key(get_lab("lab07")), good)

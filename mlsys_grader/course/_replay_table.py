@@ -211,9 +211,9 @@ def load(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -
     return entries
 
 
-def attach(lab: LabSpec, cache_dir: Path | None = None) -> LabSpec:
-    """Make ``lab`` look its evaluations up in its verified table (built on first use)."""
-    lab.replay_table = load(lab, cache_dir)
+def attach(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> LabSpec:
+    """Make ``lab`` look its evaluations up in its verified table (built on first use if ``rebuild``)."""
+    lab.replay_table = load(lab, cache_dir, rebuild=rebuild)
     return lab
 
 
@@ -226,15 +226,19 @@ def detach(lab: LabSpec) -> LabSpec:
 @contextlib.contextmanager
 def replay_tables(cache_dir: Path | None = None) -> Iterator[None]:
     """Within the block, every lab this process (and each worker it forks) loads grades through its
-    verified table; labs already loaded are attached at once.  Afterwards, labs loaded are live again."""
+    verified table; labs already loaded are attached at once.  Afterwards, labs loaded are live again.
+
+    Nothing is built here (:func:`ensure_tables` builds, once, before workers fork): a table that is
+    missing or refused by then leaves its lab on live replay rather than building under a task's
+    time limit in every worker."""
     from ..labs import on_load, remove_on_load
 
     attached: list[LabSpec] = []
 
     def attach_once(lab: LabSpec) -> None:
         if lab.replay_table is None:
-            with contextlib.suppress(ReplayTableError):  # a domain over the cap grades by live replay
-                attached.append(attach(lab, cache_dir))
+            with contextlib.suppress(ReplayTableError):  # missing, refused or over the cap: live replay
+                attached.append(attach(lab, cache_dir, rebuild=False))
 
     on_load(attach_once)
     try:
@@ -245,7 +249,7 @@ def replay_tables(cache_dir: Path | None = None) -> Iterator[None]:
             detach(lab)
 
 
-def ensure_tables(cache_dir: Path | None = None) -> None:
+def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None = None) -> None:
     """Build, before any worker forks, each registered lab's table that is missing or does not verify.
 
     Workers then only load verified files (a build inside a worker would run under its time limit,
@@ -253,8 +257,9 @@ def ensure_tables(cache_dir: Path | None = None) -> None:
     """
     from ..labs import get_lab, lab_modules
 
-    for lab_id, module in sorted(lab_modules().items()):
-        key = key_for(lab_id, module)
+    modules = lab_modules()
+    for lab_id in sorted(modules) if lab_ids is None else lab_ids:
+        key = key_for(lab_id, modules[lab_id])
         try:
             verify(key, ((cache_dir or default_cache_dir()) / key.filename()).read_bytes())
         except (FileNotFoundError, ReplayTableError):
