@@ -103,8 +103,8 @@ def test_step_through_the_queue_by_keyboard_see_the_spans_and_override_with_a_co
         assert page.evaluate("document.activeElement.name").startswith("points:")
         page.fill(f"input[name='points:{RECOMMENDATION}']", "2")
         page.fill("#comment", "recommends compiled execution with fusion in the first sentence")
-        page.click("#save")
-        page.wait_for_url(f"{server.base}/entry/{eve}")
+        with page.expect_navigation(url=f"{server.base}/entry/{eve}"):  # the same URL: wait for the reload itself
+            page.click("#save")
         page.reload()
         assert "2 by ta-rosa: recommends compiled execution with fusion in the first sentence" in page.inner_text("#decide")
         assert "✓" not in page.locator("nav#queue a").nth(eve - 1).inner_text(), \
@@ -125,8 +125,9 @@ def test_confirming_by_keyboard_takes_the_entry_out_of_the_pending_count(db, bro
         page = browser.new_page()
         page.goto(server.url)
         before = page.inner_text("nav#queue p")
-        page.keyboard.press("c")
-        page.wait_for_url(f"{server.base}/entry/1")
+        # The decided entry leaves the queue, so the next one is /entry/1 again: wait for the reload itself.
+        with page.expect_navigation(url=f"{server.base}/entry/1"):
+            page.keyboard.press("c")
         after = page.inner_text("nav#queue p")
         assert int(after.split()[0]) == int(before.split()[0]) - 1
         assert "✓" in page.locator("nav#queue a").first.inner_text()
