@@ -58,7 +58,8 @@ STUDENT = WheelSpec(
     # The rest of ``gradescope/`` stays: the notebook embeds its bundle through ``gradescope._embed``
     # (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
     leave_out=("mlsys_grader/staff", "mlsys_grader/_packaging.py", "mlsys_grader/gradescope/_build.py",
-               "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py", "mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html"),
+               "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
+               "mlsys_grader/templates/review.html"),
 )
 
 

@@ -98,7 +98,8 @@ import mlsys_grader, mlsys_grader.student
 from mlsys_grader import cli
 assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
 import mlsys_grader.gradescope._embed  # the notebook embeds its bundle through it
-for name in ("mlsys_grader.staff", "mlsys_grader._packaging", "mlsys_grader.gradescope._build", "mlsys_grader.gradescope._assign"):
+for name in ("mlsys_grader.staff", "mlsys_grader._packaging", "mlsys_grader.gradescope._build", "mlsys_grader.gradescope._assign",
+             "mlsys_grader.course._replay_table"):
     try:
         __import__(name)
     except ModuleNotFoundError as exc:
