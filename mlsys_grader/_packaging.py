@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .errors import GraderError
+from .errors import NotInstalledError, VersionConflictError, WheelBuildError
 
 PROJECT_NAME = "mlsys-grader"
 SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
@@ -61,46 +61,6 @@ STUDENT = WheelSpec(
                "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
                "mlsys_grader/templates/review.html"),
 )
-
-
-class WheelBuildError(GraderError, RuntimeError):
-    """Raised when ``pip wheel`` fails on the source tree or does not leave exactly one wheel."""
-
-    def __init__(self, message: str, *, returncode: int | None = None, stderr: str = "", found: tuple[str, ...] = ()):
-        super().__init__(message)
-        self.returncode = returncode
-        self.stderr = stderr
-        self.found = found
-
-
-class PinError(GraderError, RuntimeError):
-    """Raised when a requirement cannot be pinned to this environment; ``requirement`` is the one at fault."""
-
-    def __init__(self, message: str, *, requirement: str, needed_by: str):
-        super().__init__(message)
-        self.requirement = requirement
-        self.needed_by = needed_by
-
-
-class NotInstalledError(PinError):
-    """Raised when a needed distribution is not installed here (``name`` is the requirement's name)."""
-
-    def __init__(self, requirement: str, *, name: str, needed_by: str):
-        super().__init__(f"{requirement} (needed by {needed_by}) is not installed here", requirement=requirement,
-                         needed_by=needed_by)
-        self.name = name
-
-
-class VersionConflictError(PinError):
-    """Raised when the installed version of a distribution does not satisfy the requirement on it."""
-
-    def __init__(self, requirement: str, *, name: str, installed: str, installed_as: str, needed_by: str):
-        super().__init__(f"{needed_by} needs {requirement}, but {name} {installed} is installed here",
-                         requirement=requirement, needed_by=needed_by)
-        self.name = name
-        self.installed = installed
-        self.installed_as = installed_as
-        """The installed distribution's own name (``PyYAML`` for a requirement on ``pyyaml``)."""
 
 
 def project_metadata(pyproject: str, spec: WheelSpec) -> str:

@@ -221,7 +221,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
     import os
 
     from .course._gradebook import GradebookDB
-    from .course._review import DecisionError, add_request, build_queue, export_queue, import_decisions
+    from .course._review import add_request, build_queue, export_queue, import_decisions
+    from .errors import DecisionError
 
     if not Path(args.db).is_file():
         print(f"mlsys-grader review: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
@@ -274,8 +275,8 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 # -- autograder (Otter / Gradescope glue: mlsys_grader/gradescope) ---------------------
 def _cmd_autograder(args: argparse.Namespace) -> int:
-    from .gradescope._build import LOCK_NAME, AutograderBuildError, build_autograders
-    from .gradescope._lock import LockError
+    from .errors import AutograderBuildError, LockError
+    from .gradescope._build import LOCK_NAME, build_autograders
 
     masters: dict[str, Path] = {}
     for spec in args.master or []:
@@ -326,7 +327,8 @@ def _cmd_rubric(args: argparse.Namespace) -> int:
 
 
 def _cmd_kit(args: argparse.Namespace) -> int:
-    from .staff import INSTALL_COMMAND, KitError, KitRootError, build_kit
+    from .errors import KitError, KitRootError
+    from .staff import INSTALL_COMMAND, build_kit
 
     try:
         kit = build_kit(args.output, args.root)

@@ -27,6 +27,7 @@ import pytest
 from mlsys_grader import grade_bundle, load_bundle, solve
 from mlsys_grader.api import default_rubric
 from mlsys_grader.core.report import HIDDEN_ITEMS
+from mlsys_grader.errors import LockError, OptionsError
 from mlsys_grader.gradescope import _hardening as hardening
 from mlsys_grader.gradescope._build import (
     AutograderBuildError,
@@ -36,8 +37,8 @@ from mlsys_grader.gradescope._build import (
     setup_sh,
 )
 from mlsys_grader.gradescope._embed import BUNDLE_MIME, bundle_display_data, find_embedded_bundles
-from mlsys_grader.gradescope._lock import Lock, LockError, lock
-from mlsys_grader.gradescope._options import PLUGIN_NAME, OptionsError, options_from_mapping, plugin_block, with_options
+from mlsys_grader.gradescope._lock import Lock, lock
+from mlsys_grader.gradescope._options import PLUGIN_NAME, options_from_mapping, plugin_block, with_options
 from mlsys_grader.gradescope._otter_tests import (
     CaseResult,
     OtterResults,

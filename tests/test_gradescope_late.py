@@ -80,7 +80,8 @@ def test_the_autograder_build_ships_the_course_file_and_its_extensions(tmp_path)
     """``autograder --course``: the zip holds course.toml and the extensions CSV, and grading from it applies both."""
     import zipfile
 
-    from mlsys_grader.gradescope._build import AutograderBuildError, course_files, rewrite_zip
+    from mlsys_grader.errors import AutograderBuildError
+    from mlsys_grader.gradescope._build import course_files, rewrite_zip
     from mlsys_grader.gradescope._lock import Lock
     from mlsys_grader.gradescope._options import AutograderOptions
 

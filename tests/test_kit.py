@@ -29,10 +29,11 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from mlsys_grader import __version__, cli
-from mlsys_grader._packaging import STUDENT, WheelBuildError, build_wheel, project_metadata
+from mlsys_grader._packaging import STUDENT, build_wheel, project_metadata
 from mlsys_grader.api import grade_file
+from mlsys_grader.errors import KitError, WheelBuildError
 from mlsys_grader.gradescope import BUNDLE_MIME
-from mlsys_grader.staff import INSTALL_COMMAND, KitError
+from mlsys_grader.staff import INSTALL_COMMAND
 from mlsys_grader.staff._kit import pinned_requirements
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -229,7 +229,7 @@ def test_master_solutions_pass_every_test_under_otter_assign(tmp_path, lab_id):
 
 
 def test_a_missing_master_is_named(tmp_path):
-    from mlsys_grader.gradescope._assign import AssignError
+    from mlsys_grader.errors import AssignError
 
     with pytest.raises(AssignError, match=r"master notebook for lab07 not found: expected .*solutions/lab07/lab07-master\.ipynb"):
         run_otter_assign(master_path(tmp_path, "lab07"), "lab07", tmp_path / "dist")

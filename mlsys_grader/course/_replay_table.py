@@ -34,15 +34,11 @@ from typing import Any
 from ..core.context import evaluator_errors
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec
-from ..errors import GraderError
+from ..errors import ReplayTableError
 
 FORMAT = 1
 MAX_ENTRIES = 50_000
 """A lab whose domain runs more evaluations than this grades by live replay (no table)."""
-
-
-class ReplayTableError(GraderError, ValueError):
-    """Raised when a replay table file is missing, truncated, tampered with or for another key."""
 
 
 @dataclass(frozen=True)

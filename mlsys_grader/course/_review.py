@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core import flags as flag_names
-from ..errors import GraderError
+from ..errors import DecisionError
 from ._gradebook import GradebookDB, _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
 
@@ -35,16 +35,6 @@ REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGR
 """Flags that put a submission in the queue: signals for staff, who make the call."""
 QUEUE_COLUMNS = ["student", "student_name", "lab", "input_hash", "item", "machine_points", "max_points", "at_stake",
                  "why", "new_points", "comment"]
-
-
-class DecisionError(GraderError, ValueError):
-    """Raised when a staff decision (page, command or CSV line) names an unknown student or item, points out of
-    range, or a submission that no longer counts; ``problems`` lists every one (with its line, for a file)."""
-
-    def __init__(self, problems: Sequence[str]) -> None:
-        self.problems = tuple(problems)
-        super().__init__("; ".join(self.problems) if len(self.problems) < 2 else
-                         f"{len(self.problems)} problems, nothing imported:\n  " + "\n  ".join(self.problems))
 
 
 @dataclass(frozen=True)

@@ -32,8 +32,9 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, abort, redirect, render_template, request, url_for
 from werkzeug.serving import make_server
 
+from ..errors import DecisionError
 from ._gradebook import GradebookDB
-from ._review import Decision, DecisionError, Entry, add_request, apply_decisions, build_queue
+from ._review import Decision, Entry, add_request, apply_decisions, build_queue
 
 COOKIE = "mlsys_review_token"
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"

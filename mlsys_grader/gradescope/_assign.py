@@ -28,12 +28,8 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..errors import GraderError
+from ..errors import AssignError
 from ..labs import get_lab, lab_ids
-
-
-class AssignError(GraderError, RuntimeError):
-    """Raised when a master notebook is missing or ``otter assign`` fails on it."""
 
 
 def master_path(root: str | Path, lab_id: str) -> Path:

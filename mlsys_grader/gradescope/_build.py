@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _packaging
-from ..errors import GraderError
+from ..errors import AssignError, AutograderBuildError
 from ..labs import lab_ids
-from ._assign import AssignError, master_path, run_otter_assign
+from ._assign import master_path, run_otter_assign
 from ._lock import Lock, lock
 from ._options import AutograderOptions, with_options
 
@@ -44,10 +44,6 @@ MINIFORGE_ENVS = "/root/miniforge3/envs"
 LOCK_NAME = "requirements-lock.txt"
 SANDBOX_PACKAGES = ("ipykernel", "nbclient", "jupyter_client")
 """Roots the sandbox needs beyond the package's own dependencies (the kernel and the notebook client)."""
-
-
-class AutograderBuildError(GraderError, RuntimeError):
-    """Raised when the source tree, a master, ``otter assign`` or the wheel build does not give what the zip needs."""
 
 
 @dataclass(frozen=True)

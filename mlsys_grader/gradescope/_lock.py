@@ -19,12 +19,8 @@ from importlib import metadata
 from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
-from .._packaging import NotInstalledError, VersionConflictError, installed_closure
-from ..errors import GraderError
-
-
-class LockError(GraderError, RuntimeError):
-    """Raised when a package the autograder needs is missing here, installed from a local path, or too old."""
+from .._packaging import installed_closure
+from ..errors import LockError, NotInstalledError, VersionConflictError
 
 
 @dataclass(frozen=True)

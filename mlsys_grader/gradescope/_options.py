@@ -15,15 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from ..errors import GraderError
+from ..errors import OptionsError
 from ..labs import lab_ids
 
 PLUGIN_NAME = "mlsys_grader.gradescope.ScoreOfRecordPlugin"
 OTTER_CONFIG = "otter_config.json"
-
-
-class OptionsError(GraderError, ValueError):
-    """Raised when the plugin's block in ``otter_config.json`` is missing or invalid."""
 
 
 class AutograderOptions(BaseModel):

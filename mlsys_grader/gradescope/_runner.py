@@ -34,11 +34,12 @@ from typing import Any
 
 from ..api import default_rubric
 from ..core import flags as flag_names
+from ..errors import OptionsError
 from ..labs import get_lab, lab_ids
 from . import _sandbox as sandbox
 from . import _watch as watch
 from ._late import apply_late_policy, read_metadata
-from ._options import AutograderOptions, OptionsError, read_options
+from ._options import AutograderOptions, read_options
 from ._otter_tests import OtterResults, case_names, disagreements, import_test_files, run_tests_on_bundle, with_case_names
 from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, grade_bytes, grade_upload, grader_failed
 from ._results import (

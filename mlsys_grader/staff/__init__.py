@@ -7,11 +7,11 @@ import and the command line no staff command to run.  Staff installs (README's q
 start) and the Gradescope image install the full package, which keeps them all.
 """
 
-from ._kit import INSTALL_COMMAND, Kit, KitError, KitRootError, build_kit
+from ._kit import INSTALL_COMMAND, Kit, build_kit
 from ._solve import bundle_from_controls, solve, solve_spec
 
-__all__ = ["INSTALL_COMMAND", "Kit", "KitError", "KitRootError", "build_kit", "bundle_from_controls", "solve", "solve_spec"]
+__all__ = ["INSTALL_COMMAND", "Kit", "build_kit", "bundle_from_controls", "solve", "solve_spec"]
 
-for _name in ("Kit", "KitError", "KitRootError", "build_kit", "bundle_from_controls", "solve", "solve_spec"):
+for _name in ("Kit", "build_kit", "bundle_from_controls", "solve", "solve_spec"):
     globals()[_name].__module__ = __name__
 del _name

@@ -36,18 +36,10 @@ from .._packaging import (
     build_wheel,
     installed_closure,
 )
-from ..errors import GraderError
+from ..errors import KitError, KitRootError
 from ..labs import lab_ids
 
 INSTALL_COMMAND = "pip install -r requirements.txt"
-
-
-class KitError(GraderError, RuntimeError):
-    """Raised when the kit cannot be made (a wheel that does not build, a dependency not installed here)."""
-
-
-class KitRootError(KitError):
-    """Raised when the kit command does not run from the repository root."""
 
 
 @dataclass(frozen=True)
