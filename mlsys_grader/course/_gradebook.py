@@ -48,6 +48,7 @@ from ..core.models import PARTS
 from ..core.report import Finding, GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
+from ..intake._marimo import impossible_findings, looks_like_markdown_report
 from ..labs import get_lab, lab_ids
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ._final import FINAL_COLUMNS, build_final
@@ -66,7 +67,6 @@ from ._ingest import (
     refusal,
 )
 from ._late import Course, read_course
-from ._marimo import impossible_findings, looks_like_markdown_report
 from ._migrations import open_gradebook
 from ._overrides import agreement_of, load_overrides
 from ._spans import rationale_spans
@@ -263,8 +263,8 @@ def grade_loaded(loaded: Loaded, rubric: Rubric | None = None) -> GradeReport:
     """The grade report of a loaded input (raises :class:`GraderError` only when it cannot be graded).
 
     A bundle is graded as is.  A marimo export is graded as its bundle, then its own
-    findings (fingerprints, copies, completeness: :func:`._marimo.export_findings`) and
-    what the grade found that the lab never downloads (:func:`._marimo.impossible_findings`)
+    findings (fingerprints, copies, completeness: :func:`mlsys_grader.intake._marimo.export_findings`) and
+    what the grade found that the lab never downloads (:func:`mlsys_grader.intake._marimo.impossible_findings`)
     join the report's, and everything is scored once more by the core's scoring, with the
     lock-time excuse (:func:`excuse_lock_times`).  ``check`` and the gradebook both come here.
     """

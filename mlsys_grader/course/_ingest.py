@@ -12,7 +12,7 @@ Two stages, so that the untrusted bytes are only ever opened inside a bounded wo
   :class:`Loaded`: the bundle, the content hash that identifies the input, its origin
   (what the content is, whatever the file is called), the findings the importer made
   about the file itself (a marimo export checked against its own seals and copies, see
-  :mod:`._marimo`), and — when the input cannot be graded — the reason.
+  :mod:`mlsys_grader.intake._marimo`), and — when the input cannot be graded — the reason.
 
 Zips are read in memory, never extracted: the archive is bounded in size, members
 whose names escape the archive root or that are symlinks make the whole zip refused,
@@ -37,8 +37,7 @@ from ..core.jsonio import MAX_BYTES, loads_strict
 from ..core.models import Bundle, bundle_from_mapping, submission_filename
 from ..core.report import Finding
 from ..errors import BundleFormatError, GraderError
-from ..labs import lab_ids
-from ._marimo import (
+from ..intake._marimo import (
     export_bundle,
     export_findings,
     export_from_json,
@@ -46,6 +45,7 @@ from ._marimo import (
     is_snapshot,
     looks_like_markdown_report,
 )
+from ..labs import lab_ids
 
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 """An Otter export zip (notebook, bundle, a few logs) is far below this."""
