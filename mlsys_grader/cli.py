@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
-# (``gradescope._build``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
+# (``staff._autograder``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
 # and so the student build, which has no ``staff`` and no autograder builder, imports this module.
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
@@ -273,10 +273,10 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# -- autograder (Otter / Gradescope glue: mlsys_grader/gradescope) ---------------------
+# -- autograder (built on a staff machine: mlsys_grader/staff) --------------------------
 def _cmd_autograder(args: argparse.Namespace) -> int:
     from .errors import AutograderBuildError, LockError
-    from .gradescope._build import LOCK_NAME, build_autograders
+    from .staff._autograder import LOCK_NAME, build_autograders
 
     masters: dict[str, Path] = {}
     for spec in args.master or []:
@@ -303,7 +303,7 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
-    from .gradescope._assign import drift, regenerate
+    from .staff._assign import drift, regenerate
 
     labs = args.lab or list(lab_ids())
     if args.check:

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import nbformat
 
-from mlsys_grader.gradescope._assign import student_path
 from mlsys_grader.labs import get_lab, lab_ids
+from mlsys_grader.staff._assign import student_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling reference_answers module
 from reference_answers import reference_synthesis

@@ -29,15 +29,7 @@ from mlsys_grader.api import default_rubric
 from mlsys_grader.core.report import HIDDEN_ITEMS
 from mlsys_grader.errors import LockError, OptionsError
 from mlsys_grader.gradescope import _hardening as hardening
-from mlsys_grader.gradescope._build import (
-    AutograderBuildError,
-    environment_yml,
-    project_root,
-    run_autograder_script,
-    setup_sh,
-)
 from mlsys_grader.gradescope._embed import BUNDLE_MIME, bundle_display_data, find_embedded_bundles
-from mlsys_grader.gradescope._lock import Lock, lock
 from mlsys_grader.gradescope._options import PLUGIN_NAME, options_from_mapping, plugin_block, with_options
 from mlsys_grader.gradescope._otter_tests import (
     CaseResult,
@@ -52,6 +44,14 @@ from mlsys_grader.gradescope._record import ScoreOfRecord, file_fingerprint, gra
 from mlsys_grader.gradescope._results import Review, gradescope_results, public_summary
 from mlsys_grader.gradescope._upload import inspect_upload
 from mlsys_grader.gradescope._watch import scan_code, scan_errors
+from mlsys_grader.staff._autograder import (
+    AutograderBuildError,
+    environment_yml,
+    project_root,
+    run_autograder_script,
+    setup_sh,
+)
+from mlsys_grader.staff._lock import Lock, lock
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = ROOT / "tests" / "hostile"

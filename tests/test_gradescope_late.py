@@ -81,9 +81,9 @@ def test_the_autograder_build_ships_the_course_file_and_its_extensions(tmp_path)
     import zipfile
 
     from mlsys_grader.errors import AutograderBuildError
-    from mlsys_grader.gradescope._build import course_files, rewrite_zip
-    from mlsys_grader.gradescope._lock import Lock
     from mlsys_grader.gradescope._options import AutograderOptions
+    from mlsys_grader.staff._autograder import course_files, rewrite_zip
+    from mlsys_grader.staff._lock import Lock
 
     assigned = tmp_path / "assigned.zip"  # what otter assign writes, reduced to what rewrite_zip reads
     with zipfile.ZipFile(assigned, "w") as archive:

@@ -29,12 +29,12 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from mlsys_grader import __version__, cli
-from mlsys_grader._packaging import STUDENT, build_wheel, project_metadata
 from mlsys_grader.api import grade_file
 from mlsys_grader.errors import KitError, WheelBuildError
 from mlsys_grader.gradescope import BUNDLE_MIME
 from mlsys_grader.staff import INSTALL_COMMAND
 from mlsys_grader.staff._kit import pinned_requirements
+from mlsys_grader.staff._packaging import STUDENT, build_wheel, project_metadata
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -99,8 +99,7 @@ import mlsys_grader, mlsys_grader.student
 from mlsys_grader import cli
 assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
 import mlsys_grader.gradescope._embed  # the notebook embeds its bundle through it
-for name in ("mlsys_grader.staff", "mlsys_grader._packaging", "mlsys_grader.gradescope._build", "mlsys_grader.gradescope._assign",
-             "mlsys_grader.course._replay_table"):
+for name in ("mlsys_grader.staff", "mlsys_grader.course._replay_table"):
     try:
         __import__(name)
     except ModuleNotFoundError as exc:
@@ -136,23 +135,24 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert [str(r) for r in requires if r.marker is None] == [str(Requirement(line)) for line in PYPROJECT["dependencies"]]
     assert "[console_scripts]\nmlsys-grader = mlsys_grader.cli:main" in entry_points
     modules = {name for name in names if name.endswith(".py")}
-    assert not {m for m in modules if m.startswith(("mlsys_grader/staff/", "mlsys_grader/_packaging.py"))}
-    assert not {"mlsys_grader/gradescope/_build.py", "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py"} & modules
+    assert not {m for m in modules if m.startswith("mlsys_grader/staff/")}  # solve, assign, the autograder and kit builders
     assert not any("solve" in m or "_kit" in m for m in modules)
     built_from = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
     assert modules == {m for m in built_from if not m.startswith(STUDENT.leave_out)}  # everything else, from this tree
-    for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "labs/lab07.toml", "templates/self_check.html",
+    for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "templates/self_check.html",
                  "gradescope/_embed.py"):
         assert f"mlsys_grader/{name}" in names
+    rubrics = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").rglob("*.toml")}
+    assert rubrics and rubrics <= set(names)  # each lab's rubric ships beside its module
 
 
 def test_the_full_build_for_staff_and_the_gradescope_image_keeps_solve_and_every_module(tmp_path):
-    full = build_wheel(ROOT, tmp_path)  # what `mlsys-grader autograder` ships (gradescope/_build.py)
+    full = build_wheel(ROOT, tmp_path)  # what `mlsys-grader autograder` ships (staff/_autograder.py)
     assert full.name == f"mlsys_grader-{__version__}-py3-none-any.whl"
     with zipfile.ZipFile(full) as wheel:
         modules = {name for name in wheel.namelist() if name.endswith(".py")}
     assert modules == {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
-    assert {"mlsys_grader/staff/_solve.py", "mlsys_grader/_packaging.py", "mlsys_grader/gradescope/_build.py"} <= modules
+    assert {"mlsys_grader/staff/_solve.py", "mlsys_grader/staff/_packaging.py", "mlsys_grader/staff/_autograder.py"} <= modules
 
 
 def test_the_student_build_imports_and_its_command_line_has_no_solve(student_wheel, tmp_path):
@@ -304,8 +304,7 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
     assert not (student / "solved.json").exists()
     for statement, error in (("from mlsys_grader import solve", "ImportError: cannot import name 'solve' from 'mlsys_grader'"),
                              ("import mlsys_grader.staff", "ModuleNotFoundError: No module named 'mlsys_grader.staff'"),
-                             ("import mlsys_grader.gradescope._build",
-                              "ModuleNotFoundError: No module named 'mlsys_grader.gradescope._build'")):
+                             ("import mlsys_grader.staff._autograder", "ModuleNotFoundError: No module named 'mlsys_grader.staff'")):
         tried = subprocess.run([str(bin_dir / "python"), "-c", statement], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert tried.returncode == 1 and error in tried.stderr.splitlines()[-1], (statement, tried.stderr)
     shown = _run([str(bin_dir / "pip"), "show", "mlsys-grader-student"], cwd=tmp_path, env=env).stdout

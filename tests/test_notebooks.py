@@ -20,8 +20,8 @@ from conftest import LAB_TRACKS, LABS, TRACKS, sweep
 from mlsys_grader import cli
 from mlsys_grader.api import default_rubric, grade_file
 from mlsys_grader.core.report import HIDDEN_ITEMS
-from mlsys_grader.gradescope._assign import drift, master_path, run_otter_assign, student_path
 from mlsys_grader.labs import get_lab
+from mlsys_grader.staff._assign import drift, master_path, run_otter_assign, student_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -159,7 +159,7 @@ def test_reference_notebook_is_executed_and_its_bundle_earns_full_marks(lab_id, 
 # Appended to the executed notebook: how often checking again grades the saved bundle, and the self-check.
 REUSE_CELL = """\
 import json as _json
-from mlsys_grader.student._session import _grade_bytes as _graded
+from mlsys_grader.otter import _grade_bytes as _graded
 _report, _before = lab._full_report(), _graded.cache_info()
 grader.check("A"); grader.check("A")
 _after = _graded.cache_info()

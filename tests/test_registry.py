@@ -255,8 +255,8 @@ def test_an_installed_lab_gets_its_student_notebook_and_autograder_from_its_mast
     """The master written from the module's words, where the module says; ``mlsys-grader assign`` and the
     autograder build find it there; otter assign runs the master's tests (in a kernel that finds the lab by
     its entry point); the zip grades a full-marks upload 100 as Gradescope runs it."""
-    from mlsys_grader.gradescope._build import build_autograders, default_masters
     from mlsys_grader.gradescope._runner import grade_submission
+    from mlsys_grader.staff._autograder import build_autograders, default_masters
 
     master = get_lab(COPY).master_path(ROOT)
     assert master == installed / "solutions" / f"{COPY}-master.ipynb"

@@ -1,4 +1,4 @@
-"""Gradescope and Otter-Grader: masters → student notebooks, autograder zips, the score of record.
+"""What runs on Gradescope (and under ``otter run``): the upload, the score of record, the results.
 
 Outer layer: it imports the core and Otter, never the reverse.  Modules (private):
 
@@ -12,9 +12,10 @@ Outer layer: it imports the core and Otter, never the reverse.  Modules (private
 - ``_sandbox``    — running a notebook as an unprivileged user and killing all it started;
   ``_in_sandbox`` is the program that runs there, ``_watch`` what it tried;
 - ``_hardening``  — closing the channels through which a kernel can reach Otter's runner;
-- ``_plugin``     — the Otter plugin for ``otter run``;
-- ``_assign``     — ``otter assign``: masters → student notebooks (``mlsys-grader assign``);
-- ``_build``, ``_lock`` — ``mlsys-grader autograder``: the zips, pinned to the build environment.
+- ``_plugin``     — the Otter plugin for ``otter run``.
+
+What builds on a staff machine (``otter assign``, the autograder zips, the kit) is
+:mod:`mlsys_grader.staff`, which this package never imports.
 
 Otter's configuration names the plugin by the dotted path
 ``mlsys_grader.gradescope.ScoreOfRecordPlugin`` (pinned by a test).  Names that import
@@ -36,33 +37,25 @@ _LAZY = {
     "PLUGIN_NAME": "._options",
     "AutograderOptions": "._options",
     "grade_submission": "._runner",
-    "build_autograders": "._build",
-    "AutograderBuildError": "._build",
-    "regenerate": "._assign",
-    "drift": "._assign",
-    "AssignError": "._assign",
     "ScoreOfRecord": "._record",
     "score_of_record": "._record",
     "gradescope_results": "._results",
+    "with_options": "._options",
 }
 
 __all__ = [
-    "AssignError",
-    "AutograderBuildError",
     "AutograderOptions",
     "BUNDLE_MIME",
     "PLUGIN_NAME",
     "ScoreOfRecord",
     "ScoreOfRecordPlugin",
-    "build_autograders",
     "bundle_display_data",
     "display_bundle",
-    "drift",
     "find_embedded_bundles",
     "grade_submission",
     "gradescope_results",
-    "regenerate",
     "score_of_record",
+    "with_options",
 ]
 
 

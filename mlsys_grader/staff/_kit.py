@@ -1,7 +1,7 @@
 """``mlsys-grader kit``: what a student downloads — both notebooks, the student build's wheel,
 a fully pinned ``requirements.txt`` and a short README with the one install command.
 
-The wheel is :data:`~mlsys_grader._packaging.STUDENT` (``mlsys-grader-student``): this
+The wheel is :data:`~mlsys_grader.staff._packaging.STUDENT` (``mlsys-grader-student``): this
 package without staff's tools — no ``solve``, no kit or autograder builder — built from
 the same source tree at the same version.
 
@@ -26,7 +26,9 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._packaging import (
+from ..errors import KitError, KitRootError
+from ..labs import lab_ids
+from ._packaging import (
     FULL,
     PROJECT_NAME,
     STUDENT,
@@ -36,8 +38,6 @@ from .._packaging import (
     build_wheel,
     installed_closure,
 )
-from ..errors import KitError, KitRootError
-from ..labs import lab_ids
 
 INSTALL_COMMAND = "pip install -r requirements.txt"
 

@@ -3,7 +3,7 @@
 Steps per lab: copy the master's folder to a scratch directory, run ``otter assign`` there
 (the masters stay the single source of the tests), then rewrite the zip it made so that
 
-- ``run_autograder`` is one line that execs this package's grader (:mod:`._runner`) in the
+- ``run_autograder`` is one line that execs this package's grader (:mod:`mlsys_grader.gradescope`) in the
   image's environment — Otter's runner, which executes the notebook as root, is not used;
 - ``setup.sh`` is Otter's, without what a PDF-less, conda-kernel-less run never uses (the
   Chromium download, ``nb_conda_kernels``), plus two steps: let the sandbox's user enter
@@ -12,7 +12,7 @@ Steps per lab: copy the master's folder to a scratch directory, run ``otter assi
   every package the grader and Otter need, at the versions installed here, plus a wheel of
   this package built from the source tree and shipped in the zip;
 - ``otter_config.json`` configures :class:`~mlsys_grader.gradescope.ScoreOfRecordPlugin`
-  with the autograder's options (:mod:`._options`), PDFs and grading from the log off.
+  with the autograder's options (:class:`~mlsys_grader.gradescope.AutograderOptions`), PDFs and grading from the log off.
 
 The build needs the source tree (``pyproject.toml``, ``mlsys_grader/``, ``solutions/``): from
 an installed copy of the package it is found in the working directory or given as ``root``.
@@ -32,12 +32,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _packaging
 from ..errors import AssignError, AutograderBuildError
+from ..gradescope import AutograderOptions, with_options
 from ..labs import lab_ids
+from . import _packaging
 from ._assign import master_path, run_otter_assign
 from ._lock import Lock, lock
-from ._options import AutograderOptions, with_options
 
 GRADESCOPE_SOURCE = "/autograder/source"
 MINIFORGE_ENVS = "/root/miniforge3/envs"
@@ -112,7 +112,7 @@ def imported_distributions() -> list[str]:
 
 
 def build_wheel(dest: Path, root: Path) -> Path:
-    """Build this package's wheel into ``dest`` from a clean copy of the source (:func:`mlsys_grader._packaging.build_wheel`)."""
+    """Build this package's wheel into ``dest`` from a clean copy of the source (:func:`mlsys_grader.staff._packaging.build_wheel`)."""
     try:
         return _packaging.build_wheel(root, dest)
     except _packaging.WheelBuildError as exc:
@@ -166,7 +166,7 @@ def course_files(course: str | os.PathLike | None) -> list[tuple[Path, str]]:
     the build, not every upload); the course file is always ``course.toml``, the CSV keeps its relative path."""
     if course is None:
         return []
-    from ..course._late import read_course  # the course package loads only when a course file ships
+    from ..course import read_course  # the course package loads only when a course file ships
     from ..errors import CourseFileError
 
     try:
@@ -241,8 +241,8 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
     """Build ``<lab>-autograder.zip`` and ``requirements-lock.txt`` in ``output_dir``.
 
     ``masters`` default to every registered lab's master (:func:`default_masters`);
-    ``options`` are :class:`~._options.AutograderOptions` fields other than ``lab``; ``course`` is a course
-    file (late policy, :mod:`._late`) shipped in every zip with its extensions CSV.
+    ``options`` are :class:`~mlsys_grader.gradescope.AutograderOptions` fields other than ``lab``; ``course`` is a course
+    file (late policy, :func:`mlsys_grader.course.read_course`) shipped in every zip with its extensions CSV.
     """
     tree = project_root(root)
     masters = masters or default_masters(tree)

@@ -1,16 +1,16 @@
 """This package as a wheel, and the packages it needs pinned to this environment.
 
 Two outer commands ship the package somewhere else and want what was tested here:
-``mlsys-grader autograder`` (the Gradescope image, :mod:`.gradescope._build`) and
-``mlsys-grader kit`` (what a student downloads, :mod:`.staff._kit`).  Both build a wheel
+``mlsys-grader autograder`` (the Gradescope image, :mod:`._autograder`) and
+``mlsys-grader kit`` (what a student downloads, :mod:`._kit`).  Both build a wheel
 from a clean copy of the source tree, and both pin a requirement closure to the versions
 installed here; each says in its own words what went wrong, from the data these errors carry.
 
 There are two builds of the one source tree.  :data:`FULL` is the package as it is
 (``mlsys-grader``: staff installs, the Gradescope image).  :data:`STUDENT` is the kit's
 ``mlsys-grader-student``: the same files and version, with the staff-only modules left
-out of the copy before it is built (``solve``, the kit and autograder builders, Otter
-assign), so a student's install cannot run them.  Its dependencies are the project's
+out of the copy before it is built (``mlsys_grader/staff/``: ``solve``, the kit and
+autograder builders, Otter assign, this module), so a student's install cannot run them.  Its dependencies are the project's
 today; a leaner kit is a change of ``STUDENT.dependencies``, nothing else.
 """
 
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from .errors import NotInstalledError, VersionConflictError, WheelBuildError
+from ..errors import NotInstalledError, VersionConflictError, WheelBuildError
 
 PROJECT_NAME = "mlsys-grader"
 SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
@@ -54,11 +54,11 @@ FULL = WheelSpec(PROJECT_NAME)
 STUDENT = WheelSpec(
     f"{PROJECT_NAME}-student",
     # NOTE: ``mlsys_grader/__init__.py`` re-exports ``solve`` and ``cli.py`` registers the staff
-    # commands only when ``mlsys_grader.staff`` is installed; nothing a student runs imports these.
-    # The rest of ``gradescope/`` stays: the notebook embeds its bundle through ``gradescope._embed``
-    # (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
-    leave_out=("mlsys_grader/staff", "mlsys_grader/_packaging.py", "mlsys_grader/gradescope/_build.py",
-               "mlsys_grader/gradescope/_lock.py", "mlsys_grader/gradescope/_assign.py", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
+    # commands only when ``mlsys_grader.staff`` is installed; nothing a student runs imports it
+    # (``solve``, Otter assign, the autograder and kit builders, this module: all of staff/).
+    # ``gradescope/`` stays whole: it holds only what runs on Gradescope, the notebook embeds its
+    # bundle through it (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
+    leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
                "mlsys_grader/templates/review.html"),
 )
 

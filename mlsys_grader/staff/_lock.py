@@ -3,7 +3,7 @@
 ``mlsys-grader autograder`` walks the requirements of what the image needs — this package's
 own dependencies and the roots in ``autograder/requirements.txt`` — through the installed
 distributions' metadata (markers and extras evaluated here; the walk is
-:func:`mlsys_grader._packaging.installed_closure`, shared with the student kit), and pins every
+:func:`mlsys_grader.staff._packaging.installed_closure`, shared with the student kit), and pins every
 distribution reached to the version installed here: ``name==version``.  Two image builds from the same
 zip then install the same packages, and they are the packages the tests ran with.
 """
@@ -19,8 +19,8 @@ from importlib import metadata
 from packaging.requirements import InvalidRequirement
 from packaging.utils import canonicalize_name
 
-from .._packaging import installed_closure
 from ..errors import LockError, NotInstalledError, VersionConflictError
+from ._packaging import installed_closure
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def _local_path(dist: metadata.Distribution) -> str | None:
 def lock(roots: Iterable[str], *, exclude: Iterable[str] = ("mlsys-grader",)) -> Lock:
     """``name==version`` for every distribution ``roots`` need, as installed in this environment.
 
-    The closure is :func:`mlsys_grader._packaging.installed_closure`'s; ``exclude`` names
+    The closure is :func:`mlsys_grader.staff._packaging.installed_closure`'s; ``exclude`` names
     distributions that are walked through but not pinned (this package: its wheel ships in the zip).
     """
     try:

@@ -7,7 +7,7 @@ Layout (relative to the project root)::
     assignments/<lab>.ipynb              what students get (generated, committed)
 
 :func:`run_otter_assign` is the one way this package runs ``otter assign``: the
-student notebooks here and the autograder zips (:mod:`._build`) both come from it.
+student notebooks here and the autograder zips (:mod:`._autograder`) both come from it.
 
 Otter names everything after the master's file name (``otter.Notebook("<name>")``
 in the init cell, the autograder's ``notebook`` setting), so the master is staged as
