@@ -14,12 +14,12 @@ from mlsys_grader.api import grade_file
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
+from mlsys_grader.student import assert_item
 from mlsys_grader.student._session import (
     LabSession,
     Notice,
     PartResult,
     _open_lab_with_clock,
-    assert_item,
     open_lab,
     submission_path,
 )
@@ -606,6 +606,31 @@ def test_public_check_never_shows_hidden_items(tmp_path, clock):
 
 
 # -- Otter test helper --------------------------------------------------------------------------
+def test_assert_item_lives_with_the_otter_glue_and_keeps_the_name_the_test_files_import():
+    """Every master's test file says ``from mlsys_grader.student import assert_item``; the function is mlsys_grader.otter's."""
+    import mlsys_grader.otter as otter
+    import mlsys_grader.student._session as session
+
+    assert assert_item is otter.assert_item and assert_item.__module__ == "mlsys_grader.otter"
+    assert not hasattr(session, "assert_item")
+
+
+def test_the_notebook_api_embeds_its_bundle_without_the_gradescope_package(tmp_path):
+    """student/ imports no gradescope/: a session that saves (and embeds) its bundle loads only the core's format."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from mlsys_grader.student import open_lab; from mlsys_grader.core.embed import BUNDLE_MIME, "
+            "bundle_display_data, bundle_from_outputs; "
+            f"lab = open_lab('lab07', track='cloud', directory={str(tmp_path)!r}); lab.save(); "
+            "data = bundle_display_data((lab.path).read_text(), summary=False); "
+            "found = bundle_from_outputs({'cells': [{'cell_type': 'code', 'outputs': [{'data': data}]}]}); "
+            "print(sorted(m for m in sys.modules if m.startswith('mlsys_grader.gradescope')), data['text/plain'] == '', "
+            "found.text == __import__('json').dumps(data[BUNDLE_MIME], ensure_ascii=False))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["[]", "True", "True"], done.stderr
+
+
 def test_assert_item_explains_a_lost_item_and_passes_a_kept_one(tmp_path, clock):
     with pytest.raises(AssertionError, match=r"No lab07-submission\.json next to the notebook"):
         assert_item("lab07", "A", "captured", directory=tmp_path)

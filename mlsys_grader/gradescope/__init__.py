@@ -1,26 +1,28 @@
 """What runs on Gradescope (and under ``otter run``): the upload, the score of record, the results.
 
-Outer layer: it imports the core and Otter, never the reverse.  Modules (private):
+Outer layer: it imports the core, the labs and Otter, never the reverse.  Modules (private):
 
-- ``_embed``      — the bundle as a notebook output (custom MIME type) and how to find it again;
 - ``_options``    — the autograder's options (the plugin's block in ``otter_config.json``);
 - ``_upload``     — what a student uploaded, read as data: notebook, bundle, or why neither;
 - ``_record``     — the score of record: the submitted bundle, graded by the core;
-- ``_otter_tests``— Otter's test files run against a bundle, item by item, and compared with the record;
-- ``_results``    — a score of record as Gradescope results JSON;
+- ``_otter_tests``— Otter's test files run against a bundle, item by item, and compared with the
+  record (what the test files call is :mod:`mlsys_grader.otter`);
+- ``_pipeline``   — the one grading pipeline (record, Otter's tests, the notebook's run, results)
+  that ``_runner`` and ``_plugin`` both drive;
+- ``_results``    — a score of record as Gradescope results JSON; ``_late`` the course's late policy on it;
 - ``_runner``     — Gradescope's ``run_autograder`` (``python -I -m mlsys_grader.gradescope``);
+- ``_plugin``     — the Otter plugin for ``otter run``: a thin adapter over ``_pipeline``;
 - ``_sandbox``    — running a notebook as an unprivileged user and killing all it started;
   ``_in_sandbox`` is the program that runs there, ``_watch`` what it tried;
 - ``_hardening``  — closing the channels through which a kernel can reach Otter's runner;
-- ``_plugin``     — the Otter plugin for ``otter run``.
+- ``_embed``      — displaying the embedded bundle (the format is :mod:`mlsys_grader.core.embed`).
 
 What builds on a staff machine (``otter assign``, the autograder zips, the kit) is
 :mod:`mlsys_grader.staff`, which this package never imports.
 
 Otter's configuration names the plugin by the dotted path
 ``mlsys_grader.gradescope.ScoreOfRecordPlugin`` (pinned by a test).  Names that import
-Otter load on first access, so ``import mlsys_grader.gradescope`` stays cheap for the
-notebook, which only needs the embedding helpers.
+Otter load on first access, so ``import mlsys_grader.gradescope`` stays cheap.
 """
 
 from __future__ import annotations
@@ -30,8 +32,7 @@ from typing import Any
 
 from ._embed import BUNDLE_MIME, bundle_display_data, display_bundle, find_embedded_bundles
 
-# name → the private module defining it, imported on first access: some import Otter, and the notebook
-# imports this package for the embedding helpers alone
+# name → the private module defining it, imported on first access: some import Otter
 _LAZY = {
     "ScoreOfRecordPlugin": "._plugin",
     "PLUGIN_NAME": "._options",

@@ -2,8 +2,9 @@
 
 The autograder zip's files land in ``/autograder/source``; when ``course.toml`` (and the
 extensions CSV it names) is among them, the score of record is reduced by the late
-penalty computed from ``/autograder/submission_metadata.json`` exactly as the bulk
-gradebook computes it (:func:`mlsys_grader.course._late.gradescope_penalty`).  The results
+penalty computed from ``/autograder/submission_metadata.json`` by the rule the bulk
+gradebook applies (:func:`mlsys_grader.core.late.gradescope_penalty`; the course file is read
+by :func:`mlsys_grader.course.read_course`).  The results
 gain a visible "Late penalty" line with the rule; ``extra_data`` keeps the raw score.  A
 course file or metadata that cannot be read leaves the score as it is and tells staff why.
 """
@@ -15,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..course._late import gradescope_penalty, read_course
+from ..core.late import gradescope_penalty
+from ..course import read_course
 from ..errors import CourseFileError
 
 COURSE_FILE = "course.toml"
@@ -50,7 +52,7 @@ def apply_late_policy(document: dict[str, Any], source: Path, lab: str, metadata
         return document
     if lab not in course.file.labs:
         return document
-    late = gradescope_penalty(course, lab, metadata or {})
+    late = gradescope_penalty(course.file.labs[lab], course.extensions, lab, metadata or {})
     raw = float(document["score"])
     points = round(raw * late.percent / 100, 5)
     document["score"] = round(raw - points, 5)

@@ -1,7 +1,8 @@
 """Otter's tests (the master's public and hidden test files), run against a bundle, item by item.
 
 Each Otter test case is one rubric item: ``test_<question>_<item>`` calls
-``mlsys_grader.student.assert_item(lab, part, item)``, which grades the bundle saved as
+``assert_item(lab, part, item)`` (:func:`mlsys_grader.otter.assert_item`, imported by the test
+files as ``mlsys_grader.student.assert_item``), which grades the bundle saved as
 ``<lab>-submission.json`` in the working directory.  :func:`run_tests_on_bundle` runs those
 files *in the grading process* on the bytes that were graded — a private folder holding only
 that bundle, no notebook, no student code — so Otter's per-item results exist on every run

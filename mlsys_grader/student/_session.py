@@ -46,12 +46,12 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
 from ..core.capture import record_from_plan
+from ..core.embed import bundle_display_data
 from ..core.grading import RECAPTURE_CRITERIA
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec, PartPlan
@@ -267,7 +267,7 @@ class LabSession:
         """Write the bundle next to the notebook (atomically) and return its path.
 
         When the content changed, the bundle is also displayed as a notebook output
-        (``mlsys_grader.gradescope`` embedding), so a bare ``.ipynb`` upload still carries it.
+        (:mod:`mlsys_grader.core.embed`), so a bare ``.ipynb`` upload still carries it.
         """
         bundle = self.bundle()
         text = bundle.to_json()
@@ -661,24 +661,21 @@ class LabSession:
 
 
 def _embed(bundle_json: str) -> None:
-    """Display the bundle under the grader's MIME type, silently (a no-op outside a kernel or without the glue).
+    """Display the bundle under the grader's MIME type, silently (a no-op outside a kernel).
 
-    The bundle rides along in the notebook so a bare ``.ipynb`` upload still carries it;
-    renderers that do not know the type show its ``text/plain`` fallback, which is left
-    empty: the cell's own notice says what was saved, and only when something was.
+    The bundle rides along in the notebook so a bare ``.ipynb`` upload still carries it
+    (the format is :mod:`mlsys_grader.core.embed`); renderers that do not know the type show
+    its ``text/plain`` fallback, which is left empty: the cell's own notice says what was
+    saved, and only when something was.
     """
     try:
         from IPython import get_ipython
         from IPython.display import display
-
-        from ..gradescope._embed import bundle_display_data
-    except ImportError:  # plain Python, or the notebook API without the Otter glue
+    except ImportError:  # plain Python: nothing to embed into
         return
     if get_ipython() is None:
         return
-    data = bundle_display_data(bundle_json)
-    data["text/plain"] = ""
-    display(data, raw=True)
+    display(bundle_display_data(bundle_json, summary=False), raw=True)
 
 
 def _same_record(old: EvidenceRecord, new: EvidenceRecord) -> bool:
@@ -713,38 +710,3 @@ def _open_lab_with_clock(lab_id: str, track: str, clock: Callable[[], datetime],
     session = LabSession.__new__(LabSession)
     session._open(lab_id, track, submission_path(lab_id, directory), clock)
     return session
-
-
-# -- Otter tests ------------------------------------------------------------------------
-@lru_cache(maxsize=4)
-def _grade_bytes(data: bytes) -> GradeReport:
-    """Grade bundle bytes; memoised so the tests of one notebook grade its bundle once."""
-    from ..api import grade_bundle
-
-    return grade_bundle(data)
-
-
-def assert_item(lab_id: str, part: str, item: str, *, directory: str | os.PathLike | None = None) -> None:
-    """Raise :class:`AssertionError` with the grader's advice unless ``item`` of ``part`` earned full points.
-
-    The Otter tests in the lab notebooks call this on the saved bundle, so each test
-    case is one rubric item with the rubric's points.
-    """
-    path = submission_path(lab_id, directory)
-    if not path.exists():
-        raise AssertionError(f"No {path.name} next to the notebook: run the notebook's cells (predict, run, capture) first.")
-    from ..api import read_bundle_bytes
-
-    try:
-        report = _grade_bytes(read_bundle_bytes(path))
-    except (BundleFormatError, UnknownLabError, OSError) as exc:
-        raise AssertionError(f"{path.name} cannot be graded ({exc}); run the notebook again to rewrite it.") from None
-    if report.lab != lab_id:
-        raise AssertionError(f"{path.name} is a {report.lab} bundle, expected {lab_id}.")
-    scores = report.parts.get(part)
-    entry = next((i for i in scores.items if i.item == item), None) if scores else None
-    if entry is None:
-        raise AssertionError(f"the {lab_id} rubric has no item {item!r} for {part!r}")
-    if entry.points < entry.max_points:
-        messages = [f.message for f in report.findings if f.part == part and (f.rubric_item == item or f.criterion == "missing")]
-        raise AssertionError(" ".join(dict.fromkeys(messages)) or f"{part}: {item} earned {entry.points:g} of {entry.max_points:g} points.")
