@@ -276,7 +276,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 # -- autograder (built on a staff machine: mlsys_grader/staff) --------------------------
 def _cmd_autograder(args: argparse.Namespace) -> int:
     from .errors import AutograderBuildError, LockError
-    from .staff._autograder import LOCK_NAME, build_autograders
+    from .staff import LOCK_NAME, build_autograders
 
     masters: dict[str, Path] = {}
     for spec in args.master or []:
@@ -303,7 +303,7 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
 
 
 def _cmd_assign(args: argparse.Namespace) -> int:
-    from .staff._assign import drift, regenerate
+    from .staff import drift, regenerate
 
     labs = args.lab or list(lab_ids())
     if args.check:

@@ -28,12 +28,13 @@ from ._solve import bundle_from_controls, solve, solve_spec
 
 # name → the private module defining it, imported on first access
 _LAZY = {
+    "LOCK_NAME": "._autograder",
     "build_autograders": "._autograder",
     "drift": "._assign",
     "regenerate": "._assign",
 }
 
-__all__ = ["INSTALL_COMMAND", "Kit", "build_autograders", "build_kit", "bundle_from_controls", "drift", "regenerate", "solve",
+__all__ = ["INSTALL_COMMAND", "Kit", "LOCK_NAME", "build_autograders", "build_kit", "bundle_from_controls", "drift", "regenerate", "solve",
            "solve_spec"]
 
 for _name in ("Kit", "build_kit", "bundle_from_controls", "solve", "solve_spec"):
