@@ -85,7 +85,7 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     assert f"Python {DECLARED[0]} to {DECLARED[-1]}" in readme
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = wheel.namelist()
-    assert "mlsys_grader/labs/lab07.toml" in names and "mlsys_grader/student/_session.py" in names
+    assert "mlsys_grader/labs/lab07/lab07.toml" in names and "mlsys_grader/student/_session.py" in names
     assert not [name for name in names if name.startswith(STUDENT.leave_out)]
 
 

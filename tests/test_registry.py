@@ -76,7 +76,7 @@ def _course_package(tmp_path: Path) -> Path:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / f"{module_name}.py").write_text(_readme_block("python"))
-    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07.toml").read_text().replace('lab = "lab07"', f'lab = "{lab_id}"')
+    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "lab07.toml").read_text().replace('lab = "lab07"', f'lab = "{lab_id}"')
     (package / f"{lab_id}.toml").write_text(rubric)
     info = tmp_path / f"{package_name}-1.0.dist-info"
     info.mkdir()
@@ -329,7 +329,7 @@ def test_the_core_follows_the_labs_own_parts_in_its_order(tmp_path, monkeypatch)
 
     site = _course_package(tmp_path)
     (site / "course_labs" / "lab07back.py").write_text(BACKWARDS)
-    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07.toml").read_text().replace('lab = "lab07"', 'lab = "lab07back"')
+    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "lab07.toml").read_text().replace('lab = "lab07"', 'lab = "lab07back"')
     (site / "course_labs" / "lab07back.toml").write_text(rubric)
     _forget_course_package()
     monkeypatch.syspath_prepend(str(site))

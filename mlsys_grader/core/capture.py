@@ -22,7 +22,7 @@ def record_from_plan(
 ) -> EvidenceRecord:
     """The evidence record the seeds' ``capture_evidence`` would keep, plus provenance."""
     return EvidenceRecord(
-        track=track, part=part_key(plan.part), prediction=prediction, inputs=plan.upstream,
+        track=track, part=part_key(plan.part), prediction=prediction, inputs=dict(plan.upstream),
         baseline=plan.baseline, result=plan.result, alternatives=list(plan.alternatives),
         decision=plan.decision, model_key=plan.model_key, chosen_result=plan.chosen_result,
         result_role=plan.result_role, upstream_fingerprint=lab.fingerprint(track, plan.part, plan.upstream),

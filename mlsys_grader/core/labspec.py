@@ -29,12 +29,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
 
 if TYPE_CHECKING:
+    from .models import Bundle, EvidenceRecord
     from .rationale import ChoiceTerms, RecordedArms
 
 
@@ -155,22 +156,50 @@ class PartSpec:
         }
 
 
-@dataclass
+@dataclass(frozen=True)
 class PartPlan:
     """Everything a part's record holds, apart from prediction, times and provenance.
 
-    The lab module builds it from controls; ``arms`` are evaluator outputs.
+    The lab module builds it from controls; the arms (``baseline``, ``result``,
+    ``alternatives``, ``chosen_result``) are evaluator outputs, shared with the
+    evaluation cache: a plan is never changed, and neither are its arms
+    (:func:`dataclasses.replace` makes a changed copy).
     """
 
     part: str
     model_key: str
-    upstream: dict[str, Any]
+    upstream: Mapping[str, Any]
     baseline: dict[str, Any]
     result: dict[str, Any]
-    alternatives: list[dict[str, Any]] = field(default_factory=list)
+    alternatives: Sequence[dict[str, Any]] = ()
     decision: Any = None
     chosen_result: dict[str, Any] | None = None
     result_role: str | None = None
+
+
+class ArmInputs(NamedTuple):
+    """The evaluator inputs a part's plan is built from, and the upstream inputs its record keeps."""
+
+    baseline: dict[str, Any]
+    result: dict[str, Any]
+    alternatives: tuple[dict[str, Any], ...]
+    upstream: dict[str, Any]
+
+
+class InferredControls(NamedTuple):
+    """What :meth:`LabSpec.infer_controls` recovers from a record: the part's controls and the
+    upstream result arms (dependency part → arm) that produce it."""
+
+    controls: dict[str, Any]
+    upstream: dict[str, Any]
+
+
+class Problem(NamedTuple):
+    """A lab rule a record or a bundle breaks: the message a student reads, what was expected, what arrived."""
+
+    message: str
+    expected: Any
+    actual: Any
 
 
 def fingerprint(lab_id: str, track: str, part: str, upstream: Mapping[str, Any]) -> str:
@@ -375,7 +404,7 @@ class LabSpec(abc.ABC):
         """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
 
         Memoised like :meth:`evaluate` (a grader sees the same few settings again and
-        again): each call gets its own :class:`PartPlan`, whose arms are shared and read-only.
+        again): calls with the same arguments share one frozen :class:`PartPlan`.
         """
         cache = self.__dict__.setdefault("_plans", {})
         key = (track, part, tuple(sorted(controls.items())), canonical_dumps(upstream) if upstream else "")
@@ -385,11 +414,11 @@ class LabSpec(abc.ABC):
             if len(cache) >= self.cache_size:
                 cache.pop(next(iter(cache)))
             cache[key] = plan
-        return dataclasses.replace(plan, upstream=dict(plan.upstream), alternatives=list(plan.alternatives))
+        return plan
 
     @abc.abstractmethod
-    def infer_controls(self, track: str, part: str, record: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        """Recover (controls, upstream results) that would produce ``record``, or None."""
+    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+        """Recover the controls and upstream results that would produce ``record``, or None."""
 
     # -- judging ----------------------------------------------------------------
     @abc.abstractmethod
@@ -407,15 +436,15 @@ class LabSpec(abc.ABC):
         around one of its thresholds)."""
 
     @abc.abstractmethod
-    def decision_problems(self, track: str, part: str, plan: PartPlan, record: Any) -> list[tuple[str, Any, Any]]:
-        """(message, expected, actual) for each decision rule the record breaks."""
+    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+        """Each decision rule the record breaks."""
 
     @abc.abstractmethod
-    def synthesis_problems(self, bundle: Any) -> list[tuple[str, Any, Any]]:
-        """(message, expected, actual) for each synthesis rule the bundle breaks."""
+    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
+        """Each synthesis rule the bundle breaks."""
 
     @abc.abstractmethod
-    def final_choice_terms(self, bundle: Any) -> ChoiceTerms:
+    def final_choice_terms(self, bundle: Bundle) -> ChoiceTerms:
         """Every option a rationale may name on this bundle's track, and which of them are the
         submission's recommendation and rejected alternative (see :mod:`.rationale`)."""
 
@@ -491,7 +520,7 @@ class LabSpec(abc.ABC):
             return default
         return labels.get(track, labels.get("*", default))
 
-    def captured_decision(self, bundle: Any) -> list[tuple[str, str]]:
+    def captured_decision(self, bundle: Bundle) -> list[tuple[str, str]]:
         """(heading, the book's label) for the answers a part's captured decision gives, which the closing
         report lists before the synthesis answers.  Default: none (the synthesis holds the recommendation)."""
         return []

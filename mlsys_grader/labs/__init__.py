@@ -1,7 +1,7 @@
 """The lab registry: the only place that lists labs.
 
-A lab is one module exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.LabSpec`)
-with its rubric ``<lab_id>.toml`` in the same package, and one Otter master notebook
+A lab is one package (or module) exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.LabSpec`)
+with its rubric ``<lab_id>.toml`` in that package (beside a module), and one Otter master notebook
 where ``LAB.master_path`` says (README, "Adding a lab").  Everything lab-specific is in
 the module; nothing outside this package names a lab.  Labs come from three places,
 later ones overriding earlier ones:
@@ -21,6 +21,7 @@ Modules are imported on first use (mlsysim is slow to import).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata, resources
@@ -97,8 +98,16 @@ def get_lab(lab_id: str) -> LabSpec:
     return _LOADED[lab_id]
 
 
-def rubric_text(lab_id: str) -> str:
-    """The rubric TOML shipped beside the lab's module (``<package>/<lab_id>.toml``), without importing the lab."""
+def _data_package(lab_id: str) -> str:
+    """The package holding the lab's data files: the lab itself when it is a package
+    (``mlsys_grader.labs.lab07``), else the package its module sits in; the lab is not imported."""
     module = _module(lab_id)
-    package = module.rpartition(".")[0] or module
-    return resources.files(package).joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")
+    spec = importlib.util.find_spec(module)
+    if spec is not None and spec.submodule_search_locations is not None:
+        return module
+    return module.rpartition(".")[0] or module
+
+
+def rubric_text(lab_id: str) -> str:
+    """The rubric TOML shipped with the lab (``<lab_id>.toml`` in its package), without importing the lab."""
+    return resources.files(_data_package(lab_id)).joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")

@@ -1,0 +1,246 @@
+"""Lab 11's domain and rules: parts, controls, the judgements' thresholds, the decision rules.
+
+Nothing here imports mlsysim: the evaluator (:mod:`.evaluate`, which builds the arms
+from the track's scenario) loads on first use through :func:`evaluator`.
+
+Two predictions are judgements the book leaves open; their thresholds are defined
+here once (``A_*``, ``D_*``), applied by :func:`displayed_prediction` (the verdict
+the notebook shows) and :func:`accepted_predictions`, and stated in the notebook's
+calculation notes:
+
+* Part A — with ``r`` the latency ratio baseline/changed and ``f`` the factor, the
+  realised share is ``q = (r - 1) / (f - 1)``, taken to the two decimals the
+  notebook shows.  If the binding resource switches,
+  "the bottleneck switches" is right (and "falls nearly with the factor" is also
+  accepted when ``q >= 0.9``, "barely changes" when ``q <= 0.1``).  Otherwise
+  "falls nearly with the factor" when ``q >= 0.5`` and "barely changes" below;
+  without a switch the roofline makes ``q`` exactly 1 (the changed resource binds
+  before and after) or 0 (it never binds), so that threshold has no knife edge.
+* Part D — with ``S`` the end-to-end speedup as the notebook shows it (two
+  decimals) and ``L`` the kernel-only speedup, the share of the kernel gain that
+  survives is ``g = (S - 1) / (L - 1)``.  "Almost no gain" when ``S < 1.10``;
+  otherwise ``g`` decides: "nearly the kernel speedup" when ``g >= 0.5``, "less
+  than half" below.  Near a threshold both neighbouring answers are accepted: for
+  ``1.05 <= S <= 1.15`` "almost no gain" and the answer ``g`` gives, and for
+  ``0.45 <= g <= 0.55`` "nearly the kernel speedup" and "less than half".
+  With the pinned mlsysim ``g <= 0.34`` at every allowed setting, so "nearly the
+  kernel speedup" is never the answer and the ``g`` band never applies.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from functools import cache
+from types import ModuleType
+from typing import Any
+
+from ...core.labspec import Control, PartPlan, PartSpec, Problem
+from ...core.models import Bundle, EvidenceRecord
+from .words import LIMITATIONS, TRIGGERS
+
+MODEL_ID = "v1_11_experiments"
+"""The evaluators' module id (``v1_11_experiments.MODEL_ID``); a part's model key is ``<MODEL_ID>.<experiment>``."""
+
+
+@cache
+def evaluator() -> ModuleType:
+    """The lab's :mod:`.evaluate` module (imports mlsysim on first use: it is slow to import)."""
+    return importlib.import_module(f"{__package__}.evaluate")
+
+
+def model_key(part: str) -> str:
+    return f"{MODEL_ID}.{EXPERIMENTS[part]}"
+
+
+EXPERIMENTS = {"A": "roofline", "B": "tile_mapping", "C": "execution_path", "D": "application_comparison", "E": "accelerator_ranking"}
+QUALITY_OBSERVATION = "illustrative matched-task evidence held constant"
+
+# Part A: thresholds on q, the realised share of the factor (see the module docstring).
+A_SWITCH_NEAR_FULL = 0.9     # a switch this close to the full factor also "falls nearly with the factor"
+A_SWITCH_NEAR_NONE = 0.1     # a switch this close to no change also "barely changes"
+A_LARGE_SHARE = 0.5          # without a switch q is exactly 0 or 1; 0.5 only separates the two
+# Part D: thresholds on S (end-to-end speedup, as shown) and g (surviving share of the kernel gain).
+D_SMALL_GAIN = 1.10          # "almost no gain" below this S
+D_SMALL_BAND = (1.05, 1.15)  # S band where "almost no gain" and the answer g gives are both accepted
+D_NEAR_SHARE = 0.5           # "nearly the kernel speedup" from this g, "less than half" below
+D_NEAR_BAND = (0.45, 0.55)   # g band where both of those are accepted
+
+
+def roofline_gain(baseline: Mapping[str, Any], result: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Part A's ``(r, f, q)`` from the outputs of both arms: latency ratio, factor, realised share.
+
+    ``q`` is rounded to the two decimals the notebook shows, as part D's ``S`` is.
+    """
+    factor = float(max(result["compute_scale"], result["bandwidth_scale"], result["reuse"]))
+    changed = evaluator().magnitude(result["latency"], baseline["latency"]["unit"])
+    ratio = float(baseline["latency"]["magnitude"]) / float(changed)
+    return ratio, factor, float(f"{(ratio - 1.0) / (factor - 1.0):.2f}")
+
+
+def whole_path_gain(outputs: Mapping[str, Any]) -> tuple[float, float, float]:
+    """Part D's ``(S, L, g)`` from the result outputs: end-to-end speedup as shown, kernel speedup, surviving share.
+
+    ``S`` is rounded to the two decimals the notebook shows, so a student who reads
+    "1.05×" and applies the calculation notes reaches the grader's answer; ``g`` is
+    rounded to 9 decimals so float noise cannot move it across a band edge.
+    """
+    shown = float(f"{float(outputs['end_to_end_speedup']):.2f}")
+    kernel = float(outputs["local_speedup"])
+    return shown, kernel, round((shown - 1.0) / (kernel - 1.0), 9)
+
+
+PARTS = {
+    "A": PartSpec(
+        "A", "When does faster arithmetic help?", "What happens after the resource change?",
+        (
+            Control("change", "Resource change", "choice", "compute", choices=("compute", "bandwidth", "reuse")),
+            Control("factor", "Change factor", "int", 2, minimum=2, maximum=8, step=1),
+        ),
+        {"large": "Latency falls nearly with the factor", "small": "Latency barely changes", "switch": "The bottleneck switches"},
+    ),
+    "B": PartSpec(
+        "B", "How much reuse fits locally?", "What will the selected mapping do?",
+        (
+            Control("tile", "Tile", "choice", "compact", choices=("compact", "baseline", "oversized")),
+            Control("fused", "Fuse the following operation", "bool", True),
+        ),
+        {"fit_less": "Fits and moves fewer bytes", "fit_more": "Fits but moves more bytes", "spill": "Does not fit local memory"},
+    ),
+    "C": PartSpec(
+        "C", "Can the specialized unit execute this workload?", "Which execution path will run?",
+        (
+            Control("shape", "Shape", "choice", "aligned", choices=("aligned", "misaligned")),
+            Control("operation", "Operation", "choice", "gemm", choices=("gemm", "scatter")),
+        ),
+        {"native": "Native", "padded": "Padded", "fallback": "Fallback"},
+    ),
+    "D": PartSpec(
+        "D", "Why does kernel speedup disappear end to end?", "How much kernel speedup survives end to end?",
+        (Control("speedup", "Kernel-only speedup", "int", 10, minimum=2, maximum=50, step=2),),
+        {"near": "Nearly the kernel speedup", "under_half": "Less than half", "small": "Almost no gain"},
+        depends_on=("C",),
+    ),
+    "E": PartSpec(
+        "E", "Which feasible accelerator should we choose?", "Which candidate survives the budgets and objective?",
+        (
+            Control("objective", "Objective", "choice", "latency", choices=("latency", "energy", "cost")),
+            Control("budget_scale", "Budget scale", "float", 1.0, minimum=0.05, maximum=1.5, step=0.05),
+            Control("choice", "Deployment decision", "choice", None, choices=("primary", "alternative", "hold", "none"), decision=True),
+            Control("rejected", "Rejected tested candidate", "choice", None, choices=("primary", "alternative"), decision=True),
+        ),
+        {"primary": "Primary wins", "alternative": "Alternative wins", "none": "Neither is feasible"},
+        has_decision=True,
+    ),
+}
+
+
+def _q(payload: Mapping[str, Any]) -> float:
+    return float(payload["magnitude"])
+
+
+def decide(part: str, controls: Mapping[str, Any], baseline: dict[str, Any], result: dict[str, Any],
+           alternatives: tuple[dict[str, Any], ...]) -> dict[str, Any]:
+    """The decision fields of a part's plan: part E keeps the ranking its choice picks."""
+    if part != "E":
+        return {}
+    choice, rejected = controls["choice"], controls["rejected"]
+    return {"decision": {"recommendation": choice, "rejected": rejected},
+            "chosen_result": (baseline if choice in ("primary", "hold") else result if choice == "alternative" else alternatives[0]),
+            "result_role": "chosen candidate" if choice == "alternative" else "rejected alternative"}
+
+
+# -- judging ----------------------------------------------------------------
+def displayed_prediction(part: str, plan: PartPlan) -> str:
+    """The verdict the notebook shows; parts A and D apply the module docstring's thresholds."""
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    if part == "A":
+        if base["bottleneck"] != result["bottleneck"]:
+            return "switch"
+        return "large" if roofline_gain(base, result)[2] >= A_LARGE_SHARE else "small"
+    if part == "B":
+        if not result["fits"]:
+            return "spill"
+        return "fit_less" if _q(result["dram_bytes"]) < _q(base["dram_bytes"]) else "fit_more"
+    if part == "C":
+        return result["path"]
+    if part == "D":
+        shown, _, share = whole_path_gain(result)
+        if shown < D_SMALL_GAIN:
+            return "small"
+        return "near" if share >= D_NEAR_SHARE else "under_half"
+    recommendation = plan.alternatives[0]["outputs"]["recommendation"]
+    return recommendation["candidate_id"] if recommendation else "none"
+
+
+def accepted_predictions(part: str, plan: PartPlan) -> frozenset[str]:
+    """The displayed verdict and, inside a judgement's band, its neighbour (see the module docstring)."""
+    accepted = {displayed_prediction(part, plan)}
+    base, result = plan.baseline["outputs"], plan.result["outputs"]
+    if part == "A" and base["bottleneck"] != result["bottleneck"]:
+        share = roofline_gain(base, result)[2]
+        if share >= A_SWITCH_NEAR_FULL:
+            accepted.add("large")
+        if share <= A_SWITCH_NEAR_NONE:
+            accepted.add("small")
+    if part == "D":
+        shown, _, share = whole_path_gain(result)
+        if D_SMALL_BAND[0] <= shown <= D_SMALL_BAND[1]:
+            accepted.update({"small", "near" if share >= D_NEAR_SHARE else "under_half"})
+        if D_NEAR_BAND[0] <= share <= D_NEAR_BAND[1]:
+            accepted.update({"near", "under_half"})
+    return frozenset(accepted)
+
+
+def feasible_candidates(plan: PartPlan) -> dict[str, bool]:
+    """Candidate → whether it survives the budgets and support, from part E's full ranking."""
+    return {row["candidate_id"]: row["feasible"] for row in plan.alternatives[0]["outputs"]["rows"]}
+
+
+def decision_problems(part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+    if part != "E":
+        return []
+    decision = record.decision if isinstance(record.decision, Mapping) else {}
+    choice, rejected = decision.get("recommendation"), decision.get("rejected")
+    if choice not in ("primary", "alternative", "hold", "none") or rejected not in ("primary", "alternative"):
+        return [Problem("Record a deployment decision (primary, alternative, hold or none) and a rejected tested candidate.",
+                 {"recommendation": "primary|alternative|hold|none", "rejected": "primary|alternative"}, record.decision)]
+    feasible = feasible_candidates(plan)
+    problems: list[Problem] = []
+    if choice == rejected:
+        problems.append(Problem("The rejected candidate must differ from the chosen one.", "a different candidate", rejected))
+    any_feasible = any(feasible.values())
+    if choice in ("primary", "alternative") and not feasible.get(choice, False):
+        problems.append(Problem(f"The {choice} candidate fails the budgets or support under this objective; choose a feasible "
+                         "candidate, hold a feasible primary, or 'none' only when neither is feasible.",
+                         "a feasible candidate", choice))
+    elif choice == "hold" and not (feasible.get("primary", False) and rejected == "alternative"):
+        problems.append(Problem("'Hold' keeps a feasible primary while rejecting the alternative; here the primary is "
+                         f"{'feasible' if feasible.get('primary') else 'not feasible'} and the rejected candidate is {rejected}.",
+                         "feasible primary, rejected alternative", {"primary_feasible": feasible.get("primary"), "rejected": rejected}))
+    elif choice == "none" and any_feasible:
+        names = [name for name, ok in feasible.items() if ok]
+        problems.append(Problem("'No feasible design' is valid only when no candidate is feasible; "
+                         f"{' and '.join(names)} {'is' if len(names) == 1 else 'are'} feasible here.", "no feasible candidate", choice))
+    expected = plan.chosen_result if choice is not None else None
+    if record.chosen_result is None or expected is None or record.chosen_result.get("inputs") != expected.get("inputs"):
+        problems.append(Problem(f"With decision {choice!r} the chosen result must be the matching ranking; recapture part E.",
+                         "the ranking for the chosen candidate", "missing" if record.chosen_result is None else "another ranking"))
+    return problems
+
+
+def synthesis_problems(bundle: Bundle) -> list[Problem]:
+    s = bundle.synthesis
+    problems: list[Problem] = []
+    for field, options, what in (("reevaluation_trigger", TRIGGERS, "re-evaluation trigger"),
+                                 ("residual_risk", LIMITATIONS, "remaining limitation")):
+        value = getattr(s, field)
+        if value not in [option.value for option in options]:
+            problems.append(Problem(f"Choose a {what} from the lab's list.", [option.value for option in options], value))
+    e = bundle.evidence.get("E")
+    decision = e.decision if e is not None and isinstance(e.decision, Mapping) else None
+    if decision is None:
+        problems.append(Problem("Capture part E with a deployment decision; the synthesis defends that decision.",
+                         "part E decision", None))
+    return problems
+
