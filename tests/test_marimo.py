@@ -18,9 +18,10 @@ import pytest
 
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.core.labspec import LabSpec
-from mlsys_grader.course._gradebook import LOCK_TIME_NOTE, check_file, grade_candidate, resolve_rubrics
+from mlsys_grader.course._gradebook import check_file, grade_candidate, resolve_rubrics
 from mlsys_grader.course._ingest import Candidate, discover, load_candidate
 from mlsys_grader.intake._marimo import export_bundle, export_from_json, export_from_markdown
+from mlsys_grader.intake._reader import LOCK_TIME_NOTE
 from mlsys_grader.labs import get_lab
 
 MARIMO = Path(__file__).parent / "fixtures" / "marimo"

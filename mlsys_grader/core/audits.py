@@ -309,6 +309,7 @@ def check_contrast(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
 
 
 LOCK_TIMES = "prediction_locked_at and result_shown_at"
+"""What a prediction without lock times lacks (the ``expected`` of its finding, code ``no_lock_times``)."""
 
 
 def _run_log(ctx: GradingContext, part: PartId, record: EvidenceRecord) -> PartRun | None:
@@ -334,7 +335,7 @@ def check_prediction_locked(ctx: GradingContext, part: PartId) -> Iterable[Findi
     elif record.prediction_locked_at is None or record.result_shown_at is None:
         yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
                       message=f"Part {part} does not record when the prediction was locked and the result shown; capture it from the notebook.",
-                      expected=LOCK_TIMES, actual=None)
+                      expected=LOCK_TIMES, actual=None, code="no_lock_times")
     else:
         # The first time any result of the part was shown, in any session (kept in the run log).
         run = ctx.bundle.runs.get(part)

@@ -1,8 +1,18 @@
-"""Run every check on a bundle and score the findings against the rubric."""
+"""Run every check on a bundle and score the findings against the rubric — once, here.
+
+What an importer knows about the file a bundle came from enters :func:`grade` as typed
+inputs, so no outer layer re-scores a report: its own findings (``importer_findings``: a
+marimo export checked against its seals and copies), :class:`Excuse` (findings of one
+stable :data:`~mlsys_grader.core.report.FindingCode` not charged, with a visible note) and
+:class:`OnlyWhenComplete` (a source written only once complete, where a missing, stale or
+non-contrasting part means the file was edited).  A submission that cannot be graded at all
+gets :func:`ungradable_report`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from . import flags as flag_names
 from .audits import CHECKS, Check, PartCheck, held
@@ -10,7 +20,7 @@ from .context import GradingContext, build_context
 from .labspec import LabSpec
 from .models import PARTS, Bundle
 from .rationale import rationale_verdicts, with_verdicts
-from .report import INTEGRITY_CRITERIA, Finding, GradeReport, ItemScore, PartScore
+from .report import INTEGRITY_CRITERIA, Criterion, Finding, FindingCode, GradeReport, ItemScore, PartName, PartScore
 from .rubric import Rubric
 
 REVIEW_CRITERIA = INTEGRITY_CRITERIA | {"format", "grader", "generated"}
@@ -24,8 +34,46 @@ final settings (``stale``) and an intervention that does not differ from its bas
 (``contrast``).  The notebook warns about these as soon as a part is run or captured."""
 
 
-def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
-    """Points per part.
+@dataclass(frozen=True)
+class Excuse:
+    """Findings of one kind (``code``) the importer says not to charge, and why.
+
+    The excuse stays visible: the findings it removes are replaced by one note (on ``part``,
+    with ``criterion``) whose ``actual`` names the parts excused, e.g. ``no lock time in parts A, B``.
+    """
+
+    code: FindingCode
+    message: str
+    """The note's one sentence for the student."""
+    expected: str
+    lacking: str
+    """What each excused part lacks, in a few words (``no lock time``)."""
+    part: PartName = "bundle"
+    criterion: Criterion = "prediction"
+
+    def note(self, excused: Sequence[Finding]) -> Finding:
+        """The one finding that says what was excused."""
+        parts = ", ".join(f.part for f in excused)
+        return Finding(part=self.part, criterion=self.criterion, message=self.message, expected=self.expected,
+                       actual=f"{self.lacking} in part{'s' if len(excused) > 1 else ''} {parts}")
+
+
+@dataclass(frozen=True)
+class OnlyWhenComplete:
+    """The source is written only once it is complete (the book's marimo labs download a report only when every
+    part is captured, current and contrasting).
+
+    A finding of one of the criteria of ``sentences`` on one of the lab's parts then means the file was
+    edited: it adds an ``integrity`` finding that voids the part, ``Part <p> <sentence>; <advice>``.  A part
+    whose evidence another integrity finding already voided keeps that reason alone.
+    """
+
+    sentences: tuple[tuple[Criterion, str], ...]
+    advice: str
+
+
+def score(findings: Sequence[Finding], rubric: Rubric, *, void: Iterable[str] = ()) -> dict[str, PartScore]:
+    """Points per part (every part named in ``void`` earns nothing, whatever the findings say).
 
     An item earns its points unless a finding costs it (``rubric_item`` or ``also_costs``);
     a part whose evidence is missing or unverified (a finding with ``voids_part``) earns
@@ -34,7 +82,7 @@ def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
     A ``grader`` finding holds the items it names, or its whole part when it names none.
     """
     lost = {(f.part, item) for f in findings if f.criterion != "grader" for item in (f.rubric_item, *f.also_costs) if item}
-    voided = {f.part for f in findings if f.voids_part}
+    voided = {f.part for f in findings if f.voids_part} | set(void)
     held_parts = {f.part for f in findings if f.criterion == "grader" and not f.rubric_item}
     held_items = {(f.part, item) for f in findings if f.criterion == "grader" for item in (f.rubric_item, *f.also_costs) if item}
     parts: dict[str, PartScore] = {}
@@ -51,7 +99,7 @@ def score(findings: list[Finding], rubric: Rubric) -> dict[str, PartScore]:
     return parts
 
 
-def staff_flags(findings: list[Finding]) -> list[str]:
+def staff_flags(findings: Sequence[Finding]) -> list[str]:
     """Flags for staff: ``integrity`` for evidence that failed replay, domain or version checks
     (or an edited bundle); ``version_drift`` when that evidence came from another mlsysim;
     then ``stale``, ``missing``, ``generated`` (the grader's own template as rationale) and
@@ -105,12 +153,47 @@ def _failure(check: Check, exc: Exception) -> str:
     return f"{check.name}: {type(exc).__name__}: {exc}"[:300]
 
 
+def _excused(findings: Sequence[Finding], excuses: Sequence[Excuse]) -> list[Finding]:
+    """``findings`` without the ones an excuse names (by code), each excuse's note after them."""
+    kept, notes = list(findings), []
+    for excuse in excuses:
+        excused = [f for f in kept if f.code == excuse.code]
+        if excused:
+            kept = [f for f in kept if f.code != excuse.code]
+            notes.append(excuse.note(excused))
+    return kept + notes
+
+
+def _contradictions(findings: Sequence[Finding], lab: LabSpec, complete: OnlyWhenComplete | None) -> list[Finding]:
+    """The integrity findings a source written only once complete earns from the grade's own findings."""
+    if complete is None:
+        return []
+    sentences = dict(complete.sentences)
+    parts = lab.part_ids()
+    seen = {f.part for f in findings if f.voids_part and f.criterion in INTEGRITY_CRITERIA}
+    found = []
+    for finding in findings:
+        if finding.part in parts and finding.criterion in sentences and finding.part not in seen:
+            seen.add(finding.part)
+            found.append(Finding(part=finding.part, criterion="integrity", voids_part=True,
+                                 message=f"Part {finding.part} {sentences[finding.criterion]}; {complete.advice}",
+                                 expected=finding.expected, actual=finding.actual))
+    return found
+
+
 def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str,
-          checks: Sequence[Check] = CHECKS) -> GradeReport:
+          checks: Sequence[Check] = CHECKS, importer_findings: Sequence[Finding] = (), excuses: Sequence[Excuse] = (),
+          only_when_complete: OnlyWhenComplete | None = None) -> GradeReport:
     """Grade one validated bundle with ``checks`` (every registered check by default); never raises for a
-    bad submission."""
+    bad submission.
+
+    The importer's ``importer_findings`` join the checks' findings, ``excuses`` remove the findings they name
+    (leaving a note), and ``only_when_complete`` reads the result as a source written only once complete; then
+    the findings are scored once.
+    """
     ctx = build_context(bundle, lab, rubric, mlsysim_version=mlsysim_version, grader_version=grader_version)
-    findings = [finding for check in checks for finding in _run_check(check, ctx)]
+    findings = _excused([finding for check in checks for finding in _run_check(check, ctx)], excuses)
+    findings += [*importer_findings, *_contradictions(findings, lab, only_when_complete)]
     order = finding_order(lab)
     findings.sort(key=lambda f: order[f.part])
     parts = score(findings, rubric)
@@ -128,3 +211,11 @@ def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str,
                   "rubric": f"{rubric.lab}-v{rubric.version}-{rubric.digest}",
                   "bundle_mlsysim": bundle.mlsysim_version or "unknown"},
     )
+
+
+def ungradable_report(lab_id: str, rubric: Rubric, finding: Finding) -> GradeReport:
+    """The zero report of a submission that cannot be graded for ``lab_id`` (track ``none``): every part voided,
+    ``finding`` (one submission-level sentence saying why and what to do) its one finding, scored and flagged here."""
+    parts = score([finding], rubric, void=(*rubric.parts, "synthesis"))
+    return GradeReport(lab=lab_id, track="none", score=round(sum(part.score for part in parts.values()), 6),
+                       max_score=rubric.max_score, parts=parts, findings=[finding], flags=staff_flags([finding]))

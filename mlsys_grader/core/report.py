@@ -18,6 +18,8 @@ Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast
                     "generated", "format", "grader", "integrity"]
 # ``integrity``: a file that contradicts itself or could not come from the lab as is
 # (a capture against its own fingerprint or its copies, a stale part in a marimo export).
+FindingCode = Literal["no_lock_times"]
+"""Stable codes of the findings an importer can excuse: ``no_lock_times`` (a part whose prediction records no lock time)."""
 INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version", "integrity"})
 # Rubric items graded by hidden tests: their points and findings appear only in the
 # staff view, so a self-check never gives a prediction's answer away.
@@ -39,9 +41,16 @@ class Finding(BaseModel):
     hidden: bool = Field(default=False, description="Shown to students only after grades are published.")
     also_costs: tuple[str, ...] = Field(default=(), description="Further rubric items of the same part this finding costs.")
     voids_part: bool = Field(default=False, description="The part's evidence is unverified: every item of the part earns 0.")
+    code: FindingCode | None = Field(default=None, exclude=True, description=(
+        "A stable name for the kind of finding, where an importer may excuse it (:class:`mlsys_grader.core.grading.Excuse`); "
+        "never serialised: the report reads the same with or without it."))
 
 
 class ItemScore(BaseModel):
+    """Points for one rubric item."""
+
+    model_config = ConfigDict(frozen=True)
+
     item: str
     points: float
     max_points: float
@@ -59,6 +68,8 @@ class ItemScore(BaseModel):
 class PartScore(BaseModel):
     """Points for one part (or the synthesis), item by item."""
 
+    model_config = ConfigDict(frozen=True)
+
     part: str
     score: float
     max_score: float
@@ -71,7 +82,9 @@ class PartScore(BaseModel):
 
 
 class GradeReport(BaseModel):
-    """The result of grading one bundle."""
+    """The result of grading one bundle (immutable: a changed report is a new one, see :func:`mlsys_grader.core.grading.grade`)."""
+
+    model_config = ConfigDict(frozen=True)
 
     lab: str
     track: str

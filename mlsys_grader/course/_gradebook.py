@@ -40,15 +40,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .._mlsysim import import_mlsysim
 from .._version import __version__
-from ..api import default_rubric, grade_bundle, load_rubric, read_bundle_bytes
+from ..api import default_rubric, grade_submission, load_rubric
 from ..core import flags as flag_names
-from ..core.grading import finding_order, score, staff_flags
-from ..core.jsonio import loads_strict
 from ..core.models import PARTS
-from ..core.report import Finding, GradeReport
+from ..core.report import GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
-from ..intake._marimo import impossible_findings, looks_like_markdown_report
+from ..intake import Submission as Read
+from ..intake import read_submission
 from ..labs import get_lab, lab_ids
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ._final import FINAL_COLUMNS, build_final
@@ -58,13 +57,10 @@ from ._ingest import (
     FORMATS,
     Candidate,
     Format,
-    Loaded,
     discover_all,
     file_digest,
     lab_hint,
     load_candidate,
-    read_submission,
-    refusal,
 )
 from ._late import Course, read_course
 from ._migrations import open_gradebook
@@ -226,76 +222,25 @@ def summarize(report: GradeReport, origin: str = "") -> dict[str, Any]:
     }
 
 
-LOCK_TIMES = "prediction_locked_at and result_shown_at"
-LOCK_TIME_NOTE = ("Predictions in a marimo export carry no lock time: the lab shows a part's result only after a prediction "
-                  "is chosen, so prediction_locked is not charged for this export; nothing to do.")
+def grade_loaded(loaded: Read, rubric: Rubric | None = None) -> GradeReport:
+    """The grade report of a read input (raises its reading's error when it cannot be graded).
 
-
-def rescore(report: GradeReport, findings: list[Finding], rubric: Rubric | None) -> GradeReport:
-    """``report`` with ``findings`` in place of its own, scored and flagged by the core's one scoring path."""
-    order = finding_order(get_lab(report.lab))
-    findings = sorted(findings, key=lambda f: order[f.part])
-    parts = score(findings, rubric or default_rubric(report.lab))
-    return report.model_copy(update={"findings": findings, "parts": parts, "flags": staff_flags(findings),
-                                     "score": round(sum(p.score for p in parts.values()), 6)})
-
-
-def excuse_lock_times(report: GradeReport, rubric: Rubric | None) -> GradeReport:
-    """Rescore a marimo export without the "no lock times" findings, saying so in the report.
-
-    The book's marimo labs show a part's result only after a prediction is chosen and
-    record no times, so their evidence is not charged for lacking them.  The excuse stays
-    visible: one note (part ``bundle``, criterion ``prediction``) in the report and in the
-    row's reasons.  Only an input whose content is a marimo export earns it, and a course
-    that does not accept marimo exports (``grade --formats bundle,otter``) refuses those,
-    so a hand-converted bundle cannot borrow it.
+    The core grades the bundle with what the reader found about the file (a marimo export's own
+    findings, the lock-time excuse, the rule that the lab downloads only complete reports) and scores
+    it once (:func:`mlsys_grader.api.grade_submission`).  ``check`` and the gradebook both come here.
     """
-    excused = [f for f in report.findings if f.rubric_item == "prediction_locked" and f.expected == LOCK_TIMES]
-    if not excused:
-        return report
-    kept = [f for f in report.findings if f not in excused]
-    note = Finding(part="bundle", criterion="prediction", message=LOCK_TIME_NOTE, expected=LOCK_TIMES,
-                   actual=f"no lock time in part{'s' if len(excused) > 1 else ''} {', '.join(f.part for f in excused)}")
-    return rescore(report, [*kept, note], rubric)
-
-
-def grade_loaded(loaded: Loaded, rubric: Rubric | None = None) -> GradeReport:
-    """The grade report of a loaded input (raises :class:`GraderError` only when it cannot be graded).
-
-    A bundle is graded as is.  A marimo export is graded as its bundle, then its own
-    findings (fingerprints, copies, completeness: :func:`mlsys_grader.intake._marimo.export_findings`) and
-    what the grade found that the lab never downloads (:func:`mlsys_grader.intake._marimo.impossible_findings`)
-    join the report's, and everything is scored once more by the core's scoring, with the
-    lock-time excuse (:func:`excuse_lock_times`).  ``check`` and the gradebook both come here.
-    """
-    if loaded.bundle is None:
-        raise GraderError(loaded.error or "the input holds no bundle")
-    report = grade_bundle(loaded.bundle, rubric)
-    if not loaded.origin.startswith(("marimo", "otter/marimo")):
-        return rescore(report, [*report.findings, *loaded.findings], rubric) if loaded.findings else report
-    report = excuse_lock_times(report, rubric)
-    return rescore(report, [*report.findings, *loaded.findings, *impossible_findings(report)], rubric)
+    return grade_submission(loaded, rubric)
 
 
 def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None) -> GradeReport:
-    """The report ``mlsys-grader check`` prints for one file.
-
-    A bundle is graded exactly as :func:`mlsys_grader.grade_file` grades it (same errors);
-    a marimo export — the JSON snapshot or the Markdown report, told apart by content —
-    exactly as the gradebook grades it (:func:`grade_loaded`).  Raises :class:`GraderError`
-    when the file cannot be graded.
-    """
-    data = read_bundle_bytes(Path(path))
-    if not looks_like_markdown_report(data):
-        value = loads_strict(data)
-        if isinstance(value, Mapping) and "schema_version" in value:
-            return grade_bundle(value, rubric)
-    bundle, origin, findings = read_submission(data)
-    return grade_loaded(Loaded(hashlib.sha256(data).hexdigest(), bundle, origin, findings=findings), rubric)
+    """The report ``mlsys-grader check`` prints for one file in any accepted form (bundle, Otter export zip,
+    notebook, Gradescope upload folder, marimo export), exactly as the gradebook grades it.  Raises the reading's
+    error (:class:`GraderError` or ``OSError``) when the file cannot be graded."""
+    return grade_loaded(read_submission(path), rubric)
 
 
 def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset(),
-                    formats: Iterable[str] = FORMATS) -> dict[str, Any]:
+                    formats: Iterable[Format] = FORMATS) -> dict[str, Any]:
     """Grade one input; the result for the row (never raises for a bad input).
 
     When the input's hash is in ``reuse`` the stored result is used instead and only
@@ -312,9 +257,6 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         status = "unsupported" if loaded.error_kind == "Unsupported" else "error"
         return {**result, "status": status, "reason": loaded.error or "the input holds no bundle",
                 "error_kind": loaded.error_kind or "GraderError"}
-    refused = refusal(loaded.origin, formats)
-    if refused is not None:
-        return {**result, "status": "error", "reason": refused, "error_kind": "FormatRefused"}
     try:
         report = grade_loaded(loaded, rubrics.get(bundle.lab))
     except GraderError as exc:

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..api import default_rubric, grade_bundle
+from ..api import default_rubric, grade_submission
 from ..core import flags as flag_names
-from ..core.grading import score, staff_flags
+from ..core import grading
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
-from ..core.models import load_bundle
+from ..core.models import load_bundle, submission_filename
 from ..core.report import Finding, GradeReport
 from ..errors import GraderError
+from ..intake import ORIGIN_WORDS, Format, read_submission
 from ._upload import FLAG_NO_BUNDLE, FLAG_WRONG_LAB, Upload, export_advice, inspect_upload, lab_title, read_regular_file
 
 FLAG_GRADER_ERROR = flag_names.GRADER_ERROR
@@ -54,19 +55,16 @@ class ScoreOfRecord:
     def track(self) -> str | None:
         return None if self.problem else self.report.track
 
+    def with_problem(self, problem: str) -> ScoreOfRecord:
+        """This record of an ungradable upload, told with another ``problem`` sentence (the report's one finding too)."""
+        first, *rest = self.report.findings
+        report = self.report.model_copy(update={"findings": [first.model_copy(update={"message": problem}), *rest]})
+        return replace(self, problem=problem, report=report)
+
 
 def ungradable_report(lab_id: str, sentence: str) -> GradeReport:
-    """A zero report for ``lab_id``: every part voided, one submission-level finding (``sentence``).
-
-    Scored and flagged by the core like every bundle.  The core voids a part by a finding on
-    that part, so the sentence voids each part for the scoring; the report keeps it once.
-    """
-    rubric = default_rubric(lab_id)
-    finding = Finding(part="bundle", criterion="missing", message=sentence)
-    voiding = [finding.model_copy(update={"part": part, "voids_part": True}) for part in (*rubric.parts, "synthesis")]
-    parts = score([finding, *voiding], rubric)
-    return GradeReport(lab=lab_id, track="none", score=round(sum(part.score for part in parts.values()), 6),
-                       max_score=rubric.max_score, parts=parts, findings=[finding], flags=staff_flags([finding, *voiding]))
+    """A zero report for ``lab_id``: every part voided, one submission-level finding (``sentence``), built by the core."""
+    return grading.ungradable_report(lab_id, default_rubric(lab_id), Finding(part="bundle", criterion="missing", message=sentence))
 
 
 def _short(text: object, limit: int = 160) -> str:
@@ -80,20 +78,31 @@ def ungradable(lab_id: str, sentence: str, flag: str, source: str = "none", note
                          notes=list(notes or []), problem=sentence)
 
 
+GRADESCOPE_FORMATS: tuple[Format, ...] = ("bundle", "otter")
+"""What an upload's bundle bytes may be: the notebook's bundle (or an export zip under its name); a marimo export is
+not this assignment's work."""
+
+
 def grade_bytes(lab_id: str, raw: bytes, source: str) -> ScoreOfRecord:
-    """The score of record of one bundle's bytes (``source`` says where they came from)."""
+    """The score of record of one bundle's bytes (``source`` says where they came from), read by the one reader
+    (:func:`mlsys_grader.intake.read_submission`) and graded as every edge grades it."""
     digest = hashlib.sha256(raw).hexdigest()
-    try:
-        bundle = load_bundle(raw)
-    except GraderError as exc:
-        sentence = f"Your bundle ({source}) cannot be read ({_short(exc)}): {SAVE_AGAIN}."
-        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [str(exc)], digest)
+    read = read_submission(raw, name=submission_filename(lab_id), formats=GRADESCOPE_FORMATS)
+    if read.error_kind == "FormatRefused":
+        sentence = (f"Your upload ({source}) is {ORIGIN_WORDS.get(read.origin, read.origin)}, which this assignment does not "
+                    f"grade: {export_advice(lab_id)}.")
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [read.error or ""], digest)
+    if read.bundle is None:
+        error = read.error or "the input holds no bundle"
+        sentence = f"Your bundle ({source}) cannot be read ({_short(error)}): {SAVE_AGAIN}."
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [error], digest)
+    bundle = read.bundle
     if bundle.lab != lab_id:
         sentence = (f"This upload is {lab_title(bundle.lab)} work ({source} is a {bundle.lab} bundle), but this assignment "
                     f"is {lab_title(lab_id)}: {export_advice(lab_id)}.")
         return ungradable(lab_id, sentence, FLAG_WRONG_LAB, source, digest=digest)
     try:
-        report = grade_bundle(bundle)
+        report = grade_submission(read)
     except GraderError as exc:
         sentence = f"Your bundle ({source}) cannot be graded ({_short(exc)}): {SAVE_AGAIN}."
         return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [str(exc)], digest)

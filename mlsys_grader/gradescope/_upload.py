@@ -5,7 +5,9 @@ Gradescope unpacks an uploaded zip into ``/autograder/submission``; the export c
 also upload a bare notebook, the bundle alone, a zip they zipped again, the other lab's
 work, or nothing.  :func:`inspect_upload` tells these apart without running anything:
 files are opened without following symbolic links, read with size limits, and parsed as
-strict JSON; a zip inside the upload is read in memory with the gradebook's zip limits.
+strict JSON; a zip inside the upload is read in memory with the one reader's zip limits
+(:func:`mlsys_grader.intake.zip_member_bytes`), and the bundle bytes found are read and graded
+by :func:`mlsys_grader.intake.read_submission` like every other edge's (:mod:`._record`).
 """
 
 from __future__ import annotations
@@ -18,17 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import flags as flag_names
+from ..core.embed import find_embedded_bundles
 from ..core.jsonio import MAX_BYTES
 from ..core.models import submission_filename
-from ..course._ingest import _zip_member_bytes  # the gradebook's zip limits: traversal, symlinks, bombs
 from ..errors import BundleFormatError
+from ..intake import MAX_NOTEBOOK_BYTES, MAX_ZIP_BYTES, zip_member_bytes  # traversal, symlinks, bombs
 from ..labs import lab_ids
-from ._embed import find_embedded_bundles
 
 SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"})
 MAX_FILES = 500
-MAX_NOTEBOOK_BYTES = 8 * MAX_BYTES
-MAX_ZIP_BYTES = 64 * 1024 * 1024
 
 #: Staff flags for uploads that hold nothing gradable.
 FLAG_NO_BUNDLE = flag_names.NO_BUNDLE
@@ -166,7 +166,7 @@ def _from_zip(lab: str, archive: Path) -> _ZipLook:
         data = read_regular_file(archive, MAX_ZIP_BYTES)
         if len(data) > MAX_ZIP_BYTES:
             return _ZipLook(problem=f"{archive.name} is larger than an export zip can be")
-        content, member = _zip_member_bytes(data, archive.name)
+        content, member = zip_member_bytes(data, archive.name)
     except (OSError, BundleFormatError) as exc:
         return _ZipLook(problem=str(exc))
     name = member.rsplit("/", 1)[-1]

@@ -2,5 +2,57 @@
 
 This layer sits above :mod:`mlsys_grader.core` and :mod:`mlsys_grader.labs` and below the
 three edges (:mod:`mlsys_grader.student`, :mod:`mlsys_grader.course`,
-:mod:`mlsys_grader.gradescope`), so that the same file is read the same way everywhere.
+:mod:`mlsys_grader.gradescope`), so that the same file is read the same way everywhere:
+:func:`read_submission` turns a path or bytes in any accepted form into one
+:class:`Submission`, which :func:`mlsys_grader.api.grade_submission` grades.
 """
+
+from ._reader import (
+    FORMATS,
+    MAX_NOTEBOOK_BYTES,
+    MAX_ZIP_BYTES,
+    ORIGIN_FORMATS,
+    ORIGIN_WORDS,
+    SKIP_DIRS,
+    Format,
+    Submission,
+    bundle_beside,
+    file_digest,
+    is_markdown_report,
+    is_notebook,
+    is_submission_json,
+    lab_hint,
+    listdir,
+    notebook_bundle_text,
+    pick_primary,
+    read_bounded,
+    read_submission,
+    refusal,
+    walk_files,
+    zip_member_bytes,
+)
+
+__all__ = [
+    "FORMATS",
+    "SKIP_DIRS",
+    "MAX_NOTEBOOK_BYTES",
+    "MAX_ZIP_BYTES",
+    "ORIGIN_FORMATS",
+    "ORIGIN_WORDS",
+    "Format",
+    "Submission",
+    "bundle_beside",
+    "file_digest",
+    "is_markdown_report",
+    "is_notebook",
+    "is_submission_json",
+    "lab_hint",
+    "listdir",
+    "notebook_bundle_text",
+    "pick_primary",
+    "read_bounded",
+    "read_submission",
+    "refusal",
+    "walk_files",
+    "zip_member_bytes",
+]
