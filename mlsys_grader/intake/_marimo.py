@@ -13,7 +13,8 @@ A student of the book's marimo labs downloads one of two files, both holding the
 
 :func:`read_export` parses either into a :class:`MarimoExport`; :func:`export_bundle`
 turns its captures into a bundle; :func:`export_findings` checks the file against itself;
-:func:`impossible_findings` reads a graded export's report for what the lab never downloads.
+:data:`IMPOSSIBLE` says what the grade finds that the lab never downloads (the core reads it as
+:class:`~mlsys_grader.core.grading.OnlyWhenComplete`, see :mod:`._reader`).
 All of these findings are ``integrity`` findings that void the part they name:
 
 * each capture's ``upstream_fingerprint`` is the lab's own seal, the SHA-256 of
@@ -48,7 +49,7 @@ from ..core.context import first_difference
 from ..core.jsonio import loads_strict
 from ..core.labspec import Binding, MarimoLayout
 from ..core.models import Bundle, EvidenceRecord, PartId, Synthesis, part_key
-from ..core.report import INTEGRITY_CRITERIA, Finding, GradeReport, PartName
+from ..core.report import Finding, PartName
 from ..errors import BundleFormatError
 from ..labs import get_lab, lab_ids
 
@@ -522,7 +523,7 @@ def export_findings(export: MarimoExport) -> list[Finding]:
     for part in export.parts:
         capture = export.captures.get(part)
         if not isinstance(capture, Mapping):
-            continue  # a missing part is found by the grader, then read by impossible_findings
+            continue  # a missing part is found by the grader, then read through IMPOSSIBLE
         if capture.get("track") != export.track:
             findings.append(_integrity(part, f"Part {part} was captured on track {_shown(capture.get('track'))}, but the export "
                                              f"is for {export.track!r}, and the lab clears every capture when the track changes; "
@@ -536,29 +537,11 @@ def export_findings(export: MarimoExport) -> list[Finding]:
     return findings + _synthesis_findings(export)
 
 
-IMPOSSIBLE = {
+IMPOSSIBLE = {  # criterion of a grade's finding -> why the lab could not have downloaded it so
     "missing": "is missing from this export, but the lab downloads its report only once every part is captured",
     "stale": "is stale in this export, but the lab downloads its report only once every part is current",
     "contrast": "does not contrast its baseline in this export, but the lab downloads its report only once every part does",
 }
-
-
-def impossible_findings(report: GradeReport) -> list[Finding]:
-    """What the grade found missing, stale or non-contrasting, read as an export the lab could not have written.
-
-    A part whose evidence the grade already voided as unverified (replay, domain) keeps that
-    reason alone: its staleness is a consequence of the edit, not a second story.
-    """
-    findings = []
-    parts = get_lab(report.lab).part_ids() if report.lab in lab_ids() else ()
-    seen = {f.part for f in report.findings if f.voids_part and f.criterion in INTEGRITY_CRITERIA}
-    for finding in report.findings:
-        if finding.part in parts and finding.criterion in IMPOSSIBLE and finding.part not in seen:
-            seen.add(finding.part)
-            findings.append(_integrity(finding.part, f"Part {finding.part} {IMPOSSIBLE[finding.criterion]}; recapture it in the "
-                                                     "lab and download the report again.",
-                                       expected=finding.expected, actual=finding.actual))
-    return findings
 
 
 def read_export(data: bytes) -> MarimoExport | None:
