@@ -18,9 +18,12 @@ import pytest
 
 from mlsys_grader import solve
 from mlsys_grader.core.jsonio import sha256_of
+from mlsys_grader.labs import lab_ids
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LABS = ("lab07", "lab11")
+SCENARIOS = FIXTURES / "scenarios"
+LABS = lab_ids()
+"""Every registered lab (shipped, installed entry points): the tests that hold for any lab run on each."""
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 LAB_TRACKS = tuple(itertools.product(LABS, TRACKS))
 
@@ -67,3 +70,74 @@ def sweep(cases: Iterable[Any], fast: Sequence[Any]) -> list[Any]:
     if missing:
         raise ValueError(f"representatives {missing} are not among the cases {cases}")
     return [param(case) if case in fast else param(case, pytest.mark.slow) for case in cases]
+
+
+def assert_scenario(name: str, part: str, criterion: str, fragment: str, lost: int | None) -> None:
+    """The scenario fixture ``name`` (``tests/fixtures/scenarios``, made by ``tests/make_fixtures.py``) produces
+    a ``criterion`` finding on ``part`` whose message holds ``fragment``, every message a sentence, and loses
+    ``lost`` points (None: not pinned)."""
+    from mlsys_grader import grade_file
+
+    report = grade_file(SCENARIOS / f"{name}.json")
+    matching = [f for f in report.findings if f.part == part and f.criterion == criterion]
+    assert matching, [(f.part, f.criterion, f.message) for f in report.findings]
+    assert any(fragment in f.message for f in matching), [f.message for f in matching]
+    assert all(f.message.endswith((".", ")")) for f in report.findings)
+    if lost is not None:
+        assert report.score == report.max_score - lost, [(f.part, f.message) for f in report.findings]
+
+
+# -- a part's settings and the plans the notebook builds for them ---------------------------------------------
+def grid(lab, part: str) -> list[dict]:
+    """Every combination of the part's non-decision controls (their ``Control.values()``)."""
+    controls = [control for control in lab.parts[part].controls if not control.decision]
+    return [dict(zip((c.name for c in controls), values, strict=True)) for values in itertools.product(*(c.values() for c in controls))]
+
+
+def plan_for(lab_id: str, track: str, part: str, controls: dict, upstream_settings: dict | None = None):
+    """The plan the notebook builds for ``controls`` (decisions completed as the lab's rules accept);
+    ``upstream_settings`` maps each part this one builds on to that part's controls."""
+    from mlsys_grader.labs import get_lab
+
+    lab = get_lab(lab_id)
+    controls = {**{c.name: None for c in lab.parts[part].controls if c.decision}, **controls}
+    controls = lab.complete_decision(track, part, controls, None)
+    upstream = {dep: lab.plan(track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
+    return lab.plan(track, part, controls, upstream)
+
+
+def shown(lab_id: str, track: str, part: str, plan):
+    """(view, accepted set): the view is exactly what ``lab.run`` renders."""
+    from mlsys_grader.labs import get_lab
+    from mlsys_grader.student._views import VIEWS
+
+    return VIEWS[(lab_id, part)](plan, track), get_lab(lab_id).accepted_predictions(track, part, plan)
+
+
+def assert_shown_verdict_is_accepted(lab_id: str, track: str, part: str, plan, where: str) -> None:
+    from mlsys_grader.labs import get_lab
+
+    lab = get_lab(lab_id)
+    view, accepted = shown(lab_id, track, part, plan)
+    label = lab.parts[part].predictions[view.verdict]
+    assert view.verdict == lab.displayed_prediction(track, part, plan), where
+    assert view.observation.startswith(label), f"{where}: {view.observation!r} does not open with {label!r}"
+    assert view.verdict in accepted, f"{where}: shows {label!r} but the grader accepts {sorted(accepted)}"
+
+
+def every_setting(lab_id: str):
+    """(part, controls, upstream settings or None) for every allowed setting of every part of the lab.
+
+    A part that builds on others (Lab 11 D on part C) runs on top of every setting of each.
+    """
+    from mlsys_grader.labs import get_lab
+
+    lab = get_lab(lab_id)
+    for part in lab.parts:
+        dependencies = lab.parts[part].depends_on
+        for controls in grid(lab, part):
+            if not dependencies:
+                yield part, controls, None
+                continue
+            for settings in itertools.product(*(grid(lab, dep) for dep in dependencies)):
+                yield part, controls, dict(zip(dependencies, settings, strict=True))

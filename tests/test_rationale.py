@@ -18,9 +18,9 @@ from mlsys_grader.core import rationale as R
 from mlsys_grader.core.context import build_context
 from mlsys_grader.core.labspec import Choice
 from mlsys_grader.core.models import bundle_from_mapping
-from mlsys_grader.labs import get_lab
+from mlsys_grader.labs import get_lab, lab_ids
 
-LABS = ("lab07", "lab11")
+LABS = lab_ids()
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
 ITEMS = ("rationale_cites_evidence", "rationale_names_recommendation", "rationale_names_rejected",
          "rationale_names_limitation", "rationale_names_trigger")

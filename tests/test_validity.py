@@ -6,18 +6,15 @@ then asserts the part, criterion, points and message the grade now gives.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import reseal, solved
+from conftest import LABS, reseal, solved
 
 from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric, mlsysim_version
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
-from mlsys_grader.labs import get_lab
-from mlsys_grader.staff import bundle_from_controls
 
 
 def _unedited(lab, track, seed):
@@ -41,7 +38,7 @@ def _edit_number(bundle, part):
 
 
 # -- unverified evidence earns nothing ------------------------------------------------------
-@pytest.mark.parametrize("lab", ["lab07", "lab11"])
+@pytest.mark.parametrize("lab", LABS)
 def test_an_edited_number_voids_every_item_of_its_part(lab):
     """Measured: an edited number cost only the 4 replay points; captured, fresh, contrast and the
     prediction items were still paid on evidence that failed replay."""
@@ -55,7 +52,7 @@ def test_an_edited_number_voids_every_item_of_its_part(lab):
     assert report.score == score - 16 and set(report.flags) == flags | {"integrity"}
 
 
-@pytest.mark.parametrize("lab", ["lab07", "lab11"])
+@pytest.mark.parametrize("lab", LABS)
 def test_records_without_evaluator_outputs_earn_nothing(lab):
     """Measured: five hand-written records that replay nothing scored captured, fresh, contrast and
     prediction_locked on every part (45 of the 61 points the gaming bundle got)."""
@@ -199,46 +196,3 @@ def test_a_result_shown_in_an_earlier_session_makes_a_later_lock_late():
     late = [f for f in report.findings if f.rubric_item == "prediction_locked"]
     assert [f.part for f in late] == ["C"] and "locked after the result was shown" in late[0].message
     assert report.score == _unedited("lab11", "edge", 3)[0] - 2
-
-
-def test_a_prediction_is_judged_against_the_first_run_after_its_lock():
-    """Measured: lock "eager", see "compiled", change the settings until eager wins, capture: full marks."""
-    lab = get_lab("lab07")
-    controls = {part: lab.sample_controls("cloud", part, None) for part in "ABCDE"}
-    controls["B"] = {"executions": 10, "recompilations": 8}
-    captured = bundle_from_controls(lab, "cloud", controls, mlsysim_version=mlsysim_version(), grader_version="test")
-    data = json.loads(captured.to_json())
-    b = data["evidence"]["B"]
-    assert b["prediction"] == "eager" and b["result"]["eager_total_ms"] < b["result"]["compiled_total_ms"]
-    # The first run after the lock was 200 executions, where compilation repays setup.
-    data["runs"]["B"] = {"prediction": "eager", "prediction_locked_at": b["prediction_locked_at"],
-                         "first_shown_at": b["result_shown_at"], "first_run_at": b["result_shown_at"],
-                         "first_run_controls": {"executions": 200, "recompilations": 0}}
-    report = grade_bundle(reseal(data))
-    judged = [f for f in report.findings if f.part == "B" and f.criterion == "prediction"]
-    assert [f.rubric_item for f in judged] == [None, "prediction_correct"]
-    assert "you first ran executions = 200, recompilations = 0, then changed the settings" in judged[0].message
-    assert "support 'Compilation repays setup', not 'Eager remains faster'" in judged[1].message
-    assert not judged[0].hidden and judged[1].hidden
-
-
-def test_lab11_d_is_judged_against_the_part_c_result_of_its_first_run():
-    """Recapturing part C after seeing part D must not change what D's prediction is judged on."""
-    lab = get_lab("lab11")
-    controls = {part: lab.sample_controls("tinyml", part, None) for part in "ABCDE"}
-    controls["C"] = {"shape": "misaligned", "operation": "gemm"}
-    controls["D"] = {"speedup": 2}
-    captured = bundle_from_controls(lab, "tinyml", controls, mlsysim_version=mlsysim_version(), grader_version="test")
-    data = json.loads(captured.to_json())
-    d = data["evidence"]["D"]
-    assert d["prediction"] == "under_half"  # what the captured misaligned gemm supports (S = 1.34)
-    # Locked "under_half", first ran D on an aligned scatter part C (S = 1.02: almost no gain), then changed C.
-    data["runs"]["D"] = {"prediction": "under_half", "prediction_locked_at": d["prediction_locked_at"],
-                         "first_shown_at": d["result_shown_at"], "first_run_at": d["result_shown_at"],
-                         "first_run_controls": {"speedup": 2},
-                         "first_run_upstream": {"C": {"shape": "aligned", "operation": "scatter"}}}
-    report = grade_bundle(reseal(data))
-    judged = [f for f in report.findings if f.part == "D" and f.criterion == "prediction"]
-    assert [f.rubric_item for f in judged] == [None, "prediction_correct"]
-    assert "part C shape = 'aligned', part C operation = 'scatter'" in judged[0].message
-    assert "support 'Almost no gain', not 'Less than half'" in judged[1].message

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
+from .models import SYNTHESIS_FIELDS
 
 if TYPE_CHECKING:
     from .models import Bundle, EvidenceRecord
@@ -296,8 +297,8 @@ class MarimoLayout:
     binding: Callable[[Mapping[str, Any]], Binding]
 
 
-SYNTHESIS_ANSWERS = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
-"""Every synthesis answer the bundle schema holds (:class:`~.models.Synthesis`); a lab asks for some of them."""
+SYNTHESIS_ANSWERS = SYNTHESIS_FIELDS
+"""Every synthesis answer the bundle schema holds (:data:`.models.SYNTHESIS_FIELDS`); a lab asks for some of them."""
 
 
 class LabSpec(abc.ABC):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Any, Final, Literal, cast
+from typing import Annotated, Any, Final, Literal, cast, get_args
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -21,7 +21,8 @@ from .jsonio import canonical_dumps, check_float_range, loads_strict, sha256_of,
 SCHEMA_VERSION: Final = 2
 
 PartId = Literal["A", "B", "C", "D", "E"]
-PARTS: tuple[PartId, ...] = ("A", "B", "C", "D", "E")
+PARTS: tuple[PartId, ...] = get_args(PartId)
+"""The part letters bundle schema 2 holds, in order; a lab's parts are some of them (``LabSpec.parts``)."""
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
@@ -113,6 +114,10 @@ class Synthesis(_Strict):
     reevaluation_trigger: ShortText | None = Field(default=None, description="Condition that reopens the decision.")
     residual_risk: ShortText | None = Field(default=None, description="Remaining limitation.")
     rationale: Annotated[str, Field(max_length=20_000)] = Field(default="", description="Written rationale citing saved evidence.")
+
+
+SYNTHESIS_FIELDS: tuple[str, ...] = tuple(Synthesis.model_fields)
+"""Every synthesis answer bundle schema 2 holds (:class:`Synthesis`), in order; a lab asks for some of them."""
 
 
 class Bundle(_Strict):
