@@ -2,7 +2,8 @@
 
 The zip's ``run_autograder`` is one line, ``exec <env>/bin/python -I -m mlsys_grader.gradescope
 /autograder``: bash reads nothing after it, and ``-I`` keeps the working directory and any
-``PYTHON*`` variable out of the import path.  :func:`grade_submission` then, in this one root process:
+``PYTHON*`` variable out of the import path.  :func:`grade_submission` then drives the grading
+pipeline (:mod:`._pipeline`, the steps ``otter run``'s plugin drives too) in this one root process:
 
 1. reads the options (``otter_config.json``), makes the autograder folder root's and not
    writable by others, reads the upload as data (:mod:`._upload`) and grades the submitted
@@ -11,8 +12,8 @@ The zip's ``run_autograder`` is one line, ``exec <env>/bin/python -I -m mlsys_gr
    code): Otter's per-item results, checked against the score of record;
 3. only with ``rerun_notebook`` on, or for a notebook uploaded without its bundle: runs the
    notebook in the sandbox (:mod:`._sandbox`), kills every process it started, and reads what
-   it left — a regenerated bundle becomes the score of record, everything else only raises
-   staff flags (:mod:`._watch`);
+   it left — a regenerated bundle becomes the score of record, the kernel's Otter results are
+   compared with it, everything else only raises staff flags (:mod:`._watch`);
 4. writes the final results.json (atomically, in a folder only root can write).
 
 Each write is the whole Gradescope document, so a run that is killed between two writes
@@ -28,7 +29,6 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,18 +38,12 @@ from ..errors import OptionsError
 from ..labs import get_lab, lab_ids
 from . import _sandbox as sandbox
 from . import _watch as watch
-from ._late import apply_late_policy, read_metadata
-from ._options import AutograderOptions, read_options
-from ._otter_tests import OtterResults, case_names, disagreements, import_test_files, run_tests_on_bundle, with_case_names
-from ._record import FLAG_GRADER_ERROR, ScoreOfRecord, grade_bytes, grade_upload, grader_failed
-from ._results import (
-    FLAG_KERNEL_DISAGREES,
-    FLAG_KERNEL_RESULTS_REJECTED,
-    FLAG_TESTS_DISAGREE,
-    Review,
-    gradescope_results,
-)
-from ._upload import FLAG_NO_BUNDLE, Upload, export_advice, inspect_upload, read_notebook
+from ._late import read_metadata
+from ._options import read_options
+from ._otter_tests import import_test_files
+from ._pipeline import Pipeline
+from ._record import FLAG_GRADER_ERROR
+from ._upload import FLAG_NO_BUNDLE, Upload, inspect_upload, read_notebook
 
 # Everything above is light enough to load before the score of record; Otter loads later, inside
 # _otter_tests (after the first results.json), and only check_image imports the kernel's packages.
@@ -65,12 +59,8 @@ class ResultsWriter:
         self.path = path
         self.digest: str | None = None
         self.writes = 0
-        self.adjust: Callable[[dict[str, Any]], dict[str, Any]] | None = None
-        """Applied to every document before it is written (the course's late policy, :mod:`._late`)."""
 
     def write(self, document: dict[str, Any]) -> None:
-        if self.adjust is not None:
-            document = self.adjust(document)
         data = json.dumps(document, indent=2, ensure_ascii=False).encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -115,39 +105,30 @@ def config_error_results(error: Exception) -> dict[str, Any]:
     }
 
 
-def _otter_tests(source: Path, record: ScoreOfRecord, review: Review, options: AutograderOptions, fast: bool) -> None:
-    try:
-        review.otter_tests = run_tests_on_bundle(source / "tests", record.lab, record.bundle, skip_package_init=fast)
-    except Exception as exc:
-        review.otter_tests = OtterResults(error=f"{type(exc).__name__}: {exc}"[:500])
-    if review.otter_tests.error is not None:
-        review.flag(FLAG_TESTS_DISAGREE, f"Otter's tests did not run in the grading process: {review.otter_tests.error}")
-    for line in disagreements(record.report, review.otter_tests, options.question_parts):
-        review.flag(FLAG_TESTS_DISAGREE, f"Otter test vs score of record: {line}")
-
-
-def _notebook_phase(autograder: Path, options: AutograderOptions, upload: Upload, record: ScoreOfRecord, review: Review,
-                    writer: ResultsWriter, log: Log, *, regenerate: bool) -> ScoreOfRecord:
-    """Run the notebook in the sandbox; return the (possibly regenerated) score of record and fill ``review``."""
+def _notebook_phase(autograder: Path, pipeline: Pipeline, upload: Upload, writer: ResultsWriter, log: Log, *,
+                    regenerate: bool) -> None:
+    """Run the notebook in the sandbox and hand what it left to the pipeline (a regenerated record, the kernel's results)."""
+    options, review = pipeline.options, pipeline.review
     if upload.notebook is None:
         review.notes.append("the upload holds no notebook to run")
-        return record
+        return
     files = watch.grader_files(autograder)
     before = watch.snapshot(files)
     log(f"running the notebook in the sandbox ({'to regenerate its bundle' if regenerate else 're-run option'}; "
         f"budget {options.notebook_budget_s:g} s)")
+    record = pipeline.record
     try:
         run = sandbox.run_notebook(upload.notebook, options.lab, autograder / "source" / "tests", uid=options.sandbox_uid,
                                    budget_s=options.notebook_budget_s, cell_timeout_s=options.cell_timeout_s,
-                                   bundle=None if regenerate else record.bundle)
+                                   bundle=None if regenerate or record is None else record.bundle)
     except sandbox.GraderError as exc:  # processes that survived SIGKILL
         review.flag(FLAG_SANDBOX_NOT_EMPTY, f"the sandbox could not be emptied: {exc}")
-        return record
+        return
     review.run = {"mode": "regenerate" if regenerate else "rerun", **run.summary()}
     if not run.started:
         log(f"the notebook was not run: {run.why_not}")
         review.notes.append(f"the notebook was not run: {run.why_not}")
-        return record
+        return
     log(f"notebook run ended after {run.seconds:.1f} s (timed out: {run.timed_out}); "
         f"{run.killed} process(es) of the notebook's user killed; none left")
     changed = before.changed(watch.snapshot(files))
@@ -170,39 +151,16 @@ def _notebook_phase(autograder: Path, options: AutograderOptions, upload: Upload
                   else f"the notebook stopped before its last cell ({run.why_not or (run.kernel and run.kernel.error)})")
         review.flag(watch.FLAG_NOTEBOOK_INCOMPLETE, reason)
     if regenerate:
-        record = _regenerated(options, upload, record, run, review)
-    if run.kernel is None or run.kernel.error is not None:
-        why = run.why_not or (run.kernel.error if run.kernel is not None else None) or "the kernel left no report"
-        review.flag(FLAG_KERNEL_RESULTS_REJECTED, f"no usable Otter results from the notebook's kernel: {why}")
-    else:
-        review.kernel_tests = with_case_names(run.kernel, case_names(autograder / "source" / "tests"))
-        for line in disagreements(record.report, review.kernel_tests, options.question_parts):
-            review.flag(FLAG_KERNEL_DISAGREES, f"kernel test vs score of record: {line}")
-    return record
-
-
-def _regenerated(options: AutograderOptions, upload: Upload, record: ScoreOfRecord, run, review: Review) -> ScoreOfRecord:
-    if run.bundle is None:
-        record.notes.append("the notebook ran in the sandbox but saved no bundle")
-        record.problem = (f"Your upload has no saved bundle, and running your notebook saved none either: "
-                          f"{export_advice(options.lab)}.")
-        record.report.findings[0] = record.report.findings[0].model_copy(update={"message": record.problem})
-        return record
-    new = grade_bytes(options.lab, run.bundle, "the bundle your notebook saved when the autograder ran it")
-    new.notes.append("the upload had no bundle: the notebook was run in the sandbox and the bundle it saved is graded")
-    new.public_notes.append("Your upload had no saved bundle, so the autograder ran your notebook and graded the bundle "
-                            "it saved; next time upload the export zip.")
-    if run.timed_out:
-        new.public_notes.append(f"Your notebook did not finish within {options.notebook_budget_s:g} seconds; the parts "
-                                "it captured before then were graded.")
-    review.otter_tests = None  # run again on the regenerated bundle
-    return new
+        pipeline.regenerate(run.bundle, timed_out=run.timed_out)
+    pipeline.compare_kernel(run.kernel, run.why_not)
 
 
 def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: Log | None = None,
                      own_process: bool = False) -> dict[str, Any]:
     """Grade the submission in ``autograder_dir`` as Gradescope lays it out; return the final results document.
 
+    The steps are :class:`._pipeline.Pipeline`'s; this function adds what only Gradescope has:
+    the autograder folder made root's, results.json written after each step, the sandbox.
     ``own_process``: this process does nothing else (``run_autograder``), so Otter's package
     ``__init__`` may be skipped when its test files are loaded (see :func:`._otter_tests.import_test_files`).
     """
@@ -217,32 +175,27 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
         writer.write(document)
         log(f"misconfigured: {exc}")
         return document
-    metadata = read_metadata(autograder)
-    writer.adjust = lambda document: apply_late_policy(document, source, options.lab, metadata)
+    pipeline = Pipeline(options, source / "tests", read_metadata(autograder), own_process=own_process)
     if os.geteuid() == 0:
         for change in sandbox.protect_autograder(autograder):
             log(change)
-    record: ScoreOfRecord | None = None
-    review = Review()
     try:
         upload = inspect_upload(autograder / "submission", options.lab)
-        record = grade_upload(upload)
-        writer.write(gradescope_results(record, review))
+        record = pipeline.grade_upload(upload)
+        writer.write(pipeline.results())
         log(f"score of record {record.report.score:g} / {record.report.max_score:g} from {record.source}; "
             f"flags: {', '.join(record.all_flags) or 'none'}; results.json written")
-        _otter_tests(source, record, review, options, own_process)
-        log(f"Otter's tests ran on the graded bundle: {review.otter_tests.by_question() if review.otter_tests else {}}")
+        tests = pipeline.run_otter_tests()
+        log(f"Otter's tests ran on the graded bundle: {tests.by_question()}")
         regenerate = record.problem is not None and upload.flag == FLAG_NO_BUNDLE and upload.notebook is not None
         if options.rerun_notebook or regenerate:
-            writer.write(gradescope_results(record, review))
-            record = _notebook_phase(autograder, options, upload, record, review, writer, log, regenerate=regenerate)
-            if regenerate and record.bundle is not None:
-                _otter_tests(source, record, review, options, own_process)
-        document = gradescope_results(record, review)
+            writer.write(pipeline.results())
+            _notebook_phase(autograder, pipeline, upload, writer, log, regenerate=regenerate)
+            if regenerate and pipeline.record is not None and pipeline.record.bundle is not None:
+                pipeline.run_otter_tests()
     except Exception as exc:
-        record = record if record is not None else grader_failed(options.lab, exc)
-        review.flag(FLAG_GRADER_ERROR, f"the autograder failed: {type(exc).__name__}: {exc}")
-        document = gradescope_results(record, review)
+        pipeline.fail(exc)
+    document = pipeline.results()
     writer.write(document)
     log(f"final results.json written: {document['score']:g} / 100; flags: "
         f"{', '.join(document['extra_data']['mlsys_grader']['flags']) or 'none'}")
