@@ -14,6 +14,7 @@ from mlsys_grader.api import grade_file
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
+from mlsys_grader.labs import get_lab
 from mlsys_grader.student import assert_item
 from mlsys_grader.student._session import (
     LabSession,
@@ -101,6 +102,52 @@ def test_controls_are_checked_as_soon_as_a_part_runs_even_before_its_prediction(
     with pytest.raises(DomainError, match=r'^Part C: shape must be one of "aligned", "misaligned"; you set "Aligned" — did you mean "aligned"\?$'):
         eleven.run("C", shape="Aligned", operation="gemm")
     assert isinstance(lab.run("B", executions=200, recompilations=8), Notice)  # allowed values: only the lock is missing
+
+
+def test_every_refusal_keeps_its_data_part_control_allowed_and_what_arrived(tmp_path, clock):
+    """A DomainError from the notebook API carries what its sentence says, so no caller parses the sentence."""
+    lab, eleven = lab07(tmp_path, clock), lab11(tmp_path, clock)
+
+    def data(call) -> tuple:
+        with pytest.raises(DomainError) as raised:
+            call()
+        error = raised.value
+        return error.part, error.control, error.allowed, error.got
+
+    assert data(lambda: lab.run("B", executions=205, recompilations=0)) == ("B", "executions", (), 205)
+    assert data(lambda: lab.run("A", dispatches="2")) == ("A", "dispatches", (1, 2, 3), "2")
+    assert data(lambda: eleven.run("C", shape="Aligned", operation="gemm")) == ("C", "shape", ("aligned", "misaligned"), "Aligned")
+    assert data(lambda: eleven.run("B", tile="compact", fused="yes")) == ("B", "fused", (False, True), "yes")
+    assert data(lambda: lab.predict("B", "faster")) == ("B", "prediction_B", ("eager", "compiled", "equal"), "faster")
+    assert data(lambda: lab.run("B", executions=50, recompiles=0)) == ("B", "recompiles", ("executions", "recompilations"),
+                                                                       ("recompiles",))
+    assert data(lambda: lab.run("a", dispatches=1)) == (None, None, ("A", "B", "C", "D", "E"), "a")
+    assert data(lambda: lab.capture("E", decision="selcted"))[1:] == ("decision", ("selected", "hold", "none"), "selcted")
+    assert data(lambda: lab.synthesis(rationale=42)) == ("synthesis", "rationale", (), 42)
+    assert data(lambda: lab.synthesis(recommendation="fast"))[:2] == ("synthesis", "recommendation")
+    assert data(lambda: open_lab("lab11", ..., directory=tmp_path)) == (None, "TRACK", ("tinyml", "mobile", "edge", "cloud"), ...)
+    with pytest.raises(UnknownLabError) as raised:
+        open_lab("lab07", "Edge", directory=tmp_path)
+    assert (raised.value.lab, raised.value.track, raised.value.known) == ("lab07", "Edge", ("tinyml", "mobile", "edge", "cloud"))
+
+
+def test_a_refused_control_is_said_from_the_cores_data_and_without_it_from_the_sessions():
+    """The sentence comes from the core's DomainError data (part, control, allowed, got), never from its message;
+    an error without data (an older lab) is said from the control and the value the session checked."""
+    from mlsys_grader.student._advice import refused_control
+
+    shape = get_lab("lab11").parts["C"].control("shape")
+    from_data = refused_control(DomainError("not read", part="C", control="shape", allowed=("aligned", "misaligned"),
+                                            got="Misaligned"), shape, part="X", value="ignored")
+    assert str(from_data) == 'Part C: shape must be one of "aligned", "misaligned"; you set "Misaligned" — did you mean "misaligned"?'
+    assert (from_data.part, from_data.control, from_data.allowed, from_data.got) == ("C", "shape", ("aligned", "misaligned"),
+                                                                                     "Misaligned")
+    bare = refused_control(DomainError("not read"), shape, part="C", value="Aligned")
+    assert str(bare) == 'Part C: shape must be one of "aligned", "misaligned"; you set "Aligned" — did you mean "aligned"?'
+    executions = get_lab("lab07").parts["B"].control("executions")
+    text = refused_control(DomainError("not read"), executions, part="B", value="50")
+    assert str(text) == 'Part B: executions must be a number from 10 to 200 in steps of 10; you set the text "50"; write 50 without quotes.'
+    assert (text.allowed, text.got) == ((), "50")
 
 
 def test_unknown_track_part_and_unanswered_track_are_named(tmp_path, clock):

@@ -11,18 +11,23 @@ exceptions escaping a cell are affected; code that calls the API and catches
 
 The wording helpers here are shared by every message the session raises, so a
 choice is always written as the notebook writes it (``"above_75"``) and a near miss
-is named ("did you mean …").
+is named ("did you mean …").  Each refusal is built from its data (where, which name, the
+allowed values, what arrived), and the :class:`~mlsys_grader.errors.DomainError` it raises
+keeps that data, so a caller never has to read the sentence back.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..errors import GraderError
+from ..errors import DomainError, GraderError
+
+if TYPE_CHECKING:
+    from ..core.labspec import Control
 
 
 def literal(value: Any) -> str:
@@ -92,6 +97,45 @@ def unquoted(value: Any, allowed: Iterable[Any] = ()) -> str | None:
     if allowed and not any(isinstance(c, (int, float)) and not isinstance(c, bool) for c in allowed):
         return None
     return text if number == number else None  # NaN is not a number a student means
+
+
+def refused_choice(where: str, name: str, options: Mapping[Any, str] | Sequence[Any], got: Any, *,
+                   part: str | None, control: str | None) -> DomainError:
+    """``<where><name> must be one of <options>; you set <got>`` (and the nearest option), keeping that data."""
+    allowed = [value for value in options if value is not None]
+    return DomainError(f"{where}{name} must be one of {choices_text(options)}; you set {literal(got)}{near_miss(got, allowed)}",
+                       part=part, control=control, allowed=allowed, got=got)
+
+
+def control_words(control: Control, allowed: Sequence[Any]) -> str:
+    """A control's allowed values in the notebook's words (the comment beside it says the same)."""
+    if control.kind == "choice":
+        return "one of " + choices_text(allowed)
+    if control.kind == "bool":
+        return "True or False"
+    return f"a number from {control.minimum:g} to {control.maximum:g} in steps of {control.step:g}"
+
+
+def refused_control(error: DomainError, control: Control, *, part: str, value: Any) -> DomainError:
+    """The notebook's sentence for a value :meth:`Control.check <mlsys_grader.core.labspec.Control.check>` refused.
+
+    Built from the refusal's data: its part, control, allowed values and the value that
+    arrived; where the core's error carries none (an older lab), the control and the value
+    the session passed stand in.  The words for a range come from the control (the data
+    lists no values for a range).
+    """
+    where = error.part or part
+    name = error.control or control.name
+    got = error.got if error.control is not None else value
+    listed = (error.allowed or control.values()) if control.kind in ("choice", "bool") else ()  # a range lists none
+    allowed = [choice for choice in listed if choice is not None]
+    meant = unquoted(got, allowed if control.kind == "choice" else ())
+    if meant is not None:  # "50" where 50 belongs: say what happened, not only the quotes
+        said = f"you set the text {literal(got)}; write {meant} without quotes."
+    else:
+        said = f"you set {literal(got)}{near_miss(got, allowed)}"
+    return DomainError(f"Part {where}: {name} must be {control_words(control, allowed)}; {said}",
+                       part=where, control=name, allowed=allowed, got=got)
 
 
 def dedupe(messages: Iterable[str]) -> list[str]:

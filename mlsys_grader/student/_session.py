@@ -61,7 +61,7 @@ from ..core.text import visible
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from ..labs import get_lab
 from . import _advice
-from ._advice import choices_text, listing, literal, near_miss, unquoted
+from ._advice import choices_text, listing, literal, near_miss, refused_choice, refused_control
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
 from ._todo import SYNTHESIS_WORDS, to_do
 
@@ -152,7 +152,7 @@ class LabSession:
         self.lab: LabSpec = get_lab(lab_id)
         if track not in self.lab.tracks:
             raise UnknownLabError(f"TRACK must be one of {choices_text(self.lab.tracks)}; you set {literal(track)}"
-                                  f"{near_miss(track, self.lab.tracks)}")
+                                  f"{near_miss(track, self.lab.tracks)}", lab=lab_id, track=track, known=self.lab.tracks)
         self.lab_id, self.track, self.path, self._clock = lab_id, track, path, clock
         self._last: datetime | None = None
         self._mlsysim = mlsysim_version()
@@ -307,7 +307,7 @@ class LabSession:
         parts = self.lab.part_ids()
         if part not in parts:
             raise DomainError(f"lab.{verb} takes a part from {choices_text(parts)}; you gave {literal(part)}"
-                              f"{near_miss(part, parts)}")
+                              f"{near_miss(part, parts)}", allowed=parts, got=part)
         return part
 
     def _dependents(self, part: str) -> list[str]:
@@ -322,27 +322,13 @@ class LabSession:
     def _prediction_choices(self, part: str) -> str:
         return choices_text(self.lab.parts[part].predictions)
 
-    def _allowed(self, control) -> str:
-        """A control's allowed values in the notebook's words (the comment beside it says the same)."""
-        if control.kind == "choice":
-            return "one of " + choices_text([c for c in control.choices if c is not None])
-        if control.kind == "bool":
-            return "True or False"
-        return f"a number from {control.minimum:g} to {control.maximum:g} in steps of {control.step:g}"
-
     def _checked(self, part: str, name: str, value: Any) -> Any:
         """``value`` for the control ``name`` of ``part``, normalised; a :class:`DomainError` in the notebook's words if not allowed."""
         control = self.lab.parts[part].control(name)
         try:
             return control.check(value, part=part)
-        except DomainError:
-            allowed = [c for c in control.values() if c is not None] if control.kind in ("choice", "bool") else []
-            meant = unquoted(value, allowed if control.kind == "choice" else ())
-            if meant is not None:  # "50" where 50 belongs: say what happened, not only the quotes
-                said = f"you set the text {literal(value)}; write {meant} without quotes."
-            else:
-                said = f"you set {literal(value)}{near_miss(value, allowed)}"
-            raise DomainError(f"Part {part}: {name} must be {self._allowed(control)}; {said}") from None
+        except DomainError as exc:
+            raise refused_control(exc, control, part=part, value=value) from None
 
     def _names(self, part: str, given: dict[str, Any], expected: list[str], verb: str) -> None:
         """Refuse a call whose keyword names are not exactly ``expected`` (an edited cell), naming the difference."""
@@ -351,10 +337,12 @@ class LabSession:
         if unknown:
             takes = listing(expected, "and") if expected else "no settings"
             raise DomainError(f"Part {part}: lab.{verb} takes {takes}; {listing(unknown, 'and')} "
-                              f"{'is' if len(unknown) == 1 else 'are'} not one of them{near_miss(unknown[0], expected, names=True)}")
+                              f"{'is' if len(unknown) == 1 else 'are'} not one of them{near_miss(unknown[0], expected, names=True)}",
+                              part=part, control=unknown[0], allowed=expected, got=tuple(unknown))
         if missing:
             raise DomainError(f"Part {part}: lab.{verb} also needs {listing(missing, 'and')} "
-                              f"(set {'it' if len(missing) == 1 else 'them'} in the part's cell, as the notebook does).")
+                              f"(set {'it' if len(missing) == 1 else 'them'} in the part's cell, as the notebook does).",
+                              part=part, control=missing[0], allowed=expected, got=tuple(given))
 
     # -- the student's verbs -------------------------------------------------------------
     def scenario(self, part: str) -> BookText | None:
@@ -380,8 +368,8 @@ class LabSession:
             return Notice("warn", f"Part {part}: no prediction yet.",
                           [f"{spec.question} Set prediction_{part} to one of {self._prediction_choices(part)}."])
         if not isinstance(choice, str) or choice not in spec.predictions:
-            raise DomainError(f"Part {part}: prediction_{part} must be one of {self._prediction_choices(part)}; "
-                              f"you set {literal(choice)}{near_miss(choice, spec.predictions)}")
+            raise refused_choice(f"Part {part}: ", f"prediction_{part}", spec.predictions, choice, part=part,
+                                 control=f"prediction_{part}")
         if state.prediction == choice and state.locked_at is not None:
             return Notice("info", f"Part {part} prediction locked: {spec.predictions[choice]}.",
                           [f"Locked at {state.locked_at:%H:%M:%S} UTC; re-running this cell keeps that time."])
@@ -485,9 +473,8 @@ class LabSession:
             self._names(part, decision, names, "capture")
         for name in names:  # a decision is checked as soon as it is given, like a control
             if not _unanswered(decision.get(name)) and decision[name] not in self._decision_labels(part, name):
-                options = self._decision_labels(part, name)
-                raise DomainError(f"Part {part}: {name} must be one of {choices_text(options)}; you set "
-                                  f"{literal(decision[name])}{near_miss(decision[name], options)}")
+                raise refused_choice(f"Part {part}: ", name, self._decision_labels(part, name), decision[name], part=part,
+                                     control=name)
         if state.prediction is None or state.plan is None or state.controls is None:
             return Notice("warn", f"Nothing to capture for part {part} yet.",
                           ["Lock a prediction and run the part first: capture keeps exactly the result you were shown."])
@@ -534,7 +521,8 @@ class LabSession:
         unknown = [name for name in answers if name not in fields]
         if unknown:
             raise DomainError(f"The {self.lab_id} synthesis takes {listing(fields, 'and')}; {listing(unknown, 'and')} "
-                              f"{'is' if len(unknown) == 1 else 'are'} not one of them{near_miss(unknown[0], fields, names=True)}")
+                              f"{'is' if len(unknown) == 1 else 'are'} not one of them{near_miss(unknown[0], fields, names=True)}",
+                              part="synthesis", control=unknown[0], allowed=fields, got=tuple(unknown))
         options = self.synthesis_options()
         values: dict[str, Any] = {}
         for name in fields:
@@ -543,10 +531,10 @@ class LabSession:
                 values[name] = "" if name == "rationale" else None
                 continue
             if name != "rationale" and (not isinstance(value, str) or value not in options[name]):
-                raise DomainError(f"Synthesis: {name} must be one of {choices_text(options[name])}; you set "
-                                  f"{literal(value)}{near_miss(value, options[name])}")
+                raise refused_choice("Synthesis: ", name, options[name], value, part="synthesis", control=name)
             if name == "rationale" and not isinstance(value, str):
-                raise DomainError(f"Synthesis: the rationale must be text in quotes; you set {literal(value)}.")
+                raise DomainError(f"Synthesis: the rationale must be text in quotes; you set {literal(value)}.",
+                                  part="synthesis", control=name, got=value)
             values[name] = value
         self._synthesis = Synthesis(**values)  # kept as typed; grading reads it as every reader does
         self.save()
@@ -599,7 +587,7 @@ class LabSession:
             return SelfCheck(**report.model_dump(), hidden_points=full.max_score - report.max_score)
         if part not in report.parts:
             raise DomainError(f"lab.check takes {choices_text(list(report.parts))}, or nothing for every part; you gave "
-                              f"{literal(part)}{near_miss(part, list(report.parts))}")
+                              f"{literal(part)}{near_miss(part, list(report.parts))}", allowed=list(report.parts), got=part)
         score = report.parts[part]
         return PartCheck(part, score.score, score.max_score,
                          [(i.item, i.points, i.max_points) for i in score.items],
@@ -706,7 +694,9 @@ def _open_lab_with_clock(lab_id: str, track: str, clock: Callable[[], datetime],
     """:func:`open_lab` reading times from ``clock``: for the package's own tests, not part of the API."""
     _advice.install()  # from here on, a mistake in a notebook cell shows as its advice, not a traceback
     if _unanswered(track):
-        raise DomainError(f"Choose a track first: set TRACK to one of {choices_text(get_lab(lab_id).tracks)}.")
+        tracks = get_lab(lab_id).tracks
+        raise DomainError(f"Choose a track first: set TRACK to one of {choices_text(tracks)}.", control="TRACK", allowed=tracks,
+                          got=track)
     session = LabSession.__new__(LabSession)
     session._open(lab_id, track, submission_path(lab_id, directory), clock)
     return session
