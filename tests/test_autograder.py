@@ -393,6 +393,42 @@ def test_otter_tests_that_drifted_from_the_rubric_are_listed():
                                               "A: the tests of fresh (3 / 3 on record) failed"]
 
 
+PLUGIN_DRIVER = """\
+import json, sys, types
+from mlsys_grader.gradescope._plugin import ScoreOfRecordPlugin
+root = sys.argv[1]
+plugin = ScoreOfRecordPlugin(root + "/submission/lab07.ipynb", json.load(open(root + "/submission_metadata.json")),
+                             {"lab": "lab07"})
+plugin.before_grading(types.SimpleNamespace(grade_from_log=True))  # Otter's hooks, in Otter's runner process
+print(json.dumps(plugin._results_without_execution().to_gradescope_dict(None)))
+"""
+
+
+def test_run_autograder_and_the_otter_plugin_drive_one_pipeline_to_the_same_results(tmp_path):
+    """The same upload through run_autograder's grade_submission and through the plugin's hooks (before_grading, then
+    Otter's runner asking for results without executing the notebook): the same document, disagreements and late
+    policy included."""
+    from mlsys_grader.gradescope._runner import grade_submission
+
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    _test_files(root / "source" / "tests", {"A": ["captured", "replay", "speed"], "B": ["captured", "fresh"]})
+    (root / "source" / "otter_config.json").write_text(json.dumps({"plugins": [{PLUGIN_NAME: {"lab": "lab07"}}]}))
+    (root / "source" / "course.toml").write_text('[labs.lab07]\ndeadline = 2026-02-06T23:59:00-08:00\npenalty_per_day = 10\n')
+    (root / "submission").mkdir()
+    (root / "submission" / "lab07-submission.json").write_bytes(_bundle(drop=("B",)))
+    (root / "submission_metadata.json").write_text(json.dumps({"created_at": "2026-02-08T10:00:00-08:00", "users": []}))
+    by_runner = grade_submission(root, log=lambda message: None)
+    done = subprocess.run([sys.executable, "-c", PLUGIN_DRIVER, str(root)], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    by_plugin = json.loads(done.stdout.splitlines()[-1])
+    assert by_plugin == by_runner
+    mlsys = by_runner["extra_data"]["mlsys_grader"]
+    assert "tests_disagree" in mlsys["flags"] and mlsys["late"]["percent"] == 20
+    assert any("test_A_speed matches no rubric item" in note for note in mlsys["notes"]), mlsys["notes"]
+
+
 def test_kernel_case_names_are_restored_from_the_test_files(tmp_path):
     tests = _test_files(tmp_path / "tests", {"A": ["captured", "replay"]})
     assert case_names(tests) == {"A": ["test_A_captured", "test_A_replay"]}
