@@ -19,7 +19,7 @@ from typing import Any
 
 from .context import GradingContext, PartState, evaluator_errors, first_difference
 from .generated import check_generated
-from .labspec import LabSpec, PartPlan
+from .labspec import LabRules, PartPlan, arm_inputs
 from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
 from .report import Finding, PartName
@@ -234,7 +234,7 @@ def _differing(new: Any, old: Any, path: tuple[str | int, ...] = ()) -> tuple[tu
     return None if first_difference(new, old) is None else (path, new, old)
 
 
-def _stale_detail(lab: LabSpec, part: PartId, state: PartState, final_controls: Any, final_inputs: Any,
+def _stale_detail(lab: LabRules, part: PartId, state: PartState, final_controls: Any, final_inputs: Any,
                   recorded_inputs: Any) -> str:
     """`` (shape is now "aligned", captured with "misaligned")`` — what changed, in the notebook's words."""
     captured = state.controls
@@ -286,18 +286,18 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
         return
     for dep, used in state.upstream.items():
         captured = ctx.bundle.evidence.get(part_key(dep))
-        if captured is not None and first_difference(LabSpec.arm_inputs(used), LabSpec.arm_inputs(captured.result or {})):
+        if captured is not None and first_difference(arm_inputs(used), arm_inputs(captured.result or {})):
             yield Finding(part=part, criterion="stale", rubric_item="fresh",
                           message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
                                   f"recapture part {dep} with your final settings, then part {part}.",
-                          expected=LabSpec.arm_inputs(used), actual=LabSpec.arm_inputs(captured.result or {}))
+                          expected=arm_inputs(used), actual=arm_inputs(captured.result or {}))
 
 
 def check_contrast(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     record = _record(ctx, part)
     if record is None:
         return
-    base, result = LabSpec.arm_inputs(record.baseline or {}), LabSpec.arm_inputs(record.result or {})
+    base, result = arm_inputs(record.baseline or {}), arm_inputs(record.result or {})
     if not base or not result:
         yield Finding(part=part, criterion="contrast", rubric_item="contrast",
                       message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
@@ -387,7 +387,7 @@ def _first_upstream(ctx: GradingContext, part: PartId, run: PartRun,
         names = [control.name for control in dep_spec.controls]
         checked = dep_spec.check_controls({name: settings.get(name) for name in names}, decisions=False)
         result = ctx.lab.plan(ctx.track, dep, checked, {}).result
-        if first_difference(LabSpec.arm_inputs(result), LabSpec.arm_inputs(upstream.get(dep) or {})):
+        if first_difference(arm_inputs(result), arm_inputs(upstream.get(dep) or {})):
             upstream[dep] = result
             differing[dep] = {name: settings.get(name) for name in names if not dep_spec.control(name).decision}
     return upstream, differing or None

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .labspec import LabSpec, PartPlan
+from .labspec import LabRules, PartPlan
 from .models import EvidenceRecord, part_key
 
 
 def record_from_plan(
-    lab: LabSpec, track: str, plan: PartPlan, prediction: str | None, *,
+    lab: LabRules, track: str, plan: PartPlan, prediction: str | None, *,
     mlsysim_version: str, grader_version: str,
     prediction_locked_at: datetime | None, result_shown_at: datetime | None, captured_at: datetime | None,
 ) -> EvidenceRecord:
@@ -31,7 +31,7 @@ def record_from_plan(
     )
 
 
-def plan_all(lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
+def plan_all(lab: LabRules, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
     """Plans for every part of the lab, in its order (a part depends only on parts before it)."""
     plans: dict[str, PartPlan] = {}
     for part in lab.part_ids():

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import DomainError
-from .labspec import Control, LabSpec, PartPlan
+from .labspec import Control, GradingLab, LabRules, PartPlan, arm_inputs
 from .models import Bundle, EvidenceRecord, PartId, part_key
 from .rubric import Rubric
 
@@ -49,7 +49,7 @@ class PartState:
 @dataclass
 class GradingContext:
     bundle: Bundle
-    lab: LabSpec
+    lab: GradingLab
     rubric: Rubric
     mlsysim_version: str
     grader_version: str
@@ -113,12 +113,12 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any
         return "model_key", plan.model_key, record.model_key
     pairs = [
         ("inputs", plan.upstream, record.inputs),
-        ("baseline.inputs", LabSpec.arm_inputs(plan.baseline), LabSpec.arm_inputs(record.baseline or {})),
-        ("result.inputs", LabSpec.arm_inputs(plan.result), LabSpec.arm_inputs(record.result or {})),
+        ("baseline.inputs", arm_inputs(plan.baseline), arm_inputs(record.baseline or {})),
+        ("result.inputs", arm_inputs(plan.result), arm_inputs(record.result or {})),
     ]
     if len(record.alternatives) != len(plan.alternatives):
         return "alternatives", f"{len(plan.alternatives)} items", f"{len(record.alternatives)} items"
-    pairs += [(f"alternatives[{i}].inputs", LabSpec.arm_inputs(p), LabSpec.arm_inputs(r))
+    pairs += [(f"alternatives[{i}].inputs", arm_inputs(p), arm_inputs(r))
               for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives, strict=True))]
     for where, expected, actual in pairs:
         found = first_difference(expected, actual, where)
@@ -127,7 +127,7 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any
     return None
 
 
-def _record_state(lab: LabSpec, track: str, part: PartId, record: EvidenceRecord) -> PartState:
+def _record_state(lab: LabRules, track: str, part: PartId, record: EvidenceRecord) -> PartState:
     state = PartState(part, record)
     if record.baseline is None or record.result is None:
         state.domain_problems.append((
@@ -182,7 +182,7 @@ def _plan_arm(plan: PartPlan, record: EvidenceRecord, name: str) -> dict[str, An
     if name.startswith("alternatives["):
         index = int(name[len("alternatives["):-1])
         return plan.alternatives[index] if index < len(plan.alternatives) else None
-    inputs = LabSpec.arm_inputs(record.chosen_result or {})
+    inputs = arm_inputs(record.chosen_result or {})
     return next((arm for arm in (plan.baseline, plan.result, *plan.alternatives) if arm.get("inputs") == inputs), None)
 
 
@@ -221,7 +221,7 @@ def _replay_mismatches(plan: PartPlan, record: EvidenceRecord) -> list[tuple[str
     return found
 
 
-def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
+def build_context(bundle: Bundle, lab: GradingLab, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
     """Rebuild every part of the lab, in its order, from its record and from the final controls."""
     parts: dict[PartId, PartState] = {}
     final_results: dict[str, Any] = {}
@@ -235,7 +235,7 @@ def build_context(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_versi
     return GradingContext(bundle, lab, rubric, mlsysim_version, grader_version, parts)
 
 
-def _part_state(lab: LabSpec, bundle: Bundle, part: PartId, record: EvidenceRecord | None,
+def _part_state(lab: LabRules, bundle: Bundle, part: PartId, record: EvidenceRecord | None,
                 final_results: dict[str, Any]) -> PartState:
     """One part's record state and final-settings plan (``final_results`` collects results for dependants)."""
     state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)

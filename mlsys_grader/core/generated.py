@@ -1,7 +1,7 @@
 """Is the rationale the grader's own template?  (``solve`` writes one; it is not the student's work.)
 
 The lab re-renders the template ``solve`` would write for this bundle
-(:meth:`LabSpec.reference_rationale`) from the bundle's own replayed plans, with the
+(:meth:`ReferenceAnswers.reference_rationale`) from the bundle's own replayed plans, with the
 bundle's trigger and limitation (every combination of the lab's lists when the bundle's
 answer is not one of them).  Both texts are reduced to word 3-grams: lower case, every
 number replaced by one placeholder (so "28.49 ms" and "31 ms" are the same words),

@@ -1,23 +1,21 @@
-"""What a lab module declares: controls and their domains, parts, and the lab contract.
+"""What a lab declares: controls and their domains, parts, and the lab contract.
 
-A lab is one module (``mlsys_grader.labs.lab07``…) holding one :class:`LabSpec`
-subclass.  The core grades any lab through this interface only, so adding a lab
-means adding a module, a rubric file and a notebook, and nothing here changes.
+A lab is one package (``mlsys_grader.labs.lab07``…) whose ``LAB`` is a :class:`LabSpec`
+subclass.  The contract is a few small Protocols, one per role, and the core types each
+use of a lab with the narrowest: :class:`LabRules` (parts, plans, the answers the numbers
+support, decision rules: the part checks), :class:`Evaluator` (memoised replay),
+:class:`RationaleWords` (what the rationale reader matches), :class:`ReferenceAnswers`
+(``solve`` and the ``generated`` check), :class:`Presentation` (the notebook's views, header
+and the book's words, the Otter master) and :class:`MarimoMapping` (the book's marimo
+export); :class:`GradingLab` is what ``grade`` needs.  Values that cross the contract are
+typed: the core's :class:`~.models.Bundle` and :class:`~.models.EvidenceRecord`, frozen
+:class:`PartPlan`, :class:`Problem` and :class:`InferredControls`.
 
-Besides grading, the contract holds what the outer layers show or build for a lab,
-each with a default where one makes sense: the part views and header facts the
-notebook renders (:meth:`LabSpec.render`, :meth:`LabSpec.header_facts`), which
-synthesis answers it asks for (:attr:`LabSpec.synthesis_fields`,
-:meth:`LabSpec.synthesis_choices`), the words of its Otter master notebook
-(:attr:`LabSpec.notebook`) and where that master lives (:meth:`LabSpec.master_path`),
-and the layout of the book's marimo export (:attr:`LabSpec.marimo_layout`).  The book
-words some of a lab's text per track: a part's scenario (:attr:`LabSpec.scenarios`, filled
-from :meth:`LabSpec.track_facts`), an option's label (:attr:`LabSpec.track_labels`); and
-its labs close with a "Local evidence report" (:attr:`LabSpec.learning_objectives`,
-:attr:`LabSpec.big_takeaways`, :attr:`LabSpec.source_trace`, the radio labels of
-:attr:`LabSpec.decision_labels`, :meth:`LabSpec.captured_decision`).
+:class:`LabSpec` implements them all, with defaults where one makes sense (the verdict
+alone as a view, the track alone as the header, the master under ``solutions/``), so a lab
+subclasses it and fills in its seams; adding a lab means adding a package, a rubric file
+and a master notebook, and nothing here changes.
 """
-
 from __future__ import annotations
 
 import abc
@@ -29,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
@@ -301,8 +299,129 @@ SYNTHESIS_ANSWERS = SYNTHESIS_FIELDS
 """Every synthesis answer the bundle schema holds (:data:`.models.SYNTHESIS_FIELDS`); a lab asks for some of them."""
 
 
+def arm_inputs(arm: Any) -> Any:
+    """The inputs an arm records (every lab's evaluator keeps them under ``"inputs"``), or None."""
+    return arm.get("inputs") if isinstance(arm, Mapping) else None
+
+
+# -- the contract: one small Protocol per role ------------------------------------------------------------------
+# The core types each use of a lab with the narrowest of these; :class:`LabSpec` implements them all (with
+# memoised evaluation and plans), so a lab subclasses it and fills in its own seams.
+@runtime_checkable
+class LabRules(Protocol):
+    """What the part checks need: the lab's parts and plans, the answers its numbers support, its decision rules."""
+
+    @property
+    def lab_id(self) -> str: ...
+    @property
+    def tracks(self) -> tuple[str, ...]: ...
+    @property
+    def parts(self) -> Mapping[str, PartSpec]: ...
+    @property
+    def synthesis_fields(self) -> tuple[str, ...]: ...
+
+    def part_ids(self) -> tuple[str, ...]: ...
+    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan: ...
+    def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str: ...
+    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
+    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str: ...
+    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]: ...
+    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]: ...
+    def synthesis_problems(self, bundle: Bundle) -> list[Problem]: ...
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """What replay needs: the lab's evaluator, memoised, and the replay table that may stand in for it."""
+
+    @property
+    def lab_id(self) -> str: ...
+    replay_table: Mapping[str, dict[str, Any]] | None
+
+    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]: ...
+    def evaluations(self, track: str, part: str, controls: Mapping[str, Any],
+                    upstream: Mapping[str, Any]) -> dict[str, dict[str, Any]]: ...
+    def clear_caches(self) -> None: ...
+
+
+@runtime_checkable
+class RationaleWords(Protocol):
+    """What the rationale reader needs: the closed answers' words and the quantities a record shows."""
+
+    @property
+    def lab_id(self) -> str: ...
+    @property
+    def triggers(self) -> tuple[Choice, ...]: ...
+    @property
+    def limitations(self) -> tuple[Choice, ...]: ...
+
+    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]: ...
+    def final_choice_terms(self, bundle: Bundle) -> ChoiceTerms: ...
+    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]: ...
+
+
+@runtime_checkable
+class ReferenceAnswers(Protocol):
+    """What ``solve`` and the ``generated`` check need: contrasting controls and the synthesis ``solve`` writes."""
+
+    def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]: ...
+    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any],
+                          rng: random.Random | None) -> dict[str, Any]: ...
+    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]: ...
+    def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str,
+                            limitation: str) -> str | None: ...
+
+
+@runtime_checkable
+class Presentation(Protocol):
+    """What the notebook shows and its master is written from: views, header, the book's words."""
+
+    @property
+    def lab_id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def notebook(self) -> NotebookText | None: ...
+    @property
+    def decision_labels(self) -> Mapping[tuple[str, str], Mapping[str, str]]: ...
+    @property
+    def learning_objectives(self) -> tuple[str, ...]: ...
+    @property
+    def big_takeaways(self) -> tuple[str, ...]: ...
+    @property
+    def source_trace(self) -> str: ...
+
+    def view(self, track: str, part: str, plan: PartPlan) -> View: ...
+    def header_facts(self, track: str) -> list[tuple[str, str]]: ...
+    def track_facts(self, track: str) -> dict[str, str]: ...
+    def scenario(self, track: str, part: str) -> str | None: ...
+    def option_label(self, what: str, value: str, track: str, default: str) -> str: ...
+    def captured_decision(self, bundle: Bundle) -> list[tuple[str, str]]: ...
+    def master_path(self, root: Path) -> Path: ...
+
+
+@runtime_checkable
+class MarimoMapping(Protocol):
+    """What reading the book's marimo export needs: where the lab's answers sit, and the controls a capture used."""
+
+    @property
+    def lab_id(self) -> str: ...
+    @property
+    def parts(self) -> Mapping[str, PartSpec]: ...
+    @property
+    def marimo_layout(self) -> MarimoLayout | None: ...
+
+    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
+
+
+@runtime_checkable
+class GradingLab(LabRules, RationaleWords, ReferenceAnswers, Protocol):
+    """Everything :func:`mlsys_grader.core.grading.grade` asks of a lab: its rules, the reader's words, and the
+    reference answers the ``generated`` check re-renders (no views, no notebook text, no marimo layout)."""
+
+
 class LabSpec(abc.ABC):
-    """The contract every lab module implements.
+    """The base a lab subclasses: it implements every Protocol above, the lab fills in its seams.
 
     Methods that run evaluators go through :meth:`evaluate`, which the grader
     memoises, so building a plan and replaying a record share one computation.
@@ -393,8 +512,8 @@ class LabSpec(abc.ABC):
 
     @staticmethod
     def arm_inputs(arm: Mapping[str, Any]) -> Any:
-        """The inputs an arm records (both labs keep them under ``"inputs"``)."""
-        return arm.get("inputs") if isinstance(arm, Mapping) else None
+        """The inputs an arm records (:func:`arm_inputs`)."""
+        return arm_inputs(arm)
 
     # -- building ---------------------------------------------------------------
     @abc.abstractmethod
@@ -549,3 +668,10 @@ class LabSpec(abc.ABC):
         if found is None:
             raise LookupError(f"{self.lab_id}: no option {value!r}; expected one of {[o.value for o in options]}")
         return found
+
+
+if TYPE_CHECKING:
+    def _implements_every_role(lab: LabSpec) -> tuple[LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation,
+                                                       MarimoMapping, GradingLab]:
+        """Checked by mypy: a :class:`LabSpec` is each of the Protocols (``isinstance`` checks names only)."""
+        return lab, lab, lab, lab, lab, lab, lab

@@ -151,7 +151,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._mlsysim import import_mlsysim
 from .generated import own_text
-from .labspec import Choice, LabSpec
+from .labspec import Choice, RationaleWords
 from .report import Finding, PartScore
 from .text import readable
 
@@ -641,7 +641,7 @@ def usable(quantities: Iterable[tuple[float, str]]) -> Iterator[tuple[float, str
 
 
 class RecordedArms(Protocol):
-    """What :meth:`LabSpec.evidence_quantities` reads: a part's arms as a record holds them
+    """What :meth:`RationaleWords.evidence_quantities` reads: a part's arms as a record holds them
     (an :class:`~.models.EvidenceRecord`, or a replayed plan's arms)."""
 
     @property
@@ -677,7 +677,7 @@ def _indexed(quantities: Iterable[tuple[float, str]]) -> dict[str, list[float]]:
     return index
 
 
-def part_evidence(lab: LabSpec, state: PartState) -> dict[str, list[float]]:
+def part_evidence(lab: RationaleWords, state: PartState) -> dict[str, list[float]]:
     """One captured part's usable evidence, indexed by :func:`_indexed`.
 
     When the record replays, its arms are the lab's memoised replay (the same objects every
@@ -1161,7 +1161,7 @@ class Reader:
         return _Scanner(r"(?<![\w])(?:" + "|".join(sources) + r")(?![\w])")
 
 
-def reader_for(lab: LabSpec, terms: ChoiceTerms) -> Reader:
+def reader_for(lab: RationaleWords, terms: ChoiceTerms) -> Reader:
     """The compiled :class:`Reader` for ``terms.key``, built once per lab object."""
     cache = lab.__dict__.setdefault("_rationale_readers", {})
     reader = cache.get(terms.key)
