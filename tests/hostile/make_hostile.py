@@ -87,8 +87,8 @@ def submitted_bundle(name: str, reference_bundle: str) -> str:
 
 MONKEYPATCH_EARLY = '''\
 # HOSTILE: every mlsys_grader check passes in this kernel
-import mlsys_grader, mlsys_grader.api, mlsys_grader.student._session
-mlsys_grader.student._session.assert_item = lambda *args, **kwargs: None
+import mlsys_grader, mlsys_grader.api, mlsys_grader.otter, mlsys_grader.student
+mlsys_grader.student.assert_item = mlsys_grader.otter.assert_item = lambda *args, **kwargs: None
 _real_grade = mlsys_grader.api.grade_bundle
 def _always_full(bundle, rubric=None):
     report = _real_grade(bundle, rubric)
