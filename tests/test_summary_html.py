@@ -13,6 +13,7 @@ import needs
 import pytest
 
 from mlsys_grader.course._gradebook import BatchOptions, GradebookResult, grade_paths
+from mlsys_grader.course._row import Row, Status
 from mlsys_grader.course._summary import MAX_TABLE_ROWS, common_findings, render_summary
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,8 +46,8 @@ def result(tmp_path_factory):
 
 def test_page_is_self_contained_and_escapes_student_text(result):
     result = copy.deepcopy(result)  # edits a copy: the module's graded course is shared with the other tests
-    result.rows[0]["reasons"] = "<script>alert(1)</script>"
-    result.rows[0]["flags"] = result.rows[0]["flags"] or "integrity"
+    first = result.rows[0]
+    result.rows[0] = first.but(reasons="<script>alert(1)</script>", flags=first.flags or ("integrity",))
     page = render_summary(result)
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page), "no network references"
@@ -55,9 +56,15 @@ def test_page_is_self_contained_and_escapes_student_text(result):
         assert heading in page
 
 
+def _row(path: str, status: Status, **fields) -> Row:
+    values = {"identity": {}, "input_hash": "", "lab": "", "track": "", "score": 0, "max_score": "", "parts": {}, "points": {},
+              "flags": (), "reasons": "", "error_kind": "", "origin": "", "grader_version": "", "rubric": "", **fields}
+    return Row(path=path, kind="json", status=status, **values)
+
+
 def test_a_long_table_is_cut_and_points_to_the_csv():
-    rows = [{"path": f"in/{i}/<b>.json", "status": "error", "flags": "ungradable", "reasons": "BundleFormatError: not JSON",
-             "lab": "", "track": "", "score": 0, "collusion_group": ""} for i in range(MAX_TABLE_ROWS + 3)]
+    rows = [_row(f"in/{i}/<b>.json", Status.ERROR, flags=("ungradable",), reasons="BundleFormatError: not JSON")
+            for i in range(MAX_TABLE_ROWS + 3)]
     page = render_summary(GradebookResult(rows=rows, columns=["path"]))
     table = page[page.index('<table class="ungradable">'):]
     table = table[:table.index("</table>")]
@@ -67,7 +74,8 @@ def test_a_long_table_is_cut_and_points_to_the_csv():
 
 
 def test_common_findings_group_messages_that_differ_only_in_numbers():
-    rows = [{"_findings": [["A", "replay", "replay", f"Part A's value {n} does not match"]]} for n in (1.5, 2, 3)]
+    rows = [_row(f"in/{n}.json", Status.GRADED, findings=(("A", "replay", "replay", f"Part A's value {n} does not match"),))
+            for n in (1.5, 2, 3)]
     assert common_findings(rows) == [(3, "A", "replay", "replay", "Part A's value 1.5 does not match")]
 
 
@@ -95,7 +103,8 @@ def test_chromium_renders_charts_and_tables(result, tmp_path):
 def test_flagged_rows_show_the_reason_for_the_flag_first_and_notes_after():
     from mlsys_grader.course._summary import first_reason
 
-    row = {"reasons": "bundle/prediction: no lock times, nothing to do | B/stale: part B is stale; recapture it",
-           "_findings": [["bundle", "prediction", "", "no lock times, nothing to do"],
-                         ["B", "stale", "fresh", "part B is stale; recapture it"]]}
+    row = _row("in/a.json", Status.GRADED,
+               reasons="bundle/prediction: no lock times, nothing to do | B/stale: part B is stale; recapture it",
+               findings=(("bundle", "prediction", "", "no lock times, nothing to do"),
+                         ("B", "stale", "fresh", "part B is stale; recapture it")))
     assert first_reason(row) == "B/stale: part B is stale; recapture it | bundle/prediction: no lock times, nothing to do"

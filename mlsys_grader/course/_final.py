@@ -23,6 +23,7 @@ from typing import Any
 from ._identity import Roster
 from ._late import Course, penalty
 from ._overrides import Override, apply_to_final
+from ._row import SCORED, Row
 
 FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
                  "sis_login_id",
@@ -31,24 +32,23 @@ FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_
 IDENTITY = {"student_name": "name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
             "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section", "sis_login_id": "sis_login_id"}
 """Identity column → the roster attribute that fills it."""
-GRADABLE = ("graded", "regrade")
 _OLDEST = datetime.min.replace(tzinfo=UTC)
 
 
-def _when(row: Mapping[str, Any]) -> datetime:
+def _when(row: Row) -> datetime:
     text = row.get("submitted_at") or ""
     return datetime.fromisoformat(text) if text else _OLDEST
 
 
-def counting_submission(rows: Sequence[Mapping[str, Any]], counting: str = "latest") -> Mapping[str, Any]:
+def counting_submission(rows: Sequence[Row], counting: str = "latest") -> Row:
     """The row that counts among one student's rows of one lab (see the module docstring)."""
-    pool = [row for row in rows if row["status"] in GRADABLE] or list(rows)
+    pool = [row for row in rows if row.status in SCORED] or list(rows)
     if counting == "best":
         return max(pool, key=lambda row: (float(row["score"] or 0), _when(row), row["path"]))
     return max(pool, key=lambda row: (_when(row), float(row["score"] or 0), row["path"]))
 
 
-def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: Sequence[str],
+def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
                 max_scores: Mapping[str, float], course: Course | None = None,
                 changes: Mapping[tuple[str, str], str] | None = None,
                 overrides: Mapping[tuple[str, str], Sequence[Override]] | None = None) -> list[dict[str, Any]]:
@@ -57,10 +57,10 @@ def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: 
     ``changes`` maps (student, lab) to the change-log summary shown in the ``changes`` column;
     ``overrides`` (student, lab) to the staff overrides stored for that student's lab.
     """
-    grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    grouped: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
-        if row.get("lab") and row.get("student"):
-            grouped.setdefault((row["student"], row["lab"]), []).append(row)
+        if row.lab and row.get("student"):
+            grouped.setdefault((row["student"], row.lab), []).append(row)
     keys: list[tuple[str, str]] = [(s.key, lab) for s in (roster.students if roster else ()) for lab in labs]
     known = set(keys)
     keys += sorted(k for k in grouped if k not in known)
@@ -91,16 +91,14 @@ def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: 
         if len(mine) > 1:
             rule = (f"{'best score' if counting == 'best' else 'latest by trusted time'} of {len(mine)} submissions"
                     + (f"; {rule}" if rule else ""))
-        out.update(status=chosen["status"], raw_score=raw, late_penalty=points, score=round(raw - points, 6),
+        out.update(status=str(chosen.status), raw_score=raw, late_penalty=points, score=round(raw - points, 6),
                    max_score=chosen.get("max_score") or max_scores.get(lab, ""), submitted_at=when,
                    late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen["path"],
                    input_hash=chosen.get("input_hash", ""),
                    other_submissions="; ".join(row["path"] for row in mine if row is not chosen),
-                   flags=chosen.get("flags", "") if isinstance(chosen.get("flags"), str) else ";".join(chosen.get("flags", [])),
-                   machine_score=raw, late_percent=late.percent, _held=list(chosen.get("_held", [])),
-                   _item_max=dict(chosen.get("_item_max", {})), _items={column: float(chosen[column]) for column in chosen.get("_item_max", {})
-                                                                           if isinstance(chosen.get(column), int | float)})
-        out["_collusion_group"] = chosen.get("collusion_group", "")
+                   flags=chosen["flags"], machine_score=raw, late_percent=late.percent, _held=list(chosen.held),
+                   _item_max=dict(chosen.item_max), _items=_numbers(chosen))
+        out["_collusion_group"] = chosen.collusion_group
         apply_to_final(out, (overrides or {}).get((student_key, lab), ()))
         final.append(out)
     members: dict[str, list[str]] = {}
@@ -110,6 +108,11 @@ def build_final(rows: Iterable[Mapping[str, Any]], roster: Roster | None, labs: 
     for out in final:  # the review page shows each counting submission beside the others of its collusion group
         out["_collusion_with"] = [s for s in members.get(out.get("_collusion_group") or "", []) if s != out["student"]]
     return final
+
+
+def _numbers(row: Row) -> dict[str, float]:
+    """The points of each of the row's items that has a maximum (a formative True/False as 1.0/0.0)."""
+    return {column: float(value) for column in row.item_max if isinstance(value := row.points.get(column), int | float)}
 
 
 def default_final_path(csv_path: str | os.PathLike[str]) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..core.models import PARTS
 from ..core.rubric import Rubric
+from ._row import SCORED, Row
 
 FORMATIVE_ITEM = "prediction_correct"
 
@@ -26,17 +27,22 @@ def formative_columns(rubric: Rubric) -> list[str]:
             if FORMATIVE_ITEM in rubric.parts.get(part, {}) and rubric.parts[part][FORMATIVE_ITEM] == 0]
 
 
-def mark_formative(rows: Iterable[dict[str, Any]], rubrics: Mapping[str, Rubric]) -> None:
-    """Replace each formative item's 0.0 points by ``True``/``False``/``""`` (see the module docstring)."""
+def mark_formative(rows: Iterable[Row], rubrics: Mapping[str, Rubric]) -> list[Row]:
+    """The rows with each formative item's 0.0 points replaced by ``True``/``False``/``""`` (see the module docstring)."""
     plans = {lab: _plan(rubric) for lab, rubric in rubrics.items()}  # worked out once per lab, not per row
+    out = []
     for row in rows:
-        plan = plans.get(row.get("lab", ""))
-        if not plan or row["status"] not in ("graded", "regrade"):
+        plan = plans.get(row.lab)
+        if not plan or row.status not in SCORED:
+            out.append(row)
             continue
-        wrong = {part for part, _criterion, item, _message in row.get("_findings", []) if item == FORMATIVE_ITEM}
+        wrong = {part for part, _criterion, item, _message in row.findings if item == FORMATIVE_ITEM}
+        points = dict(row.points)
         for part, column, replay, replay_points, lock, lock_points in plan:
-            judged = _full(row.get(replay, ""), replay_points) and _full(row.get(lock, ""), lock_points)
-            row[column] = (part not in wrong) if judged else ""
+            judged = _full(points.get(replay, ""), replay_points) and _full(points.get(lock, ""), lock_points)
+            points[column] = (part not in wrong) if judged else ""
+        out.append(row.but(points=points))
+    return out
 
 
 def _plan(rubric: Rubric) -> list[tuple[str, str, str, float | None, str, float | None]]:

@@ -65,6 +65,7 @@ from ._ingest import (
 from ._late import Course, read_course
 from ._migrations import open_gradebook
 from ._overrides import agreement_of, load_overrides
+from ._row import SCORED, Row, Status
 from ._spans import rationale_spans
 
 if TYPE_CHECKING:
@@ -72,8 +73,6 @@ if TYPE_CHECKING:
 
 CHOICE_FIELDS = ("recommendation", "rejected_alternative", "residual_risk", "reevaluation_trigger")
 """The synthesis choices a stored result keeps, for the review page."""
-SCORED = ("graded", "regrade")
-"""Statuses whose row carries a score from the grader (and takes part in collusion)."""
 COLLUSION_KEYS = ("part_times", "rationale", "certainty", "spans")
 """What a stored result must hold for collusion and the review queue; a stored result without them is graded again."""
 
@@ -125,7 +124,7 @@ class ScoreChange:
 class GradebookResult:
     """The outcome of :func:`grade_paths`: rows in input order plus course-level findings."""
 
-    rows: list[dict[str, Any]]
+    rows: list[Row]
     columns: list[str]
     groups: list[Group] = field(default_factory=list)
     changes: list[ScoreChange] = field(default_factory=list)
@@ -154,7 +153,7 @@ class GradebookResult:
         """The gradebook as a :class:`pandas.DataFrame` (same columns as the CSV)."""
         import pandas as pd  # pandas loads only when a DataFrame is asked for: keeps `import mlsys_grader` fast
 
-        return pd.DataFrame([{c: row.get(c, "") for c in self.columns} for row in self.rows], columns=self.columns)
+        return pd.DataFrame([row.to_csv(self.columns) for row in self.rows], columns=self.columns)
 
     def write_csv(self, out: str | os.PathLike[str]) -> int:
         """Write the CSV gradebook; returns the number of rows."""
@@ -302,10 +301,10 @@ def evidence_numbers(bundle: Any) -> dict[str, dict[str, Any]]:
 _LEGACY_KIND = re.compile(r"^([A-Z][A-Za-z]*(?:Error|Refused)): (.*)$", re.DOTALL)
 
 
-def _status(result: Mapping[str, Any]) -> str:
+def _status(result: Mapping[str, Any]) -> Status:
     """The row's status; a stored result from before ``regrade`` existed still becomes one."""
-    status = result.get("status", "error")
-    return "regrade" if status == "graded" and flag_names.GRADER_ERROR in result.get("flags", []) else status
+    status = Status(result.get("status", "error"))
+    return Status.REGRADE if status == Status.GRADED and flag_names.GRADER_ERROR in result.get("flags", []) else status
 
 
 def _reason_and_kind(result: Mapping[str, Any]) -> tuple[str, str]:
@@ -319,28 +318,23 @@ def _reason_and_kind(result: Mapping[str, Any]) -> tuple[str, str]:
     return reason, kind or ("Timeout" if result.get("status") == "timeout" else "")
 
 
-def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str, who: Identity | None = None) -> dict[str, Any]:
+def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str, who: Identity | None = None) -> Row:
     """A gradebook row from a candidate, its (fresh or stored) result and who it belongs to."""
     who = who or identify(claims_for(candidate.source, candidate.root, _gradescope_claim(candidate), None, candidate.primary),
                           None, candidate.source)
     reasons, kind = _reason_and_kind(result)
-    row: dict[str, Any] = {
-        "path": candidate.source, "kind": candidate.kind, **who.columns(), "input_hash": result.get("input_hash", ""),
-        "lab": result.get("lab", "") or who.lab or lab_hint(candidate.source) or "", "track": result.get("track", ""),
-        "roster_track": "", "status": _status(result), "score": result.get("score", 0), "max_score": result.get("max_score", ""),
-        "flags": list(result.get("flags", [])), "collusion_group": "", "reasons": reasons, "error_kind": kind,
-        "origin": result.get("origin") or f"unreadable {candidate.kind}", "grader_version": __version__,
-        "rubric": result.get("rubric", rubric_label),
-        "_findings": result.get("findings", []),  # structured findings for the HTML summary; not a CSV column
-        "_rationale": result.get("rationale", ""),  # shown beside collusion pairs in the summary; not a CSV column
-        "_held": result.get("held", []), "_item_max": result.get("item_max", {}),  # for staff overrides; not CSV columns
-    }
-    for name, part_score in result.get("parts", {}).items():
-        row[f"part_{name}"] = part_score
-    row.update(result.get("items", {}))
-    if row["status"] not in SCORED:
-        row["flags"].append("ungradable")
-    return row
+    columns = who.columns()
+    status = _status(result)
+    flags = tuple(result.get("flags", [])) + (() if status in SCORED else ("ungradable",))
+    return Row(path=candidate.source, kind=candidate.kind, identity=columns, input_hash=result.get("input_hash", ""),
+               lab=result.get("lab", "") or who.lab or lab_hint(candidate.source) or "", track=result.get("track", ""),
+               status=status, score=result.get("score", 0), max_score=result.get("max_score", ""),
+               parts=dict(result.get("parts", {})), points=dict(result.get("items", {})), flags=flags, reasons=reasons,
+               error_kind=kind, origin=result.get("origin") or f"unreadable {candidate.kind}", grader_version=__version__,
+               rubric=result.get("rubric", rubric_label),
+               findings=tuple((str(p), str(c), str(i), str(m)) for p, c, i, m in result.get("findings", [])),
+               rationale=result.get("rationale", ""), held=tuple(result.get("held", [])),
+               item_max=dict(result.get("item_max", {})))
 
 
 def identity(row: Mapping[str, Any]) -> str:
@@ -375,19 +369,22 @@ def unused_manifest_lines(manifest: Manifest, candidates: Sequence[Candidate]) -
             for path, entry in manifest.entries.items() if path not in seen]
 
 
-def apply_roster(rows: list[dict[str, Any]], who: Sequence[Identity], roster: Roster) -> None:
-    """Fill ``roster_track``; flag ``wrong_track`` (graded on another track) or ``not_in_roster`` (with the reason)."""
+def apply_roster(rows: Sequence[Row], who: Sequence[Identity], roster: Roster) -> list[Row]:
+    """The rows with ``roster_track`` filled; flagged ``wrong_track`` (graded on another track) or ``not_in_roster``
+    (with the reason)."""
+    out = []
     for row, person in zip(rows, who, strict=True):
         if person.student is None:
-            row["flags"].append(flag_names.NOT_IN_ROSTER)
-            row["reasons"] = person.problem + (" | " + row["reasons"] if row["reasons"] else "")
+            out.append(row.with_flag(flag_names.NOT_IN_ROSTER).but(
+                reasons=person.problem + (" | " + row.reasons if row.reasons else "")))
             continue
-        track = person.student.track(row["lab"])
-        row["roster_track"] = track
-        if track and row["status"] == "graded" and row["track"] != track:
-            row["flags"].append(flag_names.WRONG_TRACK)
-            row["reasons"] = (f"submitted on track {row['track']!r}, roster assigns {track!r}"
-                              + (" | " + row["reasons"] if row["reasons"] else ""))
+        track = person.student.track(row.lab)
+        row = row.but(roster_track=track)
+        if track and row.status == Status.GRADED and row.track != track:
+            row = row.with_flag(flag_names.WRONG_TRACK).but(
+                reasons=f"submitted on track {row.track!r}, roster assigns {track!r}" + (" | " + row.reasons if row.reasons else ""))
+        out.append(row)
+    return out
 
 
 # -- SQLite gradebook --------------------------------------------------------------
@@ -587,19 +584,16 @@ def grade_paths(
             final.append(result)
         if db:
             db.store(fresh, __version__, key)
-        rows = [make_row(c, r, key, person) for c, r, person in zip(candidates, final, who, strict=True)]
-        mark_formative(rows, rubrics)
+        rows = mark_formative([make_row(c, r, key, person) for c, r, person in zip(candidates, final, who, strict=True)],
+                              rubrics)
         if roster is not None:
-            apply_roster(rows, who, roster)
-        subs = [Submission(i, r["lab"], res.get("part_times") or {}, res.get("rationale") or "", identity(r))
-                for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r["status"] in SCORED]
+            rows = apply_roster(rows, who, roster)
+        subs = [Submission(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r))
+                for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r.status in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold)
         for group in groups:
             for member in group.members:
-                rows[member]["collusion_group"] = group.group_id
-                rows[member]["flags"].append(flag_names.COLLUSION)
-        for row in rows:
-            row["flags"] = ";".join(sorted(set(row["flags"])))
+                rows[member] = rows[member].with_flag(flag_names.COLLUSION).but(collusion_group=group.group_id)
         final_started = time.perf_counter()
         gradebook, changes = _final_gradebook(rows, roster, rubrics, course, db, key, options, forced)
         final_seconds = time.perf_counter() - final_started
@@ -614,7 +608,7 @@ def grade_paths(
                                             if force or row["input_hash"] in options.only), notes=notes, agreement=agreement)
 
 
-def _final_gradebook(rows: Sequence[Mapping[str, Any]], roster: Roster | None, rubrics: Mapping[str, Rubric],
+def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mapping[str, Rubric],
                      course: Course | None, db: GradebookDB | None, key: str,
                      options: BatchOptions, forced: Sequence[bool]) -> tuple[list[dict[str, Any]], list[ScoreChange]]:
     """Build the final gradebook, compare the counting submissions with the last run's, log this run's regrades

@@ -20,6 +20,7 @@ from ..core.flags import BY_CRITERION
 from ..core.report import INTEGRITY_CRITERIA, render_html
 from ._formative import FORMATIVE_ITEM, predicted_right
 from ._overrides import decisions_by_item
+from ._row import Row
 
 BINS = 10
 TOP_FINDINGS = 15
@@ -84,13 +85,13 @@ def _student(row: Mapping[str, Any]) -> str:
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
-def common_findings(rows: Sequence[Mapping[str, Any]], top: int = TOP_FINDINGS) -> list[tuple[int, str, str, str, str]]:
+def common_findings(rows: Sequence[Row], top: int = TOP_FINDINGS) -> list[tuple[int, str, str, str, str]]:
     """(count, part, criterion, rubric item, example message), most frequent first; numbers ignored when grouping."""
     counts: Counter = Counter()
     example: dict[tuple, str] = {}
     for row in rows:
         seen = set()
-        for part, criterion, item, message in row.get("_findings", []):
+        for part, criterion, item, message in row.findings:
             key = (part, criterion, item, _NUMBER.sub("#", message))
             if key not in seen:
                 seen.add(key)
@@ -105,21 +106,21 @@ def _is_note(part: str, criterion: str, item: str) -> bool:
         and not (part == "bundle" and criterion == "format")
 
 
-def first_reason(row: Mapping[str, Any]) -> str:
+def first_reason(row: Row) -> str:
     """The row's reasons with the reason for its flag first and notes (no points, no flag) after."""
-    notes = {f"{part}/{criterion}: {message}" for part, criterion, item, message in row.get("_findings", [])
+    notes = {f"{part}/{criterion}: {message}" for part, criterion, item, message in row.findings
              if _is_note(part, criterion, item)}
-    pieces = [piece for piece in row["reasons"].split(" | ") if piece]
+    pieces = [piece for piece in row.reasons.split(" | ") if piece]
     return " | ".join([p for p in pieces if p not in notes] + [p for p in pieces if p in notes])
 
 
-def _collusion_evidence(group: Any, rows: Sequence[Mapping[str, Any]]) -> str:
+def _collusion_evidence(group: Any, rows: Sequence[Row]) -> str:
     """What the paired submissions share: the parts with identical times, and the rationale's opening words."""
     shown = []
     if "timestamps" in group.bases:
         shown.append(f"identical capture, lock or shown times in parts {', '.join(group.parts)}")
     if "rationale" in group.bases:
-        text = rows[group.members[0]].get("_rationale", "")
+        text = rows[group.members[0]].rationale
         shown.append(f"rationale: “{text[:200]}{'…' if len(text) > 200 else ''}”")
     return "; ".join(shown)
 
