@@ -118,7 +118,7 @@ def _notebook_phase(autograder: Path, pipeline: Pipeline, upload: Upload, writer
         f"budget {options.notebook_budget_s:g} s)")
     record = pipeline.record
     try:
-        run = sandbox.run_notebook(upload.notebook, options.lab, autograder / "source" / "tests", uid=options.sandbox_uid,
+        run = sandbox.run_notebook(upload.notebook, options.lab, pipeline.tests_dir, uid=options.sandbox_uid,
                                    budget_s=options.notebook_budget_s, cell_timeout_s=options.cell_timeout_s,
                                    bundle=None if regenerate or record is None else record.bundle)
     except sandbox.GraderError as exc:  # processes that survived SIGKILL
