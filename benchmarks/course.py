@@ -73,7 +73,7 @@ def _honest_students() -> tuple[tuple[str, str, int | None, tuple[tuple[str, Any
         corpus = tomllib.loads((ROOT / "tests" / "rationale_corpus" / f"{lab}.toml").read_text(encoding="utf-8"))
         for entry in corpus["honest"]:
             found.append((lab, entry["track"], entry.get("seed"), tuple((k, entry[k]) for k in fields if k in entry)))
-        references = tomllib.loads((ROOT / "solutions" / "reference_rationales.toml").read_text(encoding="utf-8"))[lab]
+        references = {track: get_lab(lab).reference_answers(track) for track in get_lab(lab).tracks}
         for track, entry in references.items():
             found.append((lab, track, None, tuple((k, entry[k]) for k in fields if k in entry)))
     found.sort(key=lambda item: (LABS.index(item[0]), item[1], -1 if item[2] is None else item[2]))

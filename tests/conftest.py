@@ -141,3 +141,19 @@ def every_setting(lab_id: str):
                 continue
             for settings in itertools.product(*(grid(lab, dep) for dep in dependencies)):
                 yield part, controls, dict(zip(dependencies, settings, strict=True))
+
+
+def reference_answers() -> dict[str, dict[str, dict[str, Any]]]:
+    """Lab → track → the lab's hand-written synthesis answers (``LabSpec.reference_answers``), for every
+    registered lab and track that has them (a fresh copy each call)."""
+    from mlsys_grader.labs import get_lab
+
+    found: dict[str, dict[str, dict[str, Any]]] = {}
+    for lab_id in LABS:
+        lab = get_lab(lab_id)
+        for track in lab.tracks:
+            try:
+                found.setdefault(lab_id, {})[track] = dict(lab.reference_answers(track))
+            except LookupError:
+                continue
+    return {lab_id: tracks for lab_id, tracks in found.items() if tracks}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import needs
 import pytest
-from conftest import LABS, TRACKS, reseal, solved
+from conftest import LABS, TRACKS, reference_answers, reseal, solved
 
 from mlsys_grader import __version__, get_lab, grade_bundle, mlsysim_version, solve
 from mlsys_grader.api import default_rubric
@@ -32,7 +32,6 @@ from mlsys_grader.staff import bundle_from_controls
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS_DIR = ROOT / "tests" / "rationale_corpus"
-REFERENCE_RATIONALES = ROOT / "solutions" / "reference_rationales.toml"
 SEEDS = (None, 1, 7)
 
 # The settings each export was made with (its README), as this package's controls; a test
@@ -361,11 +360,10 @@ def _corpus() -> list[tuple[str, str]]:
                 found += _toml_texts(str(path.relative_to(ROOT)), json.loads(path.read_text(encoding="utf-8")))
         if not found:
             raise AssertionError(f"{CORPUS_DIR} holds no rationale this test can read (.txt, .md, .toml or .json)")
-    if REFERENCE_RATIONALES.is_file():
-        texts = _toml_texts(str(REFERENCE_RATIONALES.relative_to(ROOT)), tomllib.loads(REFERENCE_RATIONALES.read_text(encoding="utf-8")))
-        if not texts:
-            raise AssertionError(f"{REFERENCE_RATIONALES} holds no rationale of 20 words or more")
-        found += texts
+    texts = _toml_texts("the labs' reference answers", reference_answers())
+    if not texts:
+        raise AssertionError("the labs' reference answers (LabSpec.reference_answers) hold no rationale of 20 words or more")
+    found += texts
     return found
 
 
@@ -385,7 +383,7 @@ def _labs_of(where: str) -> tuple[str, ...]:
 
 
 def test_hand_written_rationales_in_the_repository_are_not_the_template():
-    """Every rationale in tests/rationale_corpus/ and solutions/reference_rationales.toml, plus
+    """Every rationale in tests/rationale_corpus/ and the labs' reference answers (LabSpec.reference_answers), plus
     the ones in this file, against every template of its lab (every track, trigger and limitation;
     the default settings' plans: numbers are normalised, so only a few words depend on them)."""
     texts = _corpus() + [(f"{lab} {track} (this file)", text) for lab, track, _, _, _, text in HANDWRITTEN]

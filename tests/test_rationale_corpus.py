@@ -2,7 +2,7 @@
 
 ``tests/rationale_corpus/<lab>.toml`` holds honest rationales in many styles (each must earn
 every rationale point) and gaming texts (each must lose exactly the items it fakes, with the
-message that says what is missing).  ``solutions/reference_rationales.toml`` holds the
+message that says what is missing).  each lab's ``answers.py`` (``LabSpec.reference_answers``) holds the
 reference answers for each track's default bundle, which must earn the whole synthesis.
 """
 
@@ -12,12 +12,11 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import reseal, solved
+from conftest import reference_answers, reseal, solved
 
 from mlsys_grader import grade_bundle
 
 CORPUS = Path(__file__).parent / "rationale_corpus"
-REFERENCES = Path(__file__).parents[1] / "solutions" / "reference_rationales.toml"
 SYNTHESIS_FIELDS = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk", "rationale")
 RATIONALE_ITEMS = {"rationale_length", "rationale_cites_evidence", "rationale_names_recommendation",
                    "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger"}
@@ -79,11 +78,11 @@ def test_a_gaming_text_loses_exactly_what_it_fakes(lab, entry):
 
 
 REFERENCE_CASES = [pytest.param(lab, track, id=f"{lab}-{track}")
-                   for lab, tracks in tomllib.loads(REFERENCES.read_text(encoding="utf-8")).items() for track in tracks]
+                   for lab, tracks in reference_answers().items() for track in tracks]
 
 
 def test_every_lab_and_track_has_a_reference_answer():
-    data = tomllib.loads(REFERENCES.read_text(encoding="utf-8"))
+    data = reference_answers()
     assert {(lab, track) for lab, tracks in data.items() for track in tracks} == {
         (lab, track) for lab in ("lab07", "lab11") for track in ("tinyml", "mobile", "edge", "cloud")}
     for lab, tracks in data.items():
@@ -95,7 +94,7 @@ def test_every_lab_and_track_has_a_reference_answer():
 
 @pytest.mark.parametrize("lab, track", REFERENCE_CASES)
 def test_a_reference_answer_earns_the_whole_synthesis(lab, track):
-    entry = tomllib.loads(REFERENCES.read_text(encoding="utf-8"))[lab][track]
+    entry = reference_answers()[lab][track]
     report = _grade(lab, track, None, entry)
     assert [f.message for f in report.findings if f.part == "synthesis"] == []
     assert report.parts["synthesis"].score == report.parts["synthesis"].max_score

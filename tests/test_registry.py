@@ -9,7 +9,6 @@ the entry point from that section) and run it end to end: the notebook API, ``so
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import os
 import re
@@ -54,16 +53,9 @@ def _readme_entry_point() -> tuple[str, str, str]:
     return group, lab_id, module
 
 
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(f"solutions_{name}", ROOT / "solutions" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _own_synthesis(lab_id: str, track: str) -> dict:
-    """The hand-written synthesis of ``solutions/reference_rationales.toml`` (the copy's numbers are Lab 07's)."""
-    return _script("reference_answers").reference_synthesis(lab_id, track)
+    """The lab's hand-written synthesis (``LabSpec.reference_answers``; the copy's numbers are Lab 07's)."""
+    return get_lab(lab_id).reference_answers(track)
 
 
 def _course_package(tmp_path: Path) -> Path:
@@ -192,7 +184,7 @@ def test_readme_adding_a_lab_shows_the_module_entry_point_and_commands_the_tests
     assert f'lab_id = "{COPY}"' in source and "\nLAB = " in source and "def master_path(self, root):" in source
     section = _readme_section()
     for named in (f'register_lab("{COPY}", "{module}")', f"course_labs/{COPY}.toml", f'lab = "{COPY}"',
-                  f'build("{COPY}", synthesis=...)', f"mlsys-grader assign --lab {COPY}", "mlsys-grader autograder"):
+                  f"mlsys-grader generate masters --lab {COPY}", f"mlsys-grader assign --lab {COPY}", "mlsys-grader autograder"):
         assert named in section, named
 
 
@@ -260,12 +252,15 @@ def test_an_installed_lab_gets_its_student_notebook_and_autograder_from_its_mast
 
     master = get_lab(COPY).master_path(ROOT)
     assert master == installed / "solutions" / f"{COPY}-master.ipynb"
-    master.parent.mkdir()
-    nbformat.write(_script("build_masters").build(COPY, synthesis=_own_synthesis("lab07", "tinyml")), master)
+    def run(*args: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "mlsys_grader", *args], cwd=installed, capture_output=True, text=True,
+                              timeout=900)
+        assert done.returncode == 0, done.stderr
 
-    assigned = subprocess.run([sys.executable, "-m", "mlsys_grader", "assign", "--lab", COPY], cwd=installed,
-                              capture_output=True, text=True, timeout=900)
-    assert assigned.returncode == 0, assigned.stderr
+    run("generate", "masters", "--lab", COPY)  # with the synthesis CourseLab inherits: Lab 07's own words
+    assert "I would revisit the decision as soon as the operator set changes" in master.read_text(encoding="utf-8")
+    run("generate", "masters", "--lab", COPY, "--check")
+    run("assign", "--lab", COPY)
     student = nbformat.read(installed / "assignments" / f"{COPY}.ipynb", as_version=4)
     sources = "\n".join(cell.source for cell in student.cells)
     assert f"open_lab('{COPY}', track=TRACK)" in sources and "# SOLUTION" not in sources and "assert_item" not in sources

@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import reseal, solved
+from conftest import reference_answers, reseal, solved
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,8 +41,7 @@ def _cases() -> list[tuple[str, str, int | None, dict]]:
         for entry in data["honest"] + data["gaming"]:
             cases.append((path.stem, entry["track"], entry.get("seed"),
                           {name: entry[name] for name in SYNTHESIS_FIELDS if name in entry}))
-    references = tomllib.loads((ROOT / "solutions" / "reference_rationales.toml").read_text(encoding="utf-8"))
-    cases += [(lab, track, None, dict(entry)) for lab, tracks in references.items() for track, entry in tracks.items()]
+    cases += [(lab, track, None, dict(entry)) for lab, tracks in reference_answers().items() for track, entry in tracks.items()]
     return cases
 
 

@@ -370,6 +370,7 @@ class ReferenceAnswers(Protocol):
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]: ...
     def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str,
                             limitation: str) -> str | None: ...
+    def reference_answers(self, track: str) -> dict[str, Any]: ...
 
 
 @runtime_checkable
@@ -593,6 +594,12 @@ class LabSpec(abc.ABC):
     def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str | None:
         """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
         return None
+
+    def reference_answers(self, track: str) -> dict[str, Any]:
+        """The hand-written synthesis answers for the default bundle on ``track`` (the fields the lab asks for): what
+        the master's solution and the reference submissions answer, since ``solve``'s template rationale is flagged
+        as generated.  LookupError when the lab has none for ``track`` (default: none; staff data, never a grade's)."""
+        raise LookupError(f"lab {self.lab_id} has no hand-written reference answers")
 
     # -- what the notebook shows -----------------------------------------------------
     def part_ids(self) -> tuple[str, ...]:

@@ -59,7 +59,9 @@ STUDENT = WheelSpec(
     # ``gradescope/`` stays whole: it holds only what runs on Gradescope, the notebook embeds its
     # bundle through it (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
     leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
-               "mlsys_grader/templates/review.html"),
+               "mlsys_grader/templates/review.html",
+               # each lab's hand-written reference answers are solutions (the master's, the references')
+               "mlsys_grader/labs/lab07/answers.py", "mlsys_grader/labs/lab11/answers.py"),
 )
 
 

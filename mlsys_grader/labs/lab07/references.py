@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ...core.labspec import PartPlan
+from ...core.models import SYNTHESIS_FIELDS
 from .rules import PARTS
 from .words import LIMITATIONS, RECOMMENDATIONS, TRIGGERS
 
@@ -87,3 +88,14 @@ def reference_synthesis(lab: Lab07, plans: Mapping[str, PartPlan], rng: random.R
         "residual_risk": risk.value,
         "rationale": reference_rationale(lab, plans, trigger.value, risk.value),
     }
+
+
+def hand_written(track: str) -> dict[str, Any]:
+    """The hand-written synthesis answers for the default bundle on ``track`` (:mod:`.answers`), in schema order."""
+    try:
+        from .answers import ANSWERS
+    except ModuleNotFoundError:  # the student build leaves the solutions out
+        raise LookupError("lab07: the hand-written reference answers are not in this install (staff only)") from None
+    if track not in ANSWERS:
+        raise LookupError(f"lab07: no hand-written reference answers for track {track!r}; expected one of {', '.join(ANSWERS)}")
+    return {name: ANSWERS[track][name] for name in SYNTHESIS_FIELDS if name in ANSWERS[track]}

@@ -1,0 +1,71 @@
+"""The committed masters and reference submissions are what ``mlsys-grader generate … --check`` says they are.
+
+``generate masters --check`` compares each master byte for byte with the one the lab's words write;
+``generate references --check`` compares every cell source and the bundle's answers with what filling in
+the student notebook gives (execution records times, so it executes nothing).  The student notebooks'
+check is ``assign --check`` (:func:`mlsys_grader.staff.drift`), run by ``tests/test_notebooks.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import LABS
+
+from mlsys_grader import cli
+from mlsys_grader.labs import get_lab
+from mlsys_grader.staff._generate import reference_paths
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_committed_masters_are_what_generate_writes(capsys):
+    assert cli.main(["generate", "masters", "--check", "--root", str(ROOT)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == "committed masters are what `mlsys-grader generate masters` writes\n"
+
+
+def test_committed_references_are_what_generate_writes(capsys):
+    assert cli.main(["generate", "references", "--check", "--root", str(ROOT)]) == cli.EXIT_OK
+    assert capsys.readouterr().out == "committed references are what `mlsys-grader generate references` writes\n"
+
+
+def _copy(tmp_path: Path, lab_id: str) -> None:
+    """The lab's master, student notebook and reference submissions, at the same places under ``tmp_path``."""
+    master = get_lab(lab_id).master_path(ROOT)
+    target = get_lab(lab_id).master_path(tmp_path)
+    shutil.copytree(master.parent, target.parent)
+    (tmp_path / "assignments").mkdir(exist_ok=True)
+    shutil.copyfile(ROOT / "assignments" / f"{lab_id}.ipynb", tmp_path / "assignments" / f"{lab_id}.ipynb")
+
+
+def test_an_edited_master_and_a_missing_one_are_named(tmp_path, capsys):
+    first, *rest = LABS
+    _copy(tmp_path, first)
+    master = get_lab(first).master_path(tmp_path)
+    master.write_text(master.read_text(encoding="utf-8").replace("Predict first", "Guess first", 1), encoding="utf-8")
+    assert cli.main(["generate", "masters", "--check", "--root", str(tmp_path)]) == cli.EXIT_UNGRADABLE
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{master}: differs from the master the lab's words generate; run `mlsys-grader generate masters`"
+    assert [line.split(":")[0] for line in lines[1:]] == [str(get_lab(lab).master_path(tmp_path)) for lab in rest]
+    assert all(line.endswith(": missing; run `mlsys-grader generate masters`") for line in lines[1:])
+    assert cli.main(["generate", "masters", "--lab", first, "--root", str(tmp_path)]) == cli.EXIT_OK
+    assert master.read_text(encoding="utf-8") == get_lab(first).master_path(ROOT).read_text(encoding="utf-8")
+
+
+def test_a_reference_whose_answers_were_edited_is_named(tmp_path, capsys):
+    lab_id = LABS[0]
+    track = get_lab(lab_id).tracks[0]
+    _copy(tmp_path, lab_id)
+    notebook, bundle = reference_paths(tmp_path, lab_id, track)
+    data = json.loads(bundle.read_text(encoding="utf-8"))
+    data["synthesis"]["rationale"] += " Edited by hand."
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+    assert cli.main(["generate", "references", "--check", "--lab", lab_id, "--track", track, "--root", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == (f"{bundle}: its synthesis are not the reference answers; "
+                                       "run `mlsys-grader generate references`\n")
+    text = notebook.read_text(encoding="utf-8")
+    notebook.write_text(text.replace('TRACK = \\"', 'TRACK  = \\"', 1), encoding="utf-8")
+    assert cli.main(["generate", "references", "--check", "--lab", lab_id, "--track", track, "--root", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.startswith(f"{notebook}: its cells are not the student notebook filled in")
