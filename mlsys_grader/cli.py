@@ -1,179 +1,521 @@
-"""This package as a wheel, and the packages it needs pinned to this environment.
+"""``mlsys-grader``: the command line.  Thin: parsing, printing, exit codes.
 
-Two outer commands ship the package somewhere else and want what was tested here:
-``mlsys-grader autograder`` (the Gradescope image, :mod:`._autograder`) and
-``mlsys-grader kit`` (what a student downloads, :mod:`._kit`).  Both build a wheel
-from a clean copy of the source tree, and both pin a requirement closure to the versions
-installed here; each says in its own words what went wrong, from the data these errors carry.
+Exit codes:
+  0  graded (or the command did what it was asked)
+  1  the submission cannot be graded — one line says why, never a traceback
+  2  usage error (bad arguments)
 
-There are two builds of the one source tree.  :data:`FULL` is the package as it is
-(``mlsys-grader``: staff installs, the Gradescope image).  :data:`STUDENT` is the kit's
-``mlsys-grader-student``: the same files and version, with the staff-only modules left
-out of the copy before it is built (``mlsys_grader/staff/``: ``solve``, the kit and
-autograder builders, Otter assign, this module), so a student's install cannot run them.  Its dependencies are the project's
-today; a leaner kit is a change of ``STUDENT.dependencies``, nothing else.
+Staff commands (:data:`STAFF_COMMANDS`: ``solve``, the gradebook's, Otter's) exist only where
+:mod:`mlsys_grader.staff` is installed: the student kit's build leaves it out, so a student's
+``mlsys-grader`` has ``check``, ``rubric`` and ``schema``.
 """
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
+import argparse
+import importlib.util
+import json
 import sys
-import tempfile
-import tomllib
-from collections.abc import Iterable
-from dataclasses import dataclass
-from importlib import metadata
+import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..errors import NotInstalledError, VersionConflictError, WheelBuildError
+from ._version import __version__
+from .core.labspec import LabSpec
+from .core.models import bundle_json_schema
+from .core.report import GradeReport
+from .core.rubric import rubric_markdown
+from .course import BatchOptions, GradebookResult, grade_paths, resolve_rubrics, write_summary
+from .course._final import default_final_path
+from .course._gradebook import check_file
+from .errors import GraderError
+from .labs import lab_ids
 
-PROJECT_NAME = "mlsys-grader"
-SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+if TYPE_CHECKING:
+    from .course._review import Entry
 
+# Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
+# bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
+# (``staff._autograder``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
+# and so the student build, which has no ``staff`` and no autograder builder, imports this module.
+# mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
-@dataclass(frozen=True)
-class WheelSpec:
-    """One build of the source tree: its distribution name, what it leaves out, what it depends on."""
-
-    name: str
-    """The distribution's name (``mlsys-grader-student``); the import package is ``mlsys_grader`` in every build."""
-    leave_out: tuple[str, ...] = ()
-    """Paths relative to the repository root, removed from the copy before it is built."""
-    dependencies: tuple[str, ...] | None = None
-    """The wheel's requirements; ``None`` keeps ``[project] dependencies`` of pyproject.toml."""
-
-    @property
-    def wheel_glob(self) -> str:
-        """The file name of this build's wheels (``mlsys_grader_student-*.whl``), as a glob."""
-        return f"{re.sub(r'[-_.]+', '_', self.name)}-*.whl"
-
-
-FULL = WheelSpec(PROJECT_NAME)
-STUDENT = WheelSpec(
-    f"{PROJECT_NAME}-student",
-    # NOTE: ``mlsys_grader/__init__.py`` re-exports ``solve`` and ``cli.py`` registers the staff
-    # commands only when ``mlsys_grader.staff`` is installed; nothing a student runs imports it
-    # (``solve``, Otter assign, the autograder and kit builders, this module: all of staff/).
-    # ``gradescope/`` stays whole: it holds only what runs on Gradescope, the notebook embeds its
-    # bundle through it (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
-    leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
-               "mlsys_grader/templates/review.html",
-               # each lab's hand-written reference answers are solutions (the master's, the references')
-               "mlsys_grader/labs/lab07/answers.py", "mlsys_grader/labs/lab11/answers.py"),
-)
+EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
+STUDENT_COMMANDS = ("check", "schema", "rubric")
+STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit", "generate")
+TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
-def project_metadata(pyproject: str, spec: WheelSpec) -> str:
-    """``pyproject`` (the file's text) with ``[project]``'s name and dependencies those of ``spec``.
-
-    Only those two keys are rewritten, in place, so everything else (version, scripts,
-    package data) is the project's own; the result is read back and checked, so a layout
-    this cannot rewrite is a :class:`WheelBuildError`, never a wheel with the wrong metadata.
-    """
-    project = tomllib.loads(pyproject)["project"]
-    text = re.sub(r'(?m)^name = "[^"]*"$', f'name = "{spec.name}"', pyproject, count=1)
-    dependencies = list(project["dependencies"] if spec.dependencies is None else spec.dependencies)
-    listed = "".join(f'    "{requirement}",\n' for requirement in dependencies)
-    text = re.sub(r"(?ms)^dependencies = \[.*?^\]$", lambda _: f"dependencies = [\n{listed}]", text, count=1)
-    rewritten = tomllib.loads(text)["project"]
-    expected = {**project, "name": spec.name, "dependencies": dependencies}
-    if rewritten != expected:
-        wrong = sorted(key for key in expected.keys() | rewritten.keys() if rewritten.get(key) != expected.get(key))
-        raise WheelBuildError(f"pyproject.toml: could not set [project] name = {spec.name!r} and its dependencies for the "
-                              f"{spec.name} build (came out wrong: {', '.join(wrong)})")
-    return text
+def format_report(report: GradeReport, *, as_json: bool, staff: bool = False) -> str:
+    """The grade report as text or JSON (staff flags in the text only for ``staff``)."""
+    return report.model_dump_json(indent=2) if as_json else report.text(staff=staff)
 
 
-def build_wheel(root: Path, dest: Path, spec: WheelSpec = FULL) -> Path:
-    """The wheel of build ``spec``, built into ``dest`` from a clean copy of the source in ``root`` (the tree stays untouched)."""
-    with tempfile.TemporaryDirectory(prefix="mlsys-wheel-") as scratch:
-        source = Path(scratch) / "src"
-        source.mkdir()
-        for name in SOURCE_FILES:
-            if (root / name).is_file():
-                shutil.copy2(root / name, source / name)
-        shutil.copytree(root / "mlsys_grader", source / "mlsys_grader", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        if spec != FULL:
-            pyproject = source / "pyproject.toml"
-            pyproject.write_text(project_metadata(pyproject.read_text(encoding="utf-8"), spec), encoding="utf-8")
-        for path in map(source.joinpath, spec.leave_out):
-            if path.is_dir():
-                shutil.rmtree(path)
-            else:
-                path.unlink(missing_ok=True)
-        dest.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
-                              capture_output=True, text=True)
-    if done.returncode != 0:
-        stderr = done.stderr.strip()
-        raise WheelBuildError(f"pip wheel failed (exit {done.returncode}): {stderr[-2000:]}", returncode=done.returncode,
-                              stderr=stderr)
-    wheels = sorted(dest.glob(spec.wheel_glob))
-    if len(wheels) != 1:
-        found = tuple(wheel.name for wheel in wheels)
-        raise WheelBuildError(f"expected one {spec.name} wheel in {dest}, found {list(found)}", found=found)
-    return wheels[0]
+def staff_installed() -> bool:
+    """Whether this install has staff's tools (``mlsys_grader.staff``): not in the student kit's build."""
+    return importlib.util.find_spec(f"{__package__}.staff") is not None
 
 
-@dataclass(frozen=True)
-class Pinned:
-    """One distribution of a closure, as installed here."""
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from .staff import solve
 
-    key: str
-    """The canonical name (``typing-extensions``): what pins are sorted and compared by."""
-    distribution: metadata.Distribution
-
-    @property
-    def name(self) -> str:
-        return self.distribution.metadata["Name"]
-
-    @property
-    def version(self) -> str:
-        return self.distribution.version
-
-    @property
-    def pin(self) -> str:
-        return f"{self.name}=={self.version}"
+    bundle = solve(args.lab, args.track, args.seed)
+    Path(args.output).write_text(bundle.to_json(), encoding="utf-8")
+    print(f"wrote {args.output}: {args.lab} on {args.track}" + (f" (seed {args.seed})" if args.seed is not None else ""))
+    return EXIT_OK
 
 
-def installed_closure(roots: Iterable[str], *, needed_by: str = PROJECT_NAME) -> dict[str, Pinned]:
-    """Every distribution ``roots`` need here, transitively, keyed by canonical name.
+def format_error(exc: BaseException) -> str:
+    """An error as one plain sentence (an OSError's own words, without its errno prefix)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return str(exc) or type(exc).__name__
 
-    Requirements are read from the installed distributions' metadata, with environment
-    markers and extras evaluated here: a dependency only another platform needs is left out.
-    Raises :class:`NotInstalledError` or :class:`VersionConflictError` (their data says which
-    requirement, needed by what), and ``packaging``'s ``InvalidRequirement`` for a root that
-    is not a requirement.
-    """
-    # packaging is imported here, not at the top: the notebook imports the student kit's module with
-    # ``import mlsys_grader``, and packaging's requirement parser would add to that for nothing.
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
 
-    installed: dict[str, metadata.Distribution] = {}
-    for found in metadata.distributions():
-        installed.setdefault(canonicalize_name(found.metadata["Name"] or ""), found)
-    queue = [(requirement, frozenset({""}), needed_by) for requirement in map(Requirement, roots)]
-    closure: dict[str, Pinned] = {}
-    expanded: dict[str, set[str]] = {}
-    while queue:
-        requirement, extras, dependant = queue.pop(0)
-        if requirement.marker is not None and not any(requirement.marker.evaluate({"extra": extra}) for extra in extras):
-            continue
-        key = canonicalize_name(requirement.name)
-        dist = installed.get(key)
-        if dist is None:
-            raise NotInstalledError(str(requirement), name=requirement.name, needed_by=dependant)
-        if requirement.specifier and not requirement.specifier.contains(dist.version, prereleases=True):
-            raise VersionConflictError(str(requirement), name=requirement.name, installed=dist.version,
-                                       installed_as=dist.metadata["Name"], needed_by=dependant)
-        closure[key] = Pinned(key, dist)
-        new = ({""} | set(requirement.extras)) - expanded.get(key, set())
-        if not new:
-            continue
-        expanded.setdefault(key, set()).update(new)
-        name = dist.metadata["Name"]
-        queue += [(Requirement(child), frozenset(new), name) for child in dist.requires or ()]
-    return closure
+def _cmd_check(args: argparse.Namespace) -> int:
+    try:
+        report = check_file(args.file)
+    except (GraderError, OSError) as exc:
+        if not args.json:
+            raise
+        # --json answers in JSON even when the file cannot be graded: the sentence and, apart, the kind.
+        print(json.dumps({"error": format_error(exc), "error_kind": type(exc).__name__, "file": str(args.file)}, indent=2))
+        return EXIT_UNGRADABLE
+    if not args.all:
+        report = report.public()
+    print(format_report(report, as_json=args.json, staff=args.all))
+    return EXIT_OK
+
+
+def _cmd_warm(args: argparse.Namespace) -> int:
+    from .course._replay_table import warm
+    from .labs import lab_ids
+
+    for lab_id, path, entries, status in warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None):
+        print(f"{lab_id}: {status}, {entries} evaluations, {path}")
+    return EXIT_OK
+
+
+def _cmd_grade(args: argparse.Namespace) -> int:
+    if args.live_replay:
+        return _grade(args)
+    from .course._replay_table import ensure_tables, replay_tables
+
+    cache = Path(args.replay_cache) if args.replay_cache else None
+    ensure_tables(cache)
+    with replay_tables(cache):
+        return _grade(args)
+
+
+def _grade(args: argparse.Namespace) -> int:
+    rubrics = {}
+    for spec in args.rubric:
+        lab, sep, path = spec.partition("=")
+        if not sep or not path:
+            print(f"mlsys-grader: --rubric expects LAB=PATH, e.g. lab07=my-rubric.toml (got {spec!r})", file=sys.stderr)
+            return EXIT_USAGE
+        rubrics[lab] = path
+    formats = tuple(name.strip() for name in args.formats.split(",") if name.strip())
+    try:
+        options = BatchOptions(jobs=args.jobs, timeout_s=args.timeout, memory_mb=args.memory_mb or None,
+                               db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics, formats=formats,
+                               manifest=args.manifest, course=args.course, only=tuple(args.only), reason=args.reason or "")
+    except ValueError as exc:  # pydantic's ValidationError names the option and the value
+        print(f"mlsys-grader: invalid grade options: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    show = sys.stderr.isatty() and not args.quiet
+    if show:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+                   TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("grading", total=None, rate="")
+            began = time.perf_counter()
+
+            def progress(done: int, total: int) -> None:
+                rate = done / max(time.perf_counter() - began, 1e-9)
+                bar.update(task, completed=done, total=total, rate=f"{rate:,.0f}/s")
+
+            result = grade_paths(args.paths, options, progress=progress)
+    else:
+        result = grade_paths(args.paths, options)
+    result.write_csv(args.output)
+    final_path = args.final or default_final_path(args.output)
+    result.write_final(final_path)
+    if args.html:
+        write_summary(result, args.html)
+    if not args.quiet:
+        print(format_grade_summary(result, args.output, args.html, options.db))
+        print(f"final gradebook ({len(result.final)} rows, one per student and lab) written to {final_path}")
+    if options.only and not result.only_matched:
+        print(f"mlsys-grader: --only {', '.join(options.only)} matched no input (by student key, email, sid or input hash); "
+              "nothing was regraded", file=sys.stderr)
+        return EXIT_USAGE
+    if not any(row["status"] in ("graded", "regrade") for row in result.rows):
+        print(f"mlsys-grader: no input could be graded ({len(result.rows)} row(s) in {args.output} say why)", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    return EXIT_OK
+
+
+def format_grade_summary(result: GradebookResult, csv_path: str, html_path: str | None, db_path: str | None) -> str:
+    """What ``mlsys-grader grade`` prints after a run."""
+    rows = result.rows
+    ungradable = sum(1 for row in rows if row["status"] != "graded")
+    flagged = sum(1 for row in rows if row["flags"])
+    lines = [f"graded {len(rows)} input(s) into {csv_path} in {result.seconds:.1f} s: "
+             f"{result.graded} graded now, {result.reused} reused from {db_path or 'no database'}; "
+             f"{ungradable} ungradable, {flagged} flagged; {len(result.ignored)} file(s) ignored by rule"]
+    lines.extend(result.notes)
+    if result.migrated_from is not None:
+        lines.append(f"gradebook {db_path} upgraded from schema version {result.migrated_from} "
+                     f"(backup: {db_path}.v{result.migrated_from}.bak)")
+    for group in result.groups:
+        members = ", ".join(str(rows[i]["student_email"] or rows[i]["path"]) for i in group.members[:6])
+        lines.append(f"possible collusion {group.group_id} ({group.lab}; {', '.join(group.bases)}): {members}")
+    for change in result.changes:
+        lines.append(f"score moved: {change.who} {change.lab} {change.old_score:g} -> {change.new_score:g} "
+                     f"({change.delta:+g}, {change.cause})")
+    if html_path:
+        lines.append(f"summary written to {html_path}")
+    return "\n".join(lines)
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from .course._lms import export_lms
+
+    if not Path(args.db).is_file():
+        print(f"mlsys-grader export: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
+        return EXIT_USAGE
+    done = export_lms(args.db, args.lms, args.output)
+    print(f"wrote {done.path}: {args.lms} import file, {done.students} student(s)")
+    for line in done.unmatched:
+        print(f"  {line}")
+    return EXIT_OK
+
+
+def _cmd_feedback(args: argparse.Namespace) -> int:
+    from .course._feedback import write_feedback
+
+    if not Path(args.db).is_file():
+        print(f"mlsys-grader feedback: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
+        return EXIT_USAGE
+    done = write_feedback(args.db, args.output, release=args.release)
+    print(f"wrote {len(done.files)} feedback page(s) into {args.output} "
+          f"({'released: every item and the final score' if done.released else 'hidden items withheld until --release'}); "
+          f"{done.skipped} student-lab row(s) without a gradable submission")
+    return EXIT_OK
+
+
+def format_queue(entries: Sequence[Entry]) -> str:
+    """The review queue as lines: points at stake, student, lab, why."""
+    lines = [f"{len(entries)} submission(s) to review, most points at stake first"]
+    for entry in entries:
+        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab}: {' | '.join(entry.reasons)}")
+    return "\n".join(lines)
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    import os
+
+    from .course._gradebook import GradebookDB
+    from .course._review import add_request, build_queue, export_queue, import_decisions
+    from .errors import DecisionError
+
+    if not Path(args.db).is_file():
+        print(f"mlsys-grader review: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
+        return EXIT_USAGE
+    by = args.by or os.environ.get("USER", "")
+    try:
+        db = GradebookDB(args.db)
+    except GraderError as exc:
+        print(f"mlsys-grader review: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    try:
+        if args.request:
+            if not args.lab or not args.reason:
+                print("mlsys-grader review: --request needs --lab and --reason", file=sys.stderr)
+                return EXIT_USAGE
+            add_request(db, args.request, args.lab, args.reason, args.item or "", by)
+            print(f"recorded a regrade request for {args.request} {args.lab}{' ' + args.item if args.item else ''}")
+            return EXIT_OK
+        if args.export:
+            lines = export_queue(db, args.export)
+            print(f"wrote {args.export}: {lines} item line(s) to decide (fill new_points and comment, then --import)")
+            return EXIT_OK
+        if args.import_:
+            made = import_decisions(db, args.import_, by)
+            print(f"imported {len(made)} decision(s) from {args.import_}; the final gradebook is updated "
+                  "(run `mlsys-grader export` for the LMS file)")
+            return EXIT_OK
+        if args.list:
+            print(format_queue(build_queue(db)))
+            return EXIT_OK
+    except DecisionError as exc:
+        print(f"mlsys-grader review: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    finally:
+        db.close()
+    try:
+        from .course._review_app import serve
+    except ImportError as exc:
+        print(f"mlsys-grader review: the review page needs the review extra (pip install \"mlsys-grader[review]\"): {exc}",
+              file=sys.stderr)
+        return EXIT_USAGE
+    serve(args.db, by=by, port=args.port, open_browser=not args.no_browser)
+    return EXIT_OK
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(bundle_json_schema(), indent=2))
+    return EXIT_OK
+
+
+# -- autograder (built on a staff machine: mlsys_grader/staff) --------------------------
+def _cmd_autograder(args: argparse.Namespace) -> int:
+    from .errors import AutograderBuildError, LockError
+    from .staff import LOCK_NAME, build_autograders
+
+    masters: dict[str, Path] = {}
+    for spec in args.master or []:
+        lab, sep, path = spec.partition("=")
+        if not sep or lab not in lab_ids():
+            print(f"mlsys-grader: --master expects LAB=PATH with LAB in {', '.join(lab_ids())} (got {spec!r})", file=sys.stderr)
+            return EXIT_USAGE
+        masters[lab] = Path(path)
+    options: dict[str, bool | float] = {"rerun_notebook": args.rerun_notebook}
+    if args.notebook_budget is not None:
+        options["notebook_budget_s"] = args.notebook_budget
+    try:
+        built = build_autograders(args.output, masters or None, run_tests=not args.no_run_tests, root=args.root,
+                                  options=options, course=args.course)
+    except (AutograderBuildError, LockError, ValueError) as exc:  # ValueError: options out of range (pydantic)
+        print(f"mlsys-grader autograder: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    for item in built:
+        print(f"wrote {item.path} ({item.lab}; ships {item.wheel}; otter assign {item.assign_seconds:.1f} s)")
+    if built:
+        print(f"wrote {Path(args.output) / LOCK_NAME} ({built[0].pins} packages pinned from this environment; "
+              f"notebook re-run {'on' if args.rerun_notebook else 'off'})")
+    return EXIT_OK
+
+
+def _cmd_assign(args: argparse.Namespace) -> int:
+    from .staff import drift, regenerate
+
+    labs = args.lab or list(lab_ids())
+    if args.check:
+        found = drift(args.root, labs)
+        for lab_id, difference in found.items():
+            print(f"{lab_id}: assignments/{lab_id}.ipynb drifted from its master ({difference}); run `mlsys-grader assign`")
+        if found:
+            return EXIT_UNGRADABLE
+        print("student notebooks match their masters")
+        return EXIT_OK
+    for path in regenerate(args.root, labs, run_tests=args.run_tests):
+        print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from .staff._generate import generate
+
+    result = generate(args.kind, args.root, args.lab, tracks=args.track, check=args.check, log=print)
+    if args.check:
+        for path, what in result.differs:
+            print(f"{path}: {what}; run `mlsys-grader generate {args.kind}`")
+        if result.differs:
+            return EXIT_UNGRADABLE
+        print(f"committed {args.kind} are what `mlsys-grader generate {args.kind}` writes")
+        return EXIT_OK
+    if args.kind != "references":  # references log each file as it is executed
+        for path in result.written:
+            print(f"wrote {path}")
+    return EXIT_OK
+
+
+def _cmd_rubric(args: argparse.Namespace) -> int:
+    overrides = dict(item.split("=", 1) for item in args.rubric if "=" in item)
+    rubrics = resolve_rubrics(overrides)
+    print(rubric_markdown([rubrics[lab] for lab in lab_ids()]))
+    return EXIT_OK
+
+
+def _cmd_kit(args: argparse.Namespace) -> int:
+    from .errors import KitError, KitRootError
+    from .staff import INSTALL_COMMAND, build_kit
+
+    try:
+        kit = build_kit(args.output, args.root)
+    except KitRootError as exc:
+        print(f"mlsys-grader kit: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KitError as exc:
+        print(f"mlsys-grader kit: {exc}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+    files = ", ".join(path.name for path in (*kit.notebooks, kit.wheel, kit.requirements, kit.readme))
+    print(f"wrote {kit.directory}: {files} ({len(kit.pins)} pinned packages)")
+    print(f"students run, inside that folder: {INSTALL_COMMAND}")
+    return EXIT_OK
+
+
+def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
+    """The command line: :data:`STUDENT_COMMANDS`, and with ``staff`` (default: :func:`staff_installed`) :data:`STAFF_COMMANDS`."""
+    parser = argparse.ArgumentParser(prog="mlsys-grader", description="Replay-based grading for MLSysBook Lab 07 and Lab 11.")
+    parser.add_argument("--version", action="version", version=f"mlsys-grader {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="self-check one bundle or marimo export as a student would")
+    check.add_argument("file", help="submission bundle (JSON), or the book's marimo export (JSON snapshot or Markdown report)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
+    check.set_defaults(func=_cmd_check)
+
+    schema = sub.add_parser("schema", help="print the bundle's JSON Schema")
+    schema.set_defaults(func=_cmd_schema)
+
+    rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
+    rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
+    rubric.set_defaults(func=_cmd_rubric)
+
+    if staff is None:
+        staff = staff_installed()
+    if staff:
+        _add_staff_commands(sub)
+    return parser
+
+
+def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
+    """The commands of :data:`STAFF_COMMANDS`, in that order."""
+    solve = sub.add_parser("solve", help="write a complete, full-marks bundle as a diligent student would")
+    solve.add_argument("--lab", required=True, choices=lab_ids())
+    solve.add_argument("--track", required=True, choices=TRACKS)
+    solve.add_argument("--seed", type=int, default=None, help="draw valid control settings at random (deterministic per seed)")
+    solve.add_argument("-o", "--output", required=True, help="bundle file to write")
+    solve.set_defaults(func=_cmd_solve)
+
+    defaults = BatchOptions()
+    grade = sub.add_parser("grade", help="grade many submissions into a gradebook (CSV, SQLite, HTML summary)")
+    grade.add_argument("paths", nargs="+", help="bundles, Otter export zips, notebooks, marimo exports or folders (recursive)")
+    grade.add_argument("--formats", default=",".join(defaults.formats), metavar="LIST",
+                       help=f"input formats the course accepts, comma-separated from {', '.join(defaults.formats)} "
+                            f"(default: all); any other input is a row saying why it was refused")
+    grade.add_argument("-o", "--output", default="grades.csv", help="CSV file to write (default grades.csv)")
+    grade.add_argument("--db", default=defaults.db, help=f"SQLite gradebook to reuse and update (default {defaults.db})")
+    grade.add_argument("--no-db", action="store_true", help="grade everything, keep no database")
+    grade.add_argument("--jobs", type=int, default=defaults.jobs, help="worker processes (default: all cores)")
+    grade.add_argument("--timeout", type=float, default=defaults.timeout_s, help=f"seconds per submission (default {defaults.timeout_s:g})")
+    grade.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help=f"MiB a worker may add per submission (default {defaults.memory_mb}; 0: no limit)")
+    grade.add_argument("--roster", help="roster CSV (name, email or sid; optional sis_id, canvas_id, moodle_id, section, "
+                                        "track, lab): fills every identity column")
+    grade.add_argument("--manifest", help="staff manifest CSV (path, student; optional submitted_at with offset, lab)")
+    grade.add_argument("--course", help="course file (TOML): deadlines, late policy, extensions, LMS assignment ids")
+    grade.add_argument("--final", help="final gradebook CSV, one row per student and lab (default final.csv beside -o)")
+    grade.add_argument("--only", action="append", default=[], metavar="STUDENT",
+                       help="grade this student (email, sid) or input hash afresh (repeatable); recorded in the change log")
+    grade.add_argument("--reason", help="why --only regrades (recorded in the change log)")
+    grade.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="replace a lab's rubric (repeatable)")
+    grade.add_argument("--live-replay", action="store_true",
+                       help="evaluate every record through mlsysim instead of looking it up in the replay table")
+    grade.add_argument("--replay-cache", metavar="DIR", help="replay table directory (default: the user cache directory)")
+    grade.add_argument("--html", help="write a self-contained HTML summary here")
+    grade.add_argument("-q", "--quiet", action="store_true", help="no progress bar, no summary")
+    grade.set_defaults(func=_cmd_grade)
+
+    warm_cmd = sub.add_parser("warm", help="build (or verify) each lab's replay table: its whole domain evaluated once")
+    warm_cmd.add_argument("labs", nargs="*", help="lab ids (default: every registered lab)")
+    warm_cmd.add_argument("--replay-cache", metavar="DIR", help="replay table directory (default: the user cache directory)")
+    warm_cmd.set_defaults(func=_cmd_warm)
+
+    export = sub.add_parser("export", help="write the final gradebook as an LMS import file (Canvas, Moodle or generic CSV)")
+    export.add_argument("--lms", required=True, choices=("canvas", "moodle", "generic"), help="the import format")
+    export.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
+    export.add_argument("-o", "--output", required=True, help="CSV file to write")
+    export.set_defaults(func=_cmd_export)
+
+    feedback = sub.add_parser("feedback", help="write one HTML feedback page per student and lab to hand back")
+    feedback.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
+    feedback.add_argument("-o", "--output", required=True, help="folder for the pages (<sid>-<lab>.html)")
+    feedback.add_argument("--release", action="store_true", help="include hidden items and the final score (grades released)")
+    feedback.set_defaults(func=_cmd_feedback)
+
+    review = sub.add_parser("review", help="the staff review queue: a local page, or a CSV round trip, and regrade requests")
+    review.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
+    review.add_argument("--by", help="staff name recorded with each decision (default $USER)")
+    review.add_argument("--export", metavar="queue.csv", help="write the queue as a CSV to fill in (new_points, comment)")
+    review.add_argument("--import", dest="import_", metavar="decisions.csv",
+                        help="import a filled CSV: every line checked, nothing imported if any is wrong")
+    review.add_argument("--list", action="store_true", help="print the queue and exit")
+    review.add_argument("--request", metavar="STUDENT", help="enter a regrade request for this student (key, email or sid)")
+    review.add_argument("--lab", help="the lab of --request")
+    review.add_argument("--item", help="the rubric item of --request (part.item; default: the whole submission)")
+    review.add_argument("--reason", help="what the student asks (--request)")
+    review.add_argument("--port", type=int, default=0, help="port of the review page on 127.0.0.1 (default: a free one)")
+    review.add_argument("--no-browser", action="store_true", help="print the page's URL without opening a browser")
+    review.set_defaults(func=_cmd_review)
+
+    assign = sub.add_parser("assign", help="regenerate the student notebooks in assignments/ from the Otter masters")
+    assign.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")
+    assign.add_argument("--lab", action="append", choices=lab_ids(), help="only this lab (repeatable; default: all)")
+    assign.add_argument("--check", action="store_true", help="write nothing; exit 1 if a committed notebook drifted")
+    assign.add_argument("--run-tests", action="store_true", help="let otter assign execute the master and run its tests")
+    assign.set_defaults(func=_cmd_assign)
+
+    autograder = sub.add_parser("autograder", help="build the Gradescope autograder zips from the Otter masters")
+    autograder.add_argument("-o", "--output", required=True, help="folder for one <lab>-autograder.zip per registered lab and requirements-lock.txt")
+    autograder.add_argument("--master", action="append", metavar="LAB=PATH",
+                            help="build LAB from this master instead of solutions/LAB/LAB-master.ipynb (repeatable)")
+    autograder.add_argument("--no-run-tests", action="store_true", help="skip otter assign's check of the tests against the solutions")
+    autograder.add_argument("--root", default=None, help="the repository root (default: the working directory)")
+    autograder.add_argument("--rerun-notebook", action="store_true",
+                            help="also run each student's notebook in the sandbox on Gradescope (staff flags only; slower)")
+    autograder.add_argument("--notebook-budget", type=float, default=None, metavar="SECONDS",
+                            help="seconds a notebook may run in the sandbox (default 120)")
+    autograder.add_argument("--course", default=None, metavar="course.toml",
+                            help="ship this course file (late policy) and its extensions CSV in every zip")
+    autograder.set_defaults(func=_cmd_autograder)
+
+    kit = sub.add_parser("kit", help="write the student kit: both notebooks, the student build's wheel, a pinned requirements.txt, a README")
+    kit.add_argument("-o", "--output", required=True, help="folder to write the kit into (created if needed)")
+    kit.add_argument("--root", default=".", help="the repository root holding pyproject.toml and assignments/ (default: .)")
+    kit.set_defaults(func=_cmd_kit)
+
+    generate_cmd = sub.add_parser("generate", help="write the Otter masters, student notebooks or reference submissions from the labs")
+    generate_cmd.add_argument("kind", choices=("masters", "notebooks", "references"),
+                              help="masters: from each lab's words; notebooks: otter assign of the masters; "
+                                   "references: each track's student notebook filled in and executed")
+    generate_cmd.add_argument("--lab", action="append", choices=lab_ids(), help="only this lab (repeatable; default: all)")
+    generate_cmd.add_argument("--track", action="append", help="references: only this track (repeatable; default: the lab's)")
+    generate_cmd.add_argument("--root", default=".", help="project root holding solutions/ and assignments/ (default: .)")
+    generate_cmd.add_argument("--check", action="store_true",
+                              help="write nothing; exit 1 naming each committed file that differs from what would be written")
+    generate_cmd.set_defaults(func=_cmd_generate)
+
+
+def format_staff_only(command: str) -> str:
+    """What a student's ``mlsys-grader`` says to a staff command it does not have."""
+    return (f"mlsys-grader: `{command}` is a course-staff command, not part of the student kit; "
+            f"this install has {', '.join(STUDENT_COMMANDS)}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in STAFF_COMMANDS and not staff_installed():
+        print(format_staff_only(argv[0]), file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        return args.func(args)
+    except (GraderError, OSError) as exc:
+        print(f"mlsys-grader: cannot grade: {format_error(exc)}", file=sys.stderr)
+        return EXIT_UNGRADABLE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
