@@ -11,8 +11,9 @@
     cap = 50                               # percent, at most
     canvas_assignment_id = 123456          # optional, for the Canvas export's column header
 
-The penalty is ``min(cap, penalty_per_day × started days)`` percent of the score, the days
-counted from the deadline plus the grace plus the student's extension.  Only a time the
+The penalty (:mod:`mlsys_grader.core.late`, the rule the Gradescope runner applies too) is
+``min(cap, penalty_per_day × started days)`` percent of the score, the days counted from the
+deadline plus the grace plus the student's extension.  Only a time the
 student does not control counts (the manifest's ``submitted_at``, Gradescope's
 ``created_at``): without one there is no penalty, and the rule says so.
 """
@@ -24,12 +25,14 @@ import os
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..core.late import Extension, Penalty
+from ..core.late import penalty as core_penalty
 from ..errors import CourseFileError
 from ._identity import Roster, read_staff_csv
 
@@ -64,12 +67,6 @@ class CourseFile(BaseModel):
     extensions: str | None = Field(default=None, description="Extensions CSV, relative to the course file.")
     counting: Counting = Field(default="latest", description="Which submission counts: the latest by trusted time, or the best.")
     labs: dict[str, LabPolicy] = Field(default_factory=dict, description="Lab id → its policy.")
-
-
-@dataclass(frozen=True)
-class Extension:
-    days: float
-    reason: str
 
 
 @dataclass(frozen=True)
@@ -137,67 +134,8 @@ def read_extensions(path: str | os.PathLike[str], roster: Roster | None, labs: s
     return found
 
 
-@dataclass(frozen=True)
-class Penalty:
-    percent: float
-    rule: str
-
-
-def penalty(course: Course | None, student: str, lab: str, submitted_at: datetime | None, late_marker: bool = False,
-            *, extension: Extension | None = None, deadline: datetime | None = None) -> Penalty:
-    """The late penalty (percent of the score) and the rule applied, in words.
-
-    ``extension`` and ``deadline`` replace the course file's (Gradescope's own due dates, see
-    :func:`gradescope_penalty`).
-    """
-    policy = course.file.labs.get(lab) if course else None
-    deadline = (policy.deadline if policy else None) or deadline
-    if policy is None or deadline is None:
-        return Penalty(0.0, "LMS marked it late; no deadline in the course file, no penalty" if late_marker else "")
-    extension = extension or (course.extensions.get((student, lab)) if course else None)
-    due = deadline + timedelta(minutes=policy.grace_minutes, days=extension.days if extension else 0)
-    terms = f"due {deadline.isoformat()}"
-    if policy.grace_minutes:
-        terms += f" + {policy.grace_minutes:g} min grace"
-    if extension:
-        terms += f" + {extension.days:g} d extension" + (f" ({extension.reason})" if extension.reason else "")
-    terms += f"; {policy.penalty_per_day:g} % per started day, cap {policy.cap:g} %"
-    if submitted_at is None:
-        marker = "; LMS marked it late" if late_marker else ""
-        return Penalty(0.0, f"{terms}; no trusted submission time{marker}: no penalty")
-    if submitted_at <= due:
-        return Penalty(0.0, f"{terms}; submitted {submitted_at.isoformat()}: on time")
-    days = math.ceil((submitted_at - due) / timedelta(days=1))
-    percent = min(policy.cap, policy.penalty_per_day * days)
-    return Penalty(percent, f"{terms}; submitted {submitted_at.isoformat()}: {days} day{'s' if days > 1 else ''} late, "
-                            f"-{percent:g} %")
-
-
-def _aware(text: Any) -> datetime | None:
-    try:
-        value = datetime.fromisoformat(str(text)) if text else None
-    except ValueError:
-        return None
-    return value if value is not None and value.tzinfo is not None else None
-
-
-def gradescope_penalty(course: Course, lab: str, metadata: Mapping[str, Any]) -> Penalty:
-    """The late penalty of a Gradescope submission from its ``submission_metadata.json``.
-
-    The submission time is ``created_at``; the deadline is the course file's, else the
-    assignment's ``due_date``; the extension is the course file's (by a submitter's email or
-    sid), else a submitter's own later ``assignment.due_date`` (how Gradescope records an
-    extension).  A submission without ``created_at`` gets no penalty, and the rule says so.
-    """
-    found = metadata.get("assignment")
-    assignment: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    users = [u for u in metadata.get("users") or [] if isinstance(u, Mapping)]
-    due = _aware(assignment.get("due_date"))
-    extension = next((course.extensions[(str(u.get(k)), lab)] for u in users for k in ("email", "sid")
-                      if (str(u.get(k)), lab) in course.extensions), None)
-    if extension is None and due is not None:
-        own = [d for d in (_aware((u.get("assignment") or {}).get("due_date")) for u in users
-                           if isinstance(u.get("assignment"), Mapping)) if d is not None and d > due]
-        if own:
-            extension = Extension((max(own) - due) / timedelta(days=1), "Gradescope extension")
-    return penalty(course, "", lab, _aware(metadata.get("created_at")), extension=extension, deadline=due)
+def penalty(course: Course | None, student: str, lab: str, submitted_at: datetime | None, late_marker: bool = False) -> Penalty:
+    """The late penalty (percent of the score) and the rule applied, in words: the core's rule
+    (:func:`mlsys_grader.core.late.penalty`) under the course file's policy for ``lab`` and the student's extension."""
+    return core_penalty(course.file.labs.get(lab) if course else None, submitted_at, late_marker,
+                        extension=course.extensions.get((student, lab)) if course else None)
