@@ -295,7 +295,8 @@ def _cmd_autograder(args: argparse.Namespace) -> int:
         print(f"mlsys-grader autograder: {exc}", file=sys.stderr)
         return EXIT_UNGRADABLE
     for item in built:
-        print(f"wrote {item.path} ({item.lab}; ships {item.wheel}; otter assign {item.assign_seconds:.1f} s)")
+        print(f"wrote {item.path} ({item.lab}; ships {' and '.join((item.wheel, *item.lab_wheels))}; "
+              f"otter assign {item.assign_seconds:.1f} s)")
     if built:
         print(f"wrote {Path(args.output) / LOCK_NAME} ({built[0].pins} packages pinned from this environment; "
               f"notebook re-run {'on' if args.rerun_notebook else 'off'})")
@@ -355,7 +356,7 @@ def _cmd_kit(args: argparse.Namespace) -> int:
     except KitError as exc:
         print(f"mlsys-grader kit: {exc}", file=sys.stderr)
         return EXIT_UNGRADABLE
-    files = ", ".join(path.name for path in (*kit.notebooks, kit.wheel, kit.requirements, kit.readme))
+    files = ", ".join(path.name for path in (*kit.notebooks, kit.wheel, *kit.lab_wheels, kit.requirements, kit.readme))
     print(f"wrote {kit.directory}: {files} ({len(kit.pins)} pinned packages)")
     print(f"students run, inside that folder: {INSTALL_COMMAND}")
     return EXIT_OK

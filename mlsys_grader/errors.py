@@ -23,6 +23,7 @@ text.  The hierarchy, drawn once so a caller can pick what to catch::
         ├── KitError                     the student kit cannot be made
         │   └── KitRootError             the kit command is not run from the repository root
         ├── WheelBuildError              ``pip wheel`` failed or left other than one wheel  returncode, stderr, found
+        ├── LabDistributionError         a lab's own distribution cannot be shipped  distribution, labs, url
         └── PinError                     a requirement that cannot be pinned here   requirement, needed_by
             ├── NotInstalledError        not installed here                         name
             └── VersionConflictError     installed at a version that does not satisfy it  name, installed, installed_as
@@ -162,6 +163,17 @@ class WheelBuildError(BuildError):
         self.returncode = returncode
         self.stderr = stderr
         self.found = found
+
+
+class LabDistributionError(BuildError):
+    """Raised when the distribution a lab comes from (a course's own lab package) cannot be shipped as a wheel:
+    it was installed from a folder or a wheel file (``url``) that is no longer there."""
+
+    def __init__(self, message: str, *, distribution: str, labs: tuple[str, ...], url: str):
+        super().__init__(message)
+        self.distribution = distribution
+        self.labs = labs
+        self.url = url
 
 
 class PinError(BuildError):

@@ -9,7 +9,9 @@ them with nbclient; they are marked ``slow``.
 
 from __future__ import annotations
 
+import base64
 import email.parser
+import hashlib
 import importlib.util
 import json
 import os
@@ -30,11 +32,11 @@ from packaging.specifiers import SpecifierSet
 
 from mlsys_grader import __version__, cli
 from mlsys_grader.api import grade_file
-from mlsys_grader.errors import KitError, WheelBuildError
+from mlsys_grader.errors import KitError, LabDistributionError, WheelBuildError
 from mlsys_grader.gradescope import BUNDLE_MIME
 from mlsys_grader.staff import INSTALL_COMMAND
 from mlsys_grader.staff._kit import pinned_requirements
-from mlsys_grader.staff._packaging import STUDENT, build_wheel, project_metadata
+from mlsys_grader.staff._packaging import STUDENT, build_wheel, lab_distributions, project_metadata, retarget_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -201,6 +203,90 @@ def test_pins_come_from_this_environment_and_refuse_what_it_lacks():
     with pytest.raises(KitError, match=r"^mlsys-grader needs numpy<1, but numpy \S+ is installed here"):
         pinned_requirements(["numpy<1"])
 
+
+
+# -- labs from another distribution (a course's own lab package) ---------------------------------------------
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def _tiny_wheel(folder: Path) -> Path:
+    """A wheel as pip builds one: a module, METADATA (with a description after the headers) and a RECORD that matches."""
+    members = {
+        "course_x/__init__.py": b"LAB = None\n",
+        "course_x-1.0.dist-info/METADATA": (b"Metadata-Version: 2.1\nName: course-x\nVersion: 1.0\n"
+                                            b"Requires-Dist: mlsys-grader>=0.1\nRequires-Dist: numpy\n"
+                                            b"Requires-Dist: mlsys_grader[review]; extra == \"staff\"\n\n"
+                                            b"Requires-Dist: mlsys-grader (the description says so; left alone)\n"),
+        "course_x-1.0.dist-info/entry_points.txt": b"[mlsys_grader.labs]\nlabx = course_x\n",
+    }
+    record = "".join(f"{_record_line(name, data)}\n" for name, data in members.items()) + "course_x-1.0.dist-info/RECORD,,\n"
+    wheel = folder / "course_x-1.0-py3-none-any.whl"
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, data in {**members, "course_x-1.0.dist-info/RECORD": record.encode()}.items():
+            archive.writestr(name, data)
+    return wheel
+
+
+def test_a_lab_wheel_is_retargeted_to_the_student_build_and_its_record_still_matches(tmp_path):
+    original = _tiny_wheel(tmp_path / "built")
+    retargeted = retarget_wheel(original, tmp_path / "kit", {"mlsys-grader": STUDENT.name})
+    assert retargeted == tmp_path / "kit" / original.name
+    with zipfile.ZipFile(original) as before, zipfile.ZipFile(retargeted) as after:
+        assert before.namelist() == after.namelist()
+        info = after.read("course_x-1.0.dist-info/METADATA")
+        assert info.decode().splitlines()[3:6] == ["Requires-Dist: mlsys-grader-student>=0.1", "Requires-Dist: numpy",
+                                                    'Requires-Dist: mlsys-grader-student[review]; extra == "staff"']
+        assert info.decode().endswith("\n\nRequires-Dist: mlsys-grader (the description says so; left alone)\n")
+        record = after.read("course_x-1.0.dist-info/RECORD").decode().splitlines()
+        assert record[1] == _record_line("course_x-1.0.dist-info/METADATA", info)
+        assert record[0] == before.read("course_x-1.0.dist-info/RECORD").decode().splitlines()[0]
+        assert after.read("course_x/__init__.py") == before.read("course_x/__init__.py")
+    with pytest.raises(WheelBuildError, match="would overwrite itself"):
+        retarget_wheel(original, original.parent, {"mlsys-grader": STUDENT.name})
+
+
+def _installed_lab_distribution(site: Path, direct_url: dict | None) -> None:
+    info = site / "course_x-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: course-x\nVersion: 1.0\nRequires-Dist: mlsys-grader\n")
+    (info / "entry_points.txt").write_text("[mlsys_grader.labs]\nlaby = course_x.laby\nlabx = course_x.labx\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps(direct_url))
+
+
+def test_the_distributions_labs_come_from_are_found_by_their_entry_points(tmp_path, monkeypatch):
+    assert lab_distributions() == []  # this environment: the shipped labs are this package's own, not entry points
+    gone = tmp_path / "gone"
+    _installed_lab_distribution(tmp_path / "site", {"url": gone.as_uri(), "dir_info": {"editable": True}})
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    (found,) = lab_distributions()
+    assert (found.name, found.version, found.labs, found.key, found.url) == ("course-x", "1.0", ("labx", "laby"), "course-x",
+                                                                             gone.as_uri())
+    with pytest.raises(LabDistributionError) as raised:
+        found.wheel(tmp_path / "out")
+    assert (raised.value.distribution, raised.value.labs, raised.value.url) == ("course-x", ("labx", "laby"), gone.as_uri())
+    assert str(raised.value).startswith(f"course-x 1.0 (labs labx, laby) was installed from {gone.as_uri()}, which is not there")
+
+    wheel = _tiny_wheel(tmp_path / "wheels")
+    (tmp_path / "site" / "course_x-1.0.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": wheel.as_uri(), "archive_info": {}}))
+    copied = found.wheel(tmp_path / "out")
+    assert copied == tmp_path / "out" / wheel.name and copied.read_bytes() == wheel.read_bytes()
+
+
+def test_the_kit_refuses_a_lab_distribution_it_cannot_build_for_the_student_package(tmp_path, monkeypatch):
+    from mlsys_grader.staff._kit import _lab_wheel
+
+    _installed_lab_distribution(tmp_path / "site", None)  # from an index: no direct_url.json
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    (found,) = lab_distributions()
+    assert found.url is None and found.wheel(tmp_path / "out") is None
+    with pytest.raises(KitError, match=r"^course-x 1\.0 \(labs labx, laby\) is installed from an index, so the kit cannot "
+                                       r"ship it built for mlsys-grader-student: install it from its folder or wheel file"):
+        _lab_wheel(found, tmp_path / "scratch")
 
 # -- a student with nothing but the kit (slow) ------------------------------------------------------------
 def _run(command: list[str], *, cwd: Path, env: dict | None = None, timeout: int = 1800) -> subprocess.CompletedProcess:

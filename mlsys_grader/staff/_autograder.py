@@ -10,7 +10,8 @@ Steps per lab: copy the master's folder to a scratch directory, run ``otter assi
   ``/root`` (where the environment lives) and check the environment;
 - the environment is pinned to *this* environment (:mod:`._lock`): the Python version and
   every package the grader and Otter need, at the versions installed here, plus a wheel of
-  this package built from the source tree and shipped in the zip;
+  this package built from the source tree and shipped in the zip, and a wheel of each
+  distribution a lab comes from (a course's own lab package: :func:`lab_distribution_wheels`);
 - ``otter_config.json`` configures :class:`~mlsys_grader.gradescope.ScoreOfRecordPlugin`
   with the autograder's options (:class:`~mlsys_grader.gradescope.AutograderOptions`), PDFs and grading from the log off.
 
@@ -32,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import AssignError, AutograderBuildError
+from ..errors import AssignError, AutograderBuildError, LabDistributionError
 from ..gradescope import AutograderOptions, with_options
 from ..labs import lab_ids
 from . import _packaging
@@ -53,6 +54,8 @@ class BuiltAutograder:
     wheel: str
     assign_seconds: float
     pins: int
+    lab_wheels: tuple[str, ...] = ()
+    """The wheels of the distributions labs come from (a course's own lab package), shipped beside ``wheel``."""
 
 
 def _is_project(folder: Path) -> bool:
@@ -119,8 +122,9 @@ def build_wheel(dest: Path, root: Path) -> Path:
         raise AutograderBuildError(str(exc)) from exc
 
 
-def environment_yml(original: str, pinned: Lock, wheel_name: str) -> tuple[str, str]:
-    """(environment.yml, its name): Otter's environment with the Python version and every pip package pinned."""
+def environment_yml(original: str, pinned: Lock, wheel_name: str, lab_wheels: Sequence[str] = ()) -> tuple[str, str]:
+    """(environment.yml, its name): Otter's environment with the Python version and every pip package pinned, then
+    this package's wheel and the wheels of the distributions labs come from (``lab_wheels``), all shipped in the zip."""
     import yaml
 
     environment = yaml.safe_load(original) or {}
@@ -128,7 +132,7 @@ def environment_yml(original: str, pinned: Lock, wheel_name: str) -> tuple[str, 
         raise AutograderBuildError(f"environment.yml from otter assign is not a conda environment: {original[:200]!r}")
     name = str(environment.get("name") or "otter-env")
     environment["dependencies"] = [f"python={pinned.python}", f"pip={pinned.pip}" if pinned.pip else "pip",
-                                   {"pip": [*pinned.pins, f"{GRADESCOPE_SOURCE}/{wheel_name}"]}]
+                                   {"pip": [*pinned.pins, *(f"{GRADESCOPE_SOURCE}/{name}" for name in (wheel_name, *lab_wheels))]}]
     return yaml.safe_dump(environment, sort_keys=False), name
 
 
@@ -184,15 +188,17 @@ def course_files(course: str | os.PathLike | None) -> list[tuple[Path, str]]:
 
 
 def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel: Path, pinned: Lock,
-                extra: Sequence[tuple[Path, str]] = ()) -> None:
-    """Copy ``assigned`` to ``target`` with our run_autograder, setup.sh, pinned environment, options and wheel
-    (and ``extra`` files, such as the course file, at the zip's root: Gradescope puts them in /autograder/source)."""
+                extra: Sequence[tuple[Path, str]] = (), *, lab_wheels: Sequence[Path] = ()) -> None:
+    """Copy ``assigned`` to ``target`` with our run_autograder, setup.sh, pinned environment, options and wheel,
+    the wheels of the distributions labs come from (``lab_wheels``, installed after it), and ``extra`` files, such
+    as the course file, at the zip's root: Gradescope puts them in /autograder/source."""
     with zipfile.ZipFile(assigned) as source:
         names = source.namelist()
         for required in ("otter_config.json", "environment.yml", "run_autograder", "setup.sh"):
             if required not in names:
                 raise AutograderBuildError(f"{assigned.name}: expected {required} from otter assign; the zip holds {names}")
-        environment, env_name = environment_yml(source.read("environment.yml").decode(), pinned, wheel.name)
+        environment, env_name = environment_yml(source.read("environment.yml").decode(), pinned, wheel.name,
+                                                [lab_wheel.name for lab_wheel in lab_wheels])
         replaced = {
             "environment.yml": environment.encode(),
             "setup.sh": setup_sh(source.read("setup.sh").decode(), env_name).encode(),
@@ -201,7 +207,7 @@ def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel:
                                             indent=2).encode(),
             "requirements.txt": pinned.text(f"Pinned from the build environment (Python {pinned.python}); "
                                             "installed through environment.yml").encode()
-                                + f"{GRADESCOPE_SOURCE}/{wheel.name}\n".encode(),
+                                + "".join(f"{GRADESCOPE_SOURCE}/{shipped.name}\n" for shipped in (wheel, *lab_wheels)).encode(),
         }
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
             for name in names:
@@ -209,7 +215,8 @@ def rewrite_zip(assigned: Path, target: Path, options: AutograderOptions, wheel:
                 out.writestr(info, replaced.pop(name) if name in replaced else source.read(name))
             for name, data in replaced.items():
                 out.writestr(name, data)
-            out.write(wheel, arcname=wheel.name)
+            for shipped in (wheel, *lab_wheels):
+                out.write(shipped, arcname=shipped.name)
             for path, name in extra:
                 out.write(path, arcname=name)
 
@@ -253,16 +260,40 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
     shipped = course_files(course)
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
-    pinned = lock(image_roots(tree) + imported_distributions())
-    (output / LOCK_NAME).write_text(pinned.text(f"mlsys-grader autograder image, Python {pinned.python}"), encoding="utf-8")
     built = []
     with tempfile.TemporaryDirectory(prefix="mlsys-autograder-") as scratch_name:
         scratch = Path(scratch_name)
+        lab_wheels, from_index = lab_distribution_wheels(scratch / "labs")
+        # a lab distribution shipped as a wheel is walked for its requirements but not pinned (it is not on an index)
+        pinned = lock(image_roots(tree) + imported_distributions() + from_index,
+                      exclude=(_packaging.PROJECT_NAME, *(name for name, _ in lab_wheels)))
+        (output / LOCK_NAME).write_text(pinned.text(f"mlsys-grader autograder image, Python {pinned.python}"), encoding="utf-8")
         wheel = wheel or build_wheel(scratch / "wheel", tree)
+        shipped_labs = [path for _, path in lab_wheels]
         for lab, master in masters.items():
             started = time.perf_counter()
             assigned = assign(Path(master).resolve(), lab, scratch, run_tests=run_tests)
             target = output / f"{lab}-autograder.zip"
-            rewrite_zip(assigned, target, lab_options[lab], wheel, pinned, shipped)
-            built.append(BuiltAutograder(lab, target, wheel.name, time.perf_counter() - started, len(pinned.pins)))
+            rewrite_zip(assigned, target, lab_options[lab], wheel, pinned, shipped, lab_wheels=shipped_labs)
+            built.append(BuiltAutograder(lab, target, wheel.name, time.perf_counter() - started, len(pinned.pins),
+                                         tuple(path.name for path in shipped_labs)))
     return built
+
+
+def lab_distribution_wheels(dest: Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """([(distribution, its wheel in ``dest``)], [pins]) for the distributions labs come from
+    (:func:`mlsys_grader.staff._packaging.lab_distributions`): a wheel for each one installed from a folder or a
+    wheel file; ``name==version`` for one installed from an index, which the image installs from there.
+    Every zip ships all of them: the image check loads every registered lab."""
+    wheels: list[tuple[str, Path]] = []
+    pins: list[str] = []
+    for distribution in _packaging.lab_distributions():
+        try:
+            built = distribution.wheel(dest)
+        except (_packaging.WheelBuildError, LabDistributionError) as exc:
+            raise AutograderBuildError(f"labs {', '.join(distribution.labs)} ({distribution.name}): {exc}") from exc
+        if built is None:
+            pins.append(f"{distribution.name}=={distribution.version}")
+        else:
+            wheels.append((distribution.name, built))
+    return wheels, pins

@@ -3,7 +3,10 @@ a fully pinned ``requirements.txt`` and a short README with the one install comm
 
 The wheel is :data:`~mlsys_grader.staff._packaging.STUDENT` (``mlsys-grader-student``): this
 package without staff's tools — no ``solve``, no kit or autograder builder — built from
-the same source tree at the same version.
+the same source tree at the same version.  A lab that comes from another distribution (a
+course's own lab package, registered through the ``mlsys_grader.labs`` entry point) ships as
+that distribution's wheel beside it, its requirement on ``mlsys-grader`` retargeted to
+``mlsys-grader-student`` (:func:`~mlsys_grader.staff._packaging.retarget_wheel`).
 
 The kit is made from the repository (the notebooks in ``assignments/`` and that wheel built
 from the source) by an instructor who installed it as README's quick start says.  Every
@@ -23,20 +26,24 @@ import email.parser
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import KitError, KitRootError
-from ..labs import lab_ids
+from ..errors import KitError, KitRootError, LabDistributionError
+from ..labs import get_lab, lab_ids
 from ._packaging import (
     FULL,
     PROJECT_NAME,
     STUDENT,
+    LabDistribution,
     NotInstalledError,
     VersionConflictError,
     WheelBuildError,
     build_wheel,
     installed_closure,
+    lab_distributions,
+    retarget_wheel,
 )
 
 INSTALL_COMMAND = "pip install -r requirements.txt"
@@ -52,6 +59,8 @@ class Kit:
     requirements: Path
     readme: Path
     pins: tuple[str, ...]
+    lab_wheels: tuple[Path, ...] = ()
+    """The wheels of the distributions the kit's labs come from (a course's own lab package), requiring the student build."""
 
 
 def repository_root(root: str | Path = ".") -> Path:
@@ -111,7 +120,7 @@ def _python_words(requires_python: str | None) -> str:
 
 
 README = """\
-# Lab 07 and Lab 11 notebooks (MLSysBook)
+# {labs} notebooks (MLSysBook)
 
 Install everything once, from a terminal inside this folder ({python}; a fresh virtual
 environment is best):
@@ -138,6 +147,7 @@ def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
         target = output / f"{lab}.ipynb"
         shutil.copyfile(root / "assignments" / f"{lab}.ipynb", target)
         notebooks.append(target)
+    distributions = [d for d in lab_distributions() if set(d.labs) & {path.stem for path in notebooks}]
     with tempfile.TemporaryDirectory(prefix="mlsys-kit-") as scratch:
         try:
             built = build_wheel(root, Path(scratch), STUDENT)
@@ -145,17 +155,59 @@ def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
             if exc.returncode is not None:
                 raise KitError(f"the wheel did not build (pip wheel exit {exc.returncode}): {exc.stderr[-500:]}") from exc
             raise KitError(str(exc)) from exc
+        labs = [_lab_wheel(distribution, Path(scratch) / "labs") for distribution in distributions]
         for old in (*output.glob(FULL.wheel_glob), *output.glob(STUDENT.wheel_glob)):  # a kit made before the student build
             old.unlink()
         wheel = output / built.name
         shutil.copyfile(built, wheel)
+        lab_wheels = []
+        for lab_wheel in labs:
+            for old in output.glob(f"{lab_wheel.name.split('-', 1)[0]}-*.whl"):  # this distribution's, from an earlier kit
+                old.unlink()
+            lab_wheels.append(output / lab_wheel.name)
+            shutil.copyfile(lab_wheel, lab_wheels[-1])
     info = _wheel_metadata(wheel)
-    pins = pinned_requirements(info.get_all("Requires-Dist") or [])
+    # the lab wheels' own requirements are pinned too, except the one on this package (the student build, beside them)
+    own = {PROJECT_NAME, STUDENT.name}
+    lab_requires = [line for path in lab_wheels for line in _wheel_metadata(path).get_all("Requires-Dist") or []
+                    if _requirement_name(line) not in own]
+    pins = pinned_requirements([*(info.get_all("Requires-Dist") or []), *lab_requires])
     requirements = output / "requirements.txt"
     requirements.write_text(
         f"# The labs' packages, pinned to the versions they were tested with. Inside this folder run:\n"
-        f"#   {INSTALL_COMMAND}\n./{wheel.name}\n" + "".join(f"{pin}\n" for pin in pins), encoding="utf-8")
+        f"#   {INSTALL_COMMAND}\n./{wheel.name}\n" + "".join(f"./{path.name}\n" for path in lab_wheels)
+        + "".join(f"{pin}\n" for pin in pins), encoding="utf-8")
     readme = output / "README.md"
-    readme.write_text(README.format(python=_python_words(info.get("Requires-Python")), command=INSTALL_COMMAND,
+    readme.write_text(README.format(labs=_lab_words(path.stem for path in notebooks),
+                                    python=_python_words(info.get("Requires-Python")), command=INSTALL_COMMAND,
                                     notebooks=" or ".join(f"`{path.name}`" for path in notebooks)), encoding="utf-8")
-    return Kit(output, tuple(notebooks), wheel, requirements, readme, tuple(pins))
+    return Kit(output, tuple(notebooks), wheel, requirements, readme, tuple(pins), tuple(lab_wheels))
+
+
+def _lab_words(labs: Iterable[str]) -> str:
+    """``Lab 07 and Lab 11``: each lab's title up to its dash (the whole title when it has none), joined."""
+    names = [get_lab(lab).title.split(" — ")[0].strip() for lab in labs]
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _requirement_name(line: str) -> str:
+    from packaging.requirements import Requirement  # here: see installed_closure
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(Requirement(line).name)
+
+
+def _lab_wheel(distribution: LabDistribution, scratch: Path) -> Path:
+    """The lab distribution's wheel, requiring the student build instead of this package (the kit installs that)."""
+    try:
+        built = distribution.wheel(scratch / "built")
+    except WheelBuildError as exc:
+        raise KitError(f"the wheel of {distribution.name} (labs {', '.join(distribution.labs)}) did not build: "
+                       f"{exc.stderr[-500:] or exc}") from exc
+    except LabDistributionError as exc:
+        raise KitError(str(exc)) from exc
+    if built is None:
+        raise KitError(f"{distribution.name} {distribution.version} (labs {', '.join(distribution.labs)}) is installed from "
+                       f"an index, so the kit cannot ship it built for {STUDENT.name}: install it from its folder or "
+                       "wheel file (pip install PATH) and make the kit again")
+    return retarget_wheel(built, scratch / "student", {PROJECT_NAME: STUDENT.name})

@@ -12,25 +12,37 @@ There are two builds of the one source tree.  :data:`FULL` is the package as it 
 out of the copy before it is built (``mlsys_grader/staff/``: ``solve``, the kit and
 autograder builders, Otter assign, this module), so a student's install cannot run them.  Its dependencies are the project's
 today; a leaner kit is a change of ``STUDENT.dependencies``, nothing else.
+
+A lab may come from another distribution (a course's own lab package, registered through the
+``mlsys_grader.labs`` entry point): :func:`lab_distributions` finds those installed here, and
+:meth:`LabDistribution.wheel` builds its wheel from the folder it was installed from (or copies
+the wheel file), so the zip and the kit ship it beside this package's wheel.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import tomllib
-from collections.abc import Iterable
+import zipfile
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
-from ..errors import NotInstalledError, VersionConflictError, WheelBuildError
+from ..errors import LabDistributionError, NotInstalledError, VersionConflictError, WheelBuildError
 
 PROJECT_NAME = "mlsys-grader"
 SOURCE_FILES = ("pyproject.toml", "README.md", "LICENSE")
+SOURCE_IGNORED = (".git", "__pycache__", "*.pyc", "build", "dist", "*.egg-info", ".venv", "venv")
+"""What a lab distribution's source folder is copied without before its wheel is built."""
 
 
 @dataclass(frozen=True)
@@ -104,17 +116,140 @@ def build_wheel(root: Path, dest: Path, spec: WheelSpec = FULL) -> Path:
             else:
                 path.unlink(missing_ok=True)
         dest.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
-                              capture_output=True, text=True)
+        return _pip_wheel(source, dest, spec.wheel_glob, spec.name)
+
+
+def _pip_wheel(source: Path, dest: Path, wheel_glob: str, name: str) -> Path:
+    """``pip wheel --no-deps`` of the project in ``source`` into ``dest``; the one wheel named ``wheel_glob`` there."""
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dest), str(source)],
+                          capture_output=True, text=True)
     if done.returncode != 0:
         stderr = done.stderr.strip()
         raise WheelBuildError(f"pip wheel failed (exit {done.returncode}): {stderr[-2000:]}", returncode=done.returncode,
                               stderr=stderr)
-    wheels = sorted(dest.glob(spec.wheel_glob))
+    wheels = sorted(dest.glob(wheel_glob))
     if len(wheels) != 1:
         found = tuple(wheel.name for wheel in wheels)
-        raise WheelBuildError(f"expected one {spec.name} wheel in {dest}, found {list(found)}", found=found)
+        raise WheelBuildError(f"expected one {name} wheel in {dest}, found {list(found)}", found=found)
     return wheels[0]
+
+
+# -- the distributions labs come from -------------------------------------------------------------
+ENTRY_POINT_GROUP = "mlsys_grader.labs"
+"""The entry point group labs are registered in (:data:`mlsys_grader.labs.ENTRY_POINT_GROUP`; repeated here so
+this module reads the installed metadata without importing the registry)."""
+
+
+@dataclass(frozen=True)
+class LabDistribution:
+    """An installed distribution other than this package that registers labs through entry points: a course's
+    own lab package.  The autograder zip and the kit ship it as a wheel beside this package's."""
+
+    name: str
+    version: str
+    labs: tuple[str, ...]
+    """The lab ids its entry points register, sorted."""
+    distribution: metadata.Distribution
+
+    @property
+    def key(self) -> str:
+        """The canonical name (``course-labs``), as pins are compared."""
+        return re.sub(r"[-_.]+", "-", self.name).lower()
+
+    @property
+    def url(self) -> str | None:
+        """Where pip installed it from (``direct_url.json``): a folder or a wheel file; None for an index."""
+        raw = self.distribution.read_text("direct_url.json")
+        try:
+            data = json.loads(raw) if raw else None
+        except ValueError:
+            return None
+        return data.get("url") if isinstance(data, dict) else None
+
+    def wheel(self, dest: Path) -> Path | None:
+        """Its wheel in ``dest``: built from its source folder (an editable or local install), or the wheel file it
+        was installed from, copied; None when it came from an index (then it is pinned like any other dependency).
+
+        Raises :class:`LabDistributionError` when the folder or file it was installed from is not there any more,
+        and :class:`WheelBuildError` when its source does not build.
+        """
+        url = self.url
+        if url is None or not url.startswith("file:"):
+            return None
+        path = Path(unquote(urlparse(url).path))
+        dest.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            # built from a clean copy, as this package is: pip would leave build/ and *.egg-info in the course's tree
+            with tempfile.TemporaryDirectory(prefix="mlsys-lab-wheel-") as scratch:
+                source = Path(scratch) / "src"
+                shutil.copytree(path, source, ignore=shutil.ignore_patterns(*SOURCE_IGNORED))
+                return _pip_wheel(source, dest, f"{re.sub(r'[-_.]+', '_', self.name)}-*.whl", self.name)
+        if path.is_file() and path.suffix == ".whl":
+            target = dest / path.name
+            shutil.copyfile(path, target)
+            return target
+        raise LabDistributionError(
+            f"{self.name} {self.version} (labs {', '.join(self.labs)}) was installed from {url}, which is not there any "
+            "more: reinstall it (pip install PATH) so its wheel can be built", distribution=self.name, labs=self.labs, url=url)
+
+
+def lab_distributions() -> list[LabDistribution]:
+    """Every installed distribution other than this package whose entry points register labs, sorted by name.
+
+    Labs registered in one process only (:func:`mlsys_grader.register_lab`) have no distribution to ship.
+    """
+    found: dict[str, tuple[metadata.Distribution, set[str]]] = {}
+    for point in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = point.dist
+        if dist is None:
+            continue
+        name = dist.metadata["Name"] or ""
+        if re.sub(r"[-_.]+", "-", name).lower() in {PROJECT_NAME, f"{PROJECT_NAME}-student"}:
+            continue
+        found.setdefault(name, (dist, set()))[1].add(point.name)
+    return [LabDistribution(name, dist.version, tuple(sorted(labs)), dist) for name, (dist, labs) in sorted(found.items())]
+
+
+def retarget_wheel(wheel: Path, dest: Path, renames: Mapping[str, str]) -> Path:
+    """A copy of ``wheel`` in ``dest`` whose requirements on the distributions ``renames`` names (canonical name →
+    new name) require the new names instead, version specifiers and markers kept; its RECORD is rewritten to match.
+
+    The kit's use: a course lab's wheel requires ``mlsys-grader``, and the kit installs ``mlsys-grader-student``.
+    """
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    def retargeted(line: str) -> str:
+        if not line.startswith("Requires-Dist:"):
+            return line
+        requirement = Requirement(line.split(":", 1)[1].strip())
+        new = renames.get(canonicalize_name(requirement.name))
+        if new is None:
+            return line
+        requirement.name = new
+        return f"Requires-Dist: {requirement}"
+
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / wheel.name
+    if target.resolve() == wheel.resolve():
+        raise WheelBuildError(f"retarget_wheel: {wheel} would overwrite itself; pass another folder")
+    with zipfile.ZipFile(wheel) as source:
+        names = source.namelist()
+        info = next((n for n in names if n.endswith(".dist-info/METADATA") and n.count("/") == 1), None)
+        record = next((n for n in names if n.endswith(".dist-info/RECORD") and n.count("/") == 1), None)
+        if info is None or record is None:
+            raise WheelBuildError(f"{wheel.name} has no METADATA or RECORD; rebuild it", found=tuple(names))
+        text = source.read(info).decode("utf-8")
+        head, sep, body = text.partition("\n\n")  # headers, then the long description (kept as it is)
+        metadata_bytes = ("\n".join(map(retargeted, head.split("\n"))) + sep + body).encode("utf-8")
+        digest = base64.urlsafe_b64encode(hashlib.sha256(metadata_bytes).digest()).rstrip(b"=").decode("ascii")
+        rows = [f"{info},sha256={digest},{len(metadata_bytes)}" if row.split(",", 1)[0] == info else row
+                for row in source.read(record).decode("utf-8").splitlines()]
+        with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+            for name in names:
+                data = metadata_bytes if name == info else ("\n".join(rows) + "\n").encode() if name == record else source.read(name)
+                out.writestr(source.getinfo(name), data)
+    return target
 
 
 @dataclass(frozen=True)

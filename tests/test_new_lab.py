@@ -1,0 +1,285 @@
+"""Adding a lab is proven: a copy of ``labs/lab07/`` under a new id, in its own distribution, served end to end.
+
+README's "Adding a lab" steps, done for real: the copy is a course's own distribution (its
+pyproject declares the ``mlsys_grader.labs`` entry point and ships the rubric), installed with
+``pip`` into a temporary virtual environment (``--system-site-packages``: this repository's
+install and its dependencies are seen, the new lab only there, so no other test sees it).
+Then the command line of that environment ``solve``\\s, ``check``\\s and ``grade``\\s the new
+lab, writes its master and ``assign``\\s its student notebook, makes the ``kit`` and the
+``autograder`` zip, each shipping the lab's own wheel beside this package's, and the zip grades
+an upload as Gradescope's ``run_autograder`` does, in an environment where the lab comes only
+from the wheel the zip ships.
+"""
+
+from __future__ import annotations
+
+import csv
+import email.parser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE_LAB = ROOT / "mlsys_grader" / "labs" / "lab07"
+OLD_ID, NEW_ID = "lab07", "lab07x"
+DISTRIBUTION, PACKAGE = "course-lab07x", "course_lab07x"
+TIMINGS: dict[str, float] = {}
+
+pytestmark = pytest.mark.slow
+
+PYPROJECT = f"""\
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "{DISTRIBUTION}"
+version = "1.0"
+dependencies = ["mlsys-grader"]
+
+[project.entry-points."mlsys_grader.labs"]
+{NEW_ID} = "{PACKAGE}"
+
+[tool.setuptools]
+packages = ["{PACKAGE}"]
+
+[tool.setuptools.package-data]
+{PACKAGE} = ["*.toml"]
+"""
+
+
+def copy_lab(source: Path, target: Path, new_id: str) -> list[str]:
+    """README's step 1: ``source`` (a lab package) copied to ``target`` under ``new_id``; the edits made, in words.
+
+    The id is changed in one place (``lab_id`` in ``lab.py``); the rubric, ``<lab_id>.toml``, follows the id.
+    Relative imports that reach out of the package into ``mlsys_grader`` become absolute (the copy is another
+    distribution); imports inside the package stay as they are.
+    """
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    old_id = source.name
+    edits = []
+    lab = target / "lab.py"
+    text, count = re.subn(rf'^(\s+lab_id = )"{old_id}"$', rf'\1"{new_id}"', lab.read_text(encoding="utf-8"), flags=re.M)
+    assert count == 1, "lab.py declares lab_id once"
+    lab.write_text(text, encoding="utf-8")
+    edits.append(f'lab.py: lab_id = "{new_id}"')
+    rubric = target / f"{old_id}.toml"
+    text, count = re.subn(rf'^lab = "{old_id}"$', f'lab = "{new_id}"', rubric.read_text(encoding="utf-8"), flags=re.M)
+    assert count == 1, "the rubric names its lab once"
+    rubric.unlink()
+    (target / f"{new_id}.toml").write_text(text, encoding="utf-8")
+    edits.append(f"{old_id}.toml → {new_id}.toml with lab = \"{new_id}\"")
+    for module in sorted(target.glob("*.py")):
+        text = module.read_text(encoding="utf-8")
+        absolute = re.sub(r"^(\s*)from \.\.\.", r"\1from mlsys_grader.", text, flags=re.M)
+        absolute = re.sub(r"^(\s*)from \.\.(?=\w)", r"\1from mlsys_grader.labs.", absolute, flags=re.M)
+        if absolute != text:
+            module.write_text(absolute, encoding="utf-8")
+            edits.append(f"{module.name}: imports of mlsys_grader made absolute")
+    leftover = [m.name for m in target.glob("*.py") if re.search(rf'["\']{old_id}["\']', m.read_text(encoding="utf-8"))]
+    assert leftover == [], f"the old id is still written in {leftover}: the id must live in one place"
+    return edits
+
+
+def _run(command: list[str], *, cwd: Path, env: dict[str, str], timeout: int = 900, step: str | None = None
+         ) -> subprocess.CompletedProcess:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if step:
+        TIMINGS[step] = TIMINGS.get(step, 0.0) + time.perf_counter() - started
+    assert done.returncode == 0, f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    return done
+
+
+def _environment(venv: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env['PATH']}", VIRTUAL_ENV=str(venv), PIP_DISABLE_PIP_VERSION_CHECK="1",
+               JUPYTER_DATA_DIR=str(venv / "jupyter-data"))
+    return env
+
+
+def _venv(where: Path, *, system_site: bool) -> tuple[Path, dict[str, str]]:
+    _run([sys.executable, "-m", "venv", *(["--system-site-packages"] if system_site else []), str(where)],
+         cwd=where.parent, env=dict(os.environ), step="venvs")
+    return where / "bin" / "python", _environment(where)
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """The course's distribution (a copy of Lab 07 as ``lab07x``), installed in a temporary venv, and a copy of
+    this repository's root (so ``assign`` and the builders write there, never into this tree)."""
+    base = tmp_path_factory.mktemp("new-lab")
+    dist = base / "course-lab07x"
+    dist.mkdir()
+    (dist / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    edits = copy_lab(SOURCE_LAB, dist / PACKAGE, NEW_ID)
+    root = base / "repo"
+    root.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (ROOT / name).is_file():
+            shutil.copy2(ROOT / name, root / name)
+    for folder in ("mlsys_grader", "assignments", "solutions", "autograder"):
+        shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "reference-*"))
+    # NOTE: the venv sees this interpreter's packages (mlsysim, Otter, …: nothing to download), but the
+    # mlsys-grader installed there may be another tree's, so this tree (copied above) is installed over it.
+    python, env = _venv(base / "venv", system_site=True)
+    _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed", str(root), str(dist)], cwd=base, env=env,
+         step="install this repository and the lab")
+    yield {"base": base, "dist": dist, "python": python, "env": env, "root": root, "edits": edits}
+    # how long each step took, for README's figure (shown with pytest -s)
+    print("\nnew-lab steps (s): " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in TIMINGS.items()))
+
+
+def _cli(world, *args: str, step: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    return _run([str(world["python"]), "-m", "mlsys_grader", *args], cwd=world["base"], env=world["env"], step=step,
+                timeout=timeout)
+
+
+def _solved_with_own_rationale(world, track: str) -> str:
+    """``solve``'s bundle for the new lab with Lab 07's hand-written synthesis for ``track``, resealed (in the venv)."""
+    script = ("import json, sys\n"
+              f"sys.path.insert(0, {str(ROOT / 'solutions')!r})\n"
+              "from reference_answers import reference_synthesis\n"
+              "from mlsys_grader import solve\n"
+              "from mlsys_grader.core.models import bundle_from_mapping\n"
+              f"data = json.loads(solve({NEW_ID!r}, {track!r}).to_json())\n"
+              f"data['synthesis'] = {{**data['synthesis'], **reference_synthesis({OLD_ID!r}, {track!r})}}\n"
+              "data['content_hash'] = None\n"
+              "print(bundle_from_mapping(data).sealed().to_json())\n")
+    return _run([str(world["python"]), "-c", script], cwd=world["base"], env=world["env"], step="solve").stdout
+
+
+def test_the_copy_changes_the_id_in_one_place_and_is_seen_only_in_its_environment(world):
+    assert world["edits"][:2] == [f'lab.py: lab_id = "{NEW_ID}"', f'{OLD_ID}.toml → {NEW_ID}.toml with lab = "{NEW_ID}"']
+    listed = _run([str(world["python"]), "-c", "from mlsys_grader.labs import lab_ids; print(' '.join(lab_ids()))"],
+                  cwd=world["base"], env=world["env"]).stdout.split()
+    assert NEW_ID in listed and OLD_ID in listed
+    from mlsys_grader.labs import lab_ids
+
+    assert NEW_ID not in lab_ids()  # this process (every other test) never sees it
+
+
+def test_the_new_lab_solves_checks_and_grades_on_the_command_line(world):
+    base = world["base"]
+    _cli(world, "solve", "--lab", NEW_ID, "--track", "edge", "-o", "solved.json", step="solve")
+    solved = json.loads((base / "solved.json").read_text())
+    assert solved["lab"] == NEW_ID and {record["lab"] for record in solved["evidence"].values()} == {NEW_ID}
+    submissions = base / "submissions"
+    submissions.mkdir()
+    (submissions / f"{NEW_ID}-submission.json").write_text(_solved_with_own_rationale(world, "edge"))
+    checked = json.loads(_cli(world, "check", f"submissions/{NEW_ID}-submission.json", "--json", "--all", step="check").stdout)
+    assert (checked["lab"], checked["score"], checked["findings"]) == (NEW_ID, 100, [])
+    assert checked["versions"]["rubric"].startswith(f"{NEW_ID}-")
+    _cli(world, "grade", "submissions", "-o", "grades.csv", "--no-db", "--jobs", "1", "--quiet", step="grade")
+    with open(base / "grades.csv", newline="", encoding="utf-8") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert (row["lab"], row["status"], float(row["score"]), row["flags"]) == (NEW_ID, "graded", 100.0, "")
+
+
+@pytest.fixture(scope="module")
+def assigned(world) -> Path:
+    """The new lab's master written from its words (where the lab says: ``solutions/<lab>/<lab>-master.ipynb`` of
+    the root), and ``mlsys-grader assign`` run on it; the master's path."""
+    root = world["root"]
+    script = ("import sys\nimport nbformat\n"
+              f"sys.path.insert(0, {str(root / 'solutions')!r})\n"
+              "from build_masters import build\nfrom reference_answers import reference_synthesis\n"
+              "from mlsys_grader.labs import get_lab\nfrom pathlib import Path\n"
+              f"path = get_lab({NEW_ID!r}).master_path(Path({str(root)!r}))\n"
+              "path.parent.mkdir(parents=True, exist_ok=True)\n"
+              f"nbformat.write(build({NEW_ID!r}, synthesis=reference_synthesis({OLD_ID!r}, 'tinyml')), path)\n"
+              "print(path)\n")
+    master = Path(_run([str(world["python"]), "-c", script], cwd=world["base"], env=world["env"], step="master").stdout.strip())
+    assert master == root / "solutions" / NEW_ID / f"{NEW_ID}-master.ipynb"
+    _cli(world, "assign", "--root", str(root), "--lab", NEW_ID, step="assign")
+    return master
+
+
+def test_assign_writes_the_new_labs_student_notebook_from_its_master(world, assigned):
+    import nbformat
+
+    student = nbformat.read(world["root"] / "assignments" / f"{NEW_ID}.ipynb", as_version=4)
+    sources = "\n".join(cell.source for cell in student.cells)
+    assert f"open_lab('{NEW_ID}', track=TRACK)" in sources and "# SOLUTION" not in sources
+    assert not (ROOT / "assignments" / f"{NEW_ID}.ipynb").exists()
+
+
+def _metadata(wheel: Path):
+    with zipfile.ZipFile(wheel) as archive:
+        name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        return email.parser.Parser().parsestr(archive.read(name).decode("utf-8")), archive.namelist()
+
+
+def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_student_package(world, assigned):
+    kit = world["base"] / "kit"
+    printed = _cli(world, "kit", "-o", str(kit), "--root", str(world["root"]), step="kit").stdout
+    (lab_wheel,) = kit.glob("course_lab07x-1.0-*.whl")
+    (student_wheel,) = kit.glob("mlsys_grader_student-*.whl")
+    assert lab_wheel.name in printed and (kit / f"{NEW_ID}.ipynb").is_file()
+    info, names = _metadata(lab_wheel)
+    assert (info["Name"], info.get_all("Requires-Dist")) == (DISTRIBUTION, ["mlsys-grader-student"])
+    assert f"{PACKAGE}/{NEW_ID}.toml" in names and f"{PACKAGE}/lab.py" in names
+    requirements = (kit / "requirements.txt").read_text().splitlines()
+    assert requirements[2:4] == [f"./{student_wheel.name}", f"./{lab_wheel.name}"]
+    assert (kit / "README.md").read_text().splitlines()[0] == "# Lab 07, Lab 07 and Lab 11 notebooks (MLSysBook)"
+    # a student's environment: both wheels resolve against each other (pip sees the new lab's requirement met)
+    python, env = _venv(world["base"] / "student-venv", system_site=False)
+    _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(student_wheel), str(lab_wheel)], cwd=kit, env=env,
+         step="kit install (no deps)")
+    check = subprocess.run([str(python), "-m", "pip", "check"], cwd=kit, env=env, capture_output=True, text=True)
+    problems = check.stdout.splitlines()
+    assert any(line.startswith("mlsys-grader-student ") and "mlsysim" in line for line in problems), problems
+    assert not [line for line in problems if DISTRIBUTION in line], problems
+    points = _run([str(python), "-c", "from importlib.metadata import entry_points; "
+                   "print([(p.name, p.value, p.dist.name) for p in entry_points(group='mlsys_grader.labs')])"],
+                  cwd=kit, env=env).stdout.strip()
+    assert points == f"[('{NEW_ID}', '{PACKAGE}', '{DISTRIBUTION}')]"
+
+
+def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_it(world, assigned):
+    out = world["base"] / "dist"
+    printed = _cli(world, "autograder", "-o", str(out), "--root", str(world["root"]), "--no-run-tests",
+                   "--master", f"{NEW_ID}={assigned}", step="autograder", timeout=1200).stdout
+    zip_path = out / f"{NEW_ID}-autograder.zip"
+    with zipfile.ZipFile(zip_path) as archive:
+        names = archive.namelist()
+        environment = archive.read("environment.yml").decode()
+        requirements = archive.read("requirements.txt").decode().splitlines()
+        config = json.loads(archive.read("otter_config.json"))
+    (lab_wheel,) = [name for name in names if name.startswith("course_lab07x-1.0-") and name.endswith(".whl")]
+    (own_wheel,) = [name for name in names if name.startswith("mlsys_grader-") and name.endswith(".whl")]
+    assert f"ships {own_wheel} and {lab_wheel}" in printed
+    assert config["plugins"] == [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": NEW_ID, "rerun_notebook": False}}]
+    assert requirements[-2:] == [f"/autograder/source/{own_wheel}", f"/autograder/source/{lab_wheel}"]
+    assert environment.index(f"/autograder/source/{own_wheel}") < environment.index(f"/autograder/source/{lab_wheel}")
+    assert not [line for line in requirements if line.lower().startswith(("course-lab07x==", "course_lab07x=="))]
+    lock = (out / "requirements-lock.txt").read_text().splitlines()
+    assert "mlsysim==0.3.0" in lock and not [line for line in lock if "lab07x" in line]
+
+    # Gradescope: /autograder/source is the zip; the image's mlsys-grader and the new lab are the zip's two wheels
+    image, env = _venv(world["base"] / "image-venv", system_site=True)
+    root = world["base"] / "autograder"
+    (root / "results").mkdir(parents=True)
+    (root / "submission").mkdir()
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extractall(root / "source")
+    _run([str(image), "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed", str(root / "source" / own_wheel),
+          str(root / "source" / lab_wheel)], cwd=root, env=env, step="install the zip's wheels")
+    (root / "submission" / f"{NEW_ID}-submission.json").write_text(_solved_with_own_rationale(world, "cloud"))
+    done = _run([str(image), "-I", "-m", "mlsys_grader.gradescope", str(root)], cwd=root, env=env, step="run_autograder")
+    assert done.stdout.splitlines()[-1].split("] ", 1)[1].startswith("final results.json written: ")
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 100, results.get("output")
+    # setup.sh's last step loads every lab of the image (its exit status also says whether other users can enter the
+    # folders above the environment, which pytest's private temporary folders do not let them: not asserted here)
+    checked = subprocess.run([str(image), "-I", "-m", "mlsys_grader.gradescope", "--check-image"], cwd=root, env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert f"image check: labs {OLD_ID}, {NEW_ID}, lab11 load;" in checked.stdout, checked.stderr
