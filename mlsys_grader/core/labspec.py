@@ -277,6 +277,15 @@ Binding = dict[str, tuple[str, str, Any]]
 """``binding_constraints`` key → (part, what of the capture it repeats, the value the capture gives)."""
 
 
+class DecisionCopy(NamedTuple):
+    """An answer a part's captured decision holds, and the result snapshot's copy of it (the two must agree)."""
+
+    part: str
+    key: str
+    captured: Any
+    copy: Any
+
+
 @dataclass(frozen=True)
 class MarimoLayout:
     """Where the book's marimo report code puts one lab's answers, and what its ``binding_constraints`` repeat.
@@ -284,7 +293,12 @@ class MarimoLayout:
     ``recommendation``, ``rejected`` and ``trigger`` are the result snapshot's keys for
     those answers.  ``decision_part`` names the part whose captured decision holds the
     recommendation and the rejected candidate (None when they are synthesis answers).
-    ``binding`` reads the copies ``binding_constraints`` should hold from the captures.
+    The lab's own mapping (its ``marimo.py``) says the rest, so the reader never branches on a lab:
+    ``binding`` reads the copies ``binding_constraints`` should hold from the captures;
+    ``answers`` reads the bundle's synthesis answers (the rationale aside) from the snapshot;
+    ``decision_copies`` pairs each answer a captured decision holds with the snapshot's copy
+    (captures, snapshot); ``missing`` names what the snapshot's synthesis lacks, in the words
+    of the export's finding (snapshot, whether the export has a rationale).
     """
 
     book_lab_id: str
@@ -293,6 +307,9 @@ class MarimoLayout:
     trigger: str
     decision_part: str | None
     binding: Callable[[Mapping[str, Any]], Binding]
+    answers: Callable[[Mapping[str, Any]], dict[str, Any]]
+    decision_copies: Callable[[Mapping[str, Any], Mapping[str, Any]], list[DecisionCopy]]
+    missing: Callable[[Mapping[str, Any], bool], list[str]]
 
 
 SYNTHESIS_ANSWERS = SYNTHESIS_FIELDS

@@ -284,9 +284,7 @@ def export_bundle(export: MarimoExport) -> Bundle:
         if inferred is not None:
             controls[part] = inferred[0]
     snapshot = export.snapshot
-    answers = {"reevaluation_trigger": snapshot.get(layout.trigger), "residual_risk": snapshot.get("residual_risk")}
-    if layout.decision_part is None:
-        answers.update(recommendation=snapshot.get(layout.recommendation), rejected_alternative=snapshot.get(layout.rejected))
+    answers = layout.answers(snapshot)  # the lab's mapping: which answers the snapshot gives the bundle
     try:
         synthesis = Synthesis.model_validate({**answers, "rationale": _rationale(export)})
         bundle = Bundle(lab=export.lab_id, track=track, controls=controls, evidence=evidence, synthesis=synthesis)
@@ -432,16 +430,12 @@ def _synthesis_findings(export: MarimoExport) -> list[Finding]:
     findings: list[Finding] = []
     answers = {"recommendation": snapshot.get(layout.recommendation), "rejected_alternative": snapshot.get(layout.rejected),
                "reevaluation_trigger": snapshot.get(layout.trigger), "residual_risk": snapshot.get("residual_risk")}
-    owner = layout.decision_part
-    capture = export.captures.get(owner) if owner is not None else None
-    decision = capture.get("decision") if isinstance(capture, Mapping) else None
-    if owner is not None and isinstance(decision, Mapping):
-        for answer, key in (("recommendation", "recommendation"), ("rejected_alternative", "rejected")):
-            if decision.get(key) != answers[answer]:
-                findings.append(_integrity(owner, f"Part {owner}'s captured decision {key} is {_shown(decision.get(key))}, but its copy "
-                                                f"in the result snapshot says {_shown(answers[answer])}; the lab writes both from "
-                                                f"the same capture, so the export was edited; {EDITED}.",
-                                           expected=answers[answer], actual=decision.get(key)))
+    for held in layout.decision_copies(export.captures, snapshot):  # the lab's mapping: answers a captured decision holds
+        if held.captured != held.copy:
+            findings.append(_integrity(held.part, f"Part {held.part}'s captured decision {held.key} is {_shown(held.captured)}, but "
+                                                  f"its copy in the result snapshot says {_shown(held.copy)}; the lab writes both "
+                                                  f"from the same capture, so the export was edited; {EDITED}.",
+                                       expected=held.copy, actual=held.captured))
     copies = [("decisions", "recommendation", "recommendation"), ("decisions", "rejected_alternative", "rejected_alternative"),
               ("decisions", "reevaluation_trigger", "reevaluation_trigger"), ("final_decision", "recommendation", "recommendation"),
               ("final_decision", "rejected_alternative", "rejected_alternative"),
@@ -468,12 +462,7 @@ def _synthesis_findings(export: MarimoExport) -> list[Finding]:
         findings.append(_integrity("synthesis", f"The synthesis answer in {where} {copy_text}, but {source} holds "
                                                 f"{_shown(value)}; the lab writes both from the same answers, so the export was "
                                                 f"edited; {EDITED_FILE}.", expected=value, actual=None if copy is _MISSING else copy))
-    missing = [name for name, value in answers.items()
-               if (name in ("reevaluation_trigger", "residual_risk") or layout.decision_part is None) and not value]
-    if not _rationale(export).strip():
-        missing.append("rationale")
-    if layout.decision_part is None and answers["recommendation"] and answers["recommendation"] == answers["rejected_alternative"]:
-        missing.append("a rejected alternative different from the recommendation")
+    missing = layout.missing(snapshot, bool(_rationale(export).strip()))  # the lab's mapping: what it requires
     if missing:
         findings.append(_integrity("synthesis", f"The export's synthesis lacks {', '.join(missing)}, but the lab downloads its "
                                                 "report only once the synthesis is complete; complete it in the lab and download "
