@@ -19,6 +19,15 @@ from hypothesis import strategies as st
 
 from mlsys_grader import __version__, default_rubric, get_lab, grade_bundle, mlsysim_version
 from mlsys_grader.core.jsonio import canonical_dumps
+from mlsys_grader.core.labspec import (
+    Evaluator,
+    GradingLab,
+    LabRules,
+    MarimoMapping,
+    Presentation,
+    RationaleWords,
+    ReferenceAnswers,
+)
 from mlsys_grader.core.models import PARTS, SYNTHESIS_FIELDS
 from mlsys_grader.staff import bundle_from_controls
 
@@ -46,15 +55,30 @@ def test_a_lab_declares_parts_and_synthesis_answers_of_the_bundle_schema(lab_id)
 
 
 @pytest.mark.parametrize("lab_id", LABS)
+def test_a_lab_plays_every_role_of_the_contract(lab_id):
+    lab = get_lab(lab_id)
+    roles = (LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation, MarimoMapping, GradingLab)
+    assert [role.__name__ for role in roles if not isinstance(lab, role)] == []
+
+
+@pytest.mark.parametrize("lab_id", LABS)
 def test_a_lab_says_what_its_notebook_shows_and_its_marimo_export_holds(lab_id):
     lab = get_lab(lab_id)
     if lab.notebook is not None:
         assert set(lab.notebook.parts) == set(lab.part_ids())
         for part, text in lab.notebook.parts.items():
             assert text.scenario is not None or lab.scenario(TRACKS[0], part), (lab_id, part)
-    if lab.marimo_layout is not None:
-        bound = lab.marimo_layout.binding({part: solved(lab_id, TRACKS[0])["evidence"][part] for part in lab.part_ids()})
+    layout = lab.marimo_layout
+    if layout is not None:
+        evidence = solved(lab_id, TRACKS[0])["evidence"]
+        bound = layout.binding({part: evidence[part] for part in lab.part_ids()})
         assert bound and all(part in lab.part_ids() for part, _, _ in bound.values())
+        # The snapshot's answers are the synthesis answers the lab asks for; an empty snapshot lacks each of them.
+        assert set(layout.answers({})) == set(lab.synthesis_fields) - {"rationale"}
+        assert layout.missing({}, False) == [name for name in SYNTHESIS_FIELDS if name in lab.synthesis_fields]
+        assert layout.missing({layout.trigger: "x", "residual_risk": "y", layout.recommendation: "a", layout.rejected: "b"}, True) == []
+        for held in layout.decision_copies({part: evidence[part] for part in lab.part_ids()}, {}):
+            assert held.part == layout.decision_part and held.captured is not None and held.copy is None
 
 
 # -- solve earns every evidence point -------------------------------------------------------------------------
