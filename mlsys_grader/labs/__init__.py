@@ -3,7 +3,8 @@
 A lab is one package (or module) exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.LabSpec`)
 with its rubric ``<lab_id>.toml`` in that package (beside a module), and one Otter master notebook
 where ``LAB.master_path`` says (README, "Adding a lab").  Everything lab-specific is in
-the module; nothing outside this package names a lab.  Labs come from three places,
+the lab's package (``labs/lab07/``: rules, evaluate, words, views, notebook, marimo,
+references, answers); nothing outside this package names a lab.  Labs come from three places,
 later ones overriding earlier ones:
 
 1. the labs shipped here (``lab07``, ``lab11``);

@@ -122,7 +122,7 @@ class Lab07(LabSpec):
         return references.reference_synthesis(self, plans, rng)
 
     def reference_answers(self, track: str) -> dict[str, Any]:
-        return references.hand_written(track)
+        return references.hand_written(self.lab_id, track)
 
 
 LAB = Lab07()

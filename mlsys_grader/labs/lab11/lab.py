@@ -130,7 +130,7 @@ class Lab11(LabSpec):
         return references.reference_synthesis(self, track, plans, rng)
 
     def reference_answers(self, track: str) -> dict[str, Any]:
-        return references.hand_written(track)
+        return references.hand_written(self.lab_id, track)
 
 
 LAB = Lab11()

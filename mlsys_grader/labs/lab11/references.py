@@ -91,12 +91,12 @@ def reference_synthesis(lab: Lab11, track: str, plans: Mapping[str, PartPlan], r
 
 
 
-def hand_written(track: str) -> dict[str, Any]:
+def hand_written(lab_id: str, track: str) -> dict[str, Any]:
     """The hand-written synthesis answers for the default bundle on ``track`` (:mod:`.answers`), in schema order."""
     try:
         from .answers import ANSWERS
     except ModuleNotFoundError:  # the student build leaves the solutions out
-        raise LookupError("lab11: the hand-written reference answers are not in this install (staff only)") from None
+        raise LookupError(f"{lab_id}: the hand-written reference answers are not in this install (staff only)") from None
     if track not in ANSWERS:
-        raise LookupError(f"lab11: no hand-written reference answers for track {track!r}; expected one of {', '.join(ANSWERS)}")
+        raise LookupError(f"{lab_id}: no hand-written reference answers for track {track!r}; expected one of {', '.join(ANSWERS)}")
     return {name: ANSWERS[track][name] for name in SYNTHESIS_FIELDS if name in ANSWERS[track]}
