@@ -27,6 +27,9 @@ OPERATION_COUNT = 6
 @cache
 def evaluator() -> ModuleType:
     """The lab's :mod:`.evaluate` module (imports mlsysim on first use: it is slow to import)."""
+    from ..._mlsysim import import_mlsysim  # mlsysim's own import, with libyaml when PyYAML has it
+
+    import_mlsysim()
     return importlib.import_module(f"{__package__}.evaluate")
 
 
