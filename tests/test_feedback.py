@@ -73,9 +73,12 @@ def test_a_grade_stored_before_feedback_data_existed_still_gets_a_page():
     """A stored grade without hidden indices, item maxima or evidence (an earlier run) falls back to the rubric."""
     from mlsys_grader.course._feedback import render_feedback
 
-    row = {"lab": "lab07", "student": "2001", "student_name": "Ada", "student_email": "ada@u.edu", "student_id": "2001",
-           "path": "x/lab07-submission.json", "submitted_at": "", "score": 88.0, "max_score": 100.0, "raw_score": 88.0,
-           "late_penalty": 0.0, "rule": "", "changes": ""}
+    from mlsys_grader.course._row import FinalRow
+
+    row = FinalRow.from_json({"lab": "lab07", "student": "2001", "student_name": "Ada", "student_email": "ada@u.edu",
+                              "student_id": "2001", "path": "x/lab07-submission.json", "submitted_at": "", "score": 88.0,
+                              "max_score": 100.0, "raw_score": 88.0, "late_penalty": 0.0, "rule": "", "changes": "",
+                              "status": "graded"})  # as an earlier release stored it: no machine score, no override data
     result = {"items": {"A.captured": 3.0, "A.replay": 6.0, "A.prediction_correct": 0.0},
               "findings": [["A", "prediction", "prediction_correct", "the numbers support another answer"]]}
     page = render_feedback(row, result, release=False)

@@ -206,7 +206,7 @@ def test_decisions_out_of_range_or_for_unknown_students_and_items_are_refused_an
                Decision("2005", "lab07", RECOMMENDATION, 2.0))
     assert caught.value.problems == (
         f"{CITES}: points must be 0..4 (got 5)", "unknown student '9999'",
-        f"unknown rubric item 'synthesis.charm' for lab07 (expected one of {', '.join(final_row(db, '2002', 'lab07')['_items'])})",
+        f"unknown rubric item 'synthesis.charm' for lab07 (expected one of {', '.join(final_row(db, '2002', 'lab07').points)})",
         "2002 has no submission of lab11 to override")
     assert digest(db) == before, "the valid fifth decision was not stored either"
 
@@ -378,17 +378,17 @@ def test_an_override_on_every_held_item_resolves_a_grader_error(tmp_path):
     try:
         book.write_final(build_final([row], None, ["lab11"], {"lab11": 100.0}))
         [held] = book.final()
-        assert held["status"] == "regrade" and len(held["_held"]) == 6
+        assert held["status"] == "regrade" and len(held.held) == 6
         [entry] = build_queue(book)
         assert entry.reasons[0].startswith("grader_error: points held on synthesis.rationale_length")
-        assert entry.at_stake == sum(held["_item_max"][c] for c in held["_held"])
+        assert entry.at_stake == sum(held.item_max[c] for c in held.held)
         student = held["student"]
-        apply_decisions(book, [Decision(student, "lab11", c, held["_item_max"][c], "read by hand") for c in held["_held"][:-1]], "ta")
+        apply_decisions(book, [Decision(student, "lab11", c, held.item_max[c], "read by hand") for c in held.held[:-1]], "ta")
         assert book.final()[0]["status"] == "regrade", "one held item left"
-        apply_decisions(book, [Decision(student, "lab11", held["_held"][-1], 0.0, "no trigger")], "ta")
+        apply_decisions(book, [Decision(student, "lab11", held.held[-1], 0.0, "no trigger")], "ta")
         [done] = book.final()
         assert done["status"] == "graded" and "held items scored by staff" in done["rule"]
-        assert done["score"] == held["machine_score"] + sum(held["_item_max"][c] for c in held["_held"][:-1])
+        assert done["score"] == held["machine_score"] + sum(held.item_max[c] for c in held.held[:-1])
         assert build_queue(book) == []
     finally:
         book.close()

@@ -24,6 +24,7 @@ from ..core.report import HIDDEN_ITEMS, render_html
 from ..errors import GraderError
 from ._formative import FORMATIVE_ITEM
 from ._gradebook import GradebookDB
+from ._row import FinalRow
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9@._-]+")
 
@@ -62,7 +63,7 @@ def _rubric_points(lab: str) -> dict[str, float]:
         f"synthesis.{item}": points for item, points in rubric.synthesis.items()}
 
 
-def render_feedback(row: Mapping[str, Any], result: Mapping[str, Any], *, release: bool) -> str:
+def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) -> str:
     """The page for one final row and its stored grade."""
     findings = result.get("findings", [])
     hidden_index = set(result.get("hidden", [i for i, f in enumerate(findings) if f[2] in HIDDEN_ITEMS]))
@@ -70,7 +71,7 @@ def render_feedback(row: Mapping[str, Any], result: Mapping[str, Any], *, releas
     item_max = result.get("item_max") or _rubric_points(row["lab"])
     parts: dict[str, list[tuple[str, Any, Any]]] = {}
     visible, visible_max = 0.0, 0.0
-    overridden = row.get("_overridden") or {}  # staff decisions replace the machine's points (course/_overrides.py)
+    overridden = row.overridden  # staff decisions replace the machine's points (course/_overrides.py)
     for column, points in result.get("items", {}).items():
         points = overridden.get(column, points)
         part, item = column.split(".", 1)

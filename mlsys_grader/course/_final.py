@@ -18,12 +18,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from ._identity import Roster
 from ._late import Course, penalty
 from ._overrides import Override, apply_to_final
-from ._row import SCORED, Row
+from ._row import SCORED, FinalRow, Row, Status
 
 FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
                  "sis_login_id",
@@ -51,7 +50,7 @@ def counting_submission(rows: Sequence[Row], counting: str = "latest") -> Row:
 def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
                 max_scores: Mapping[str, float], course: Course | None = None,
                 changes: Mapping[tuple[str, str], str] | None = None,
-                overrides: Mapping[tuple[str, str], Sequence[Override]] | None = None) -> list[dict[str, Any]]:
+                overrides: Mapping[tuple[str, str], Sequence[Override]] | None = None) -> list[FinalRow]:
     """One row per (student, lab): every roster student for every lab in ``labs``, and every other student seen.
 
     ``changes`` maps (student, lab) to the change-log summary shown in the ``changes`` column;
@@ -66,23 +65,21 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
     keys += sorted(k for k in grouped if k not in known)
     students = {s.key: s for s in roster.students} if roster else {}
     counting = course.counting if course else "latest"
-    final = []
+    final: list[FinalRow] = []
     for student_key, lab in keys:
         mine = grouped.get((student_key, lab), [])
         entry = students.get(student_key)
-        out: dict[str, Any] = {"student": student_key, "lab": lab, "changes": (changes or {}).get((student_key, lab), "")}
-        for column, attribute in IDENTITY.items():
-            out[column] = getattr(entry, attribute) if entry else ""
+        mine_overrides = (overrides or {}).get((student_key, lab), ())
+        identity = {column: getattr(entry, attribute) if entry else "" for column, attribute in IDENTITY.items()}
+        change = (changes or {}).get((student_key, lab), "")
         if not mine:
-            out.update(status="missing", machine_score=0.0, raw_score=0.0, late_penalty=0.0, score=0.0,
-                       max_score=max_scores.get(lab, ""), late_percent=0.0,
-                       submitted_at="", late="", rule="no submission", path="", input_hash="", other_submissions="", flags="")
-            apply_to_final(out, (overrides or {}).get((student_key, lab), ()))
-            final.append(out)
+            final.append(apply_to_final(FinalRow(student_key, lab, identity, Status.MISSING, machine_score=0.0, raw_score=0.0,
+                                                 late_penalty=0.0, score=0.0, max_score=max_scores.get(lab, ""),
+                                                 rule="no submission", changes=change), mine_overrides))
             continue
         chosen = counting_submission(mine, counting)
         if entry is None:
-            out.update({column: chosen.get(column, "") for column in IDENTITY})
+            identity = {column: chosen.get(column, "") for column in IDENTITY}
         raw = float(chosen["score"] or 0)
         when = chosen.get("submitted_at") or ""
         late = penalty(course, student_key, lab, datetime.fromisoformat(when) if when else None, bool(chosen.get("late")))
@@ -91,23 +88,21 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
         if len(mine) > 1:
             rule = (f"{'best score' if counting == 'best' else 'latest by trusted time'} of {len(mine)} submissions"
                     + (f"; {rule}" if rule else ""))
-        out.update(status=str(chosen.status), raw_score=raw, late_penalty=points, score=round(raw - points, 6),
-                   max_score=chosen.get("max_score") or max_scores.get(lab, ""), submitted_at=when,
-                   late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen["path"],
-                   input_hash=chosen.get("input_hash", ""),
-                   other_submissions="; ".join(row["path"] for row in mine if row is not chosen),
-                   flags=chosen["flags"], machine_score=raw, late_percent=late.percent, _held=list(chosen.held),
-                   _item_max=dict(chosen.item_max), _items=_numbers(chosen))
-        out["_collusion_group"] = chosen.collusion_group
-        apply_to_final(out, (overrides or {}).get((student_key, lab), ()))
-        final.append(out)
+        made = FinalRow(student_key, lab, identity, chosen.status, machine_score=raw, raw_score=raw, late_penalty=points,
+                        score=round(raw - points, 6), max_score=chosen.max_score or max_scores.get(lab, ""),
+                        late_percent=late.percent, submitted_at=when,
+                        late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen.path,
+                        input_hash=chosen.input_hash,
+                        other_submissions="; ".join(row.path for row in mine if row is not chosen), flags=chosen["flags"],
+                        changes=change, held=chosen.held, item_max=dict(chosen.item_max), points=_numbers(chosen),
+                        collusion_group=chosen.collusion_group)
+        final.append(apply_to_final(made, mine_overrides))
     members: dict[str, list[str]] = {}
     for out in final:
-        if out.get("_collusion_group"):
-            members.setdefault(out["_collusion_group"], []).append(out["student"])
-    for out in final:  # the review page shows each counting submission beside the others of its collusion group
-        out["_collusion_with"] = [s for s in members.get(out.get("_collusion_group") or "", []) if s != out["student"]]
-    return final
+        if out.collusion_group:
+            members.setdefault(out.collusion_group, []).append(out.student)
+    # the review page shows each counting submission beside the others of its collusion group
+    return [out.but(collusion_with=tuple(s for s in members.get(out.collusion_group, []) if s != out.student)) for out in final]
 
 
 def _numbers(row: Row) -> dict[str, float]:

@@ -65,7 +65,7 @@ from ._ingest import (
 from ._late import Course, read_course
 from ._migrations import open_gradebook
 from ._overrides import agreement_of, load_overrides
-from ._row import SCORED, Row, Status
+from ._row import SCORED, FinalRow, Row, Status
 from ._spans import rationale_spans
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class GradebookResult:
     graded: int = 0
     reused: int = 0
     seconds: float = 0.0
-    final: list[dict[str, Any]] = field(default_factory=list)
+    final: list[FinalRow] = field(default_factory=list)
     """One row per student and lab (:mod:`._final`)."""
     ignored: list[tuple[str, str]] = field(default_factory=list)
     """Files ignored by rule (path, why): a notebook beside its bundle, helper files, staff files."""
@@ -459,18 +459,18 @@ class GradebookDB:
         self.conn.commit()
         return changes
 
-    def write_final(self, final: Sequence[Mapping[str, Any]]) -> None:
+    def write_final(self, final: Sequence[FinalRow]) -> None:
         """Replace the ``final`` table with ``final`` (one row per student and lab)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         with self.conn:
             self.conn.execute("DELETE FROM final")
             self.conn.executemany("INSERT INTO final VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                  [(r["student"], r["lab"], r["status"], r["raw_score"], r["late_penalty"], r["score"],
-                                    r["input_hash"], json.dumps(r), now) for r in final])
+                                  [(r.student, r.lab, str(r.status), r.raw_score, r.late_penalty, r.score,
+                                    r.input_hash, json.dumps(r.to_json()), now) for r in final])
 
-    def final(self) -> list[dict[str, Any]]:
+    def final(self) -> list[FinalRow]:
         """The final gradebook as last written, in the order it was written."""
-        return [json.loads(text) for (text,) in self.conn.execute("SELECT row FROM final ORDER BY rowid")]
+        return [FinalRow.from_json(json.loads(text)) for (text,) in self.conn.execute("SELECT row FROM final ORDER BY rowid")]
 
     def final_scores(self) -> dict[tuple[str, str], float]:
         return {(student, lab): score for student, lab, score in self.conn.execute("SELECT student, lab, score FROM final")}
@@ -610,7 +610,7 @@ def grade_paths(
 
 def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mapping[str, Rubric],
                      course: Course | None, db: GradebookDB | None, key: str,
-                     options: BatchOptions, forced: Sequence[bool]) -> tuple[list[dict[str, Any]], list[ScoreChange]]:
+                     options: BatchOptions, forced: Sequence[bool]) -> tuple[list[FinalRow], list[ScoreChange]]:
     """Build the final gradebook, compare the counting submissions with the last run's, log this run's regrades
     and score changes, and store it; returns (final rows, score changes)."""
     labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
@@ -636,8 +636,7 @@ def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mappin
     if course is not None:  # the export names Canvas columns from it
         db.conn.execute("INSERT OR REPLACE INTO meta VALUES ('course', ?)", (course.file.model_dump_json(),))
     summaries = db.change_summaries()
-    for row in gradebook:
-        row["changes"] = summaries.get((row["student"], row["lab"]), "")
+    gradebook = [row.but(changes=summaries.get((row.student, row.lab), "")) for row in gradebook]
     db.write_final(gradebook)
     return gradebook, changes
 

@@ -25,7 +25,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+
+from ._row import FinalRow, Status
 
 EPSILON = 1e-9
 
@@ -135,27 +136,28 @@ def describe(applied: Applied) -> tuple[str, str]:
     return done, stale
 
 
-def apply_to_final(row: dict[str, Any], overrides: Sequence[Override]) -> None:
-    """Recompute one final row from its machine score: overrides, then the late penalty (the row is changed in place).
+def apply_to_final(row: FinalRow, overrides: Sequence[Override]) -> FinalRow:
+    """One final row recomputed from its machine score: overrides, then the late penalty.
 
-    Reads ``machine_score``, ``late_percent``, ``_items``, ``_item_max`` and ``_held`` (written by
+    Reads ``machine_score``, ``late_percent``, ``points``, ``item_max`` and ``held`` (from
     :func:`._final.build_final`); sets ``raw_score``, ``late_penalty``, ``score``, ``overrides``,
-    ``stale_overrides`` and ``_overridden`` (item → points), and turns a ``regrade`` row whose
+    ``stale_overrides`` and ``overridden`` (item → points), and turns a ``regrade`` row whose
     held items staff all scored into ``graded``.
     """
-    items: Mapping[str, float] = row.get("_items") or {}
-    done = apply_overrides(overrides, row.get("input_hash", ""), items, row.get("_item_max") or {}) if row.get("input_hash") \
+    done = apply_overrides(overrides, row.input_hash, row.points, row.item_max) if row.input_hash \
         else Applied((), tuple((o, "the student has no submission that counts") for o in overrides), 0.0)
-    machine = float(row.get("machine_score", row.get("raw_score", 0)) or 0)
+    machine = float(row.machine_score or 0)
     raw = round(machine + done.delta, 6)
-    late = round(raw * float(row.get("late_percent", 0) or 0) / 100, 6)
-    row.update(raw_score=raw, late_penalty=late, score=round(raw - late, 6))
-    row["overrides"], row["stale_overrides"] = describe(done)
-    row["_overridden"] = {o.item: o.new_points for o in done.applied}
-    held = set(row.get("_held") or ())
-    if row.get("status") == "regrade" and held and held <= set(row["_overridden"]):
-        row["status"] = "graded"
-        row["rule"] = "; ".join(text for text in (row.get("rule", ""), "held items scored by staff") if text)
+    late = round(raw * float(row.late_percent or 0) / 100, 6)
+    applied, stale = describe(done)
+    overridden = {o.item: o.new_points for o in done.applied}
+    status, rule = row.status, row.rule
+    held = set(row.held)
+    if status == Status.REGRADE and held and held <= set(overridden):
+        status = Status.GRADED
+        rule = "; ".join(text for text in (rule, "held items scored by staff") if text)
+    return row.but(raw_score=raw, late_penalty=late, score=round(raw - late, 6), overrides=applied, stale_overrides=stale,
+                   overridden=overridden, status=status, rule=rule)
 
 
 def agreement_of(overrides: Mapping[tuple[str, str], Sequence[Override]]) -> list[tuple[str, str, int, int]]:

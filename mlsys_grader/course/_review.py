@@ -23,12 +23,12 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..core import flags as flag_names
 from ..errors import DecisionError
 from ._gradebook import GradebookDB, _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
+from ._row import FinalRow
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
                 flag_names.VERSION_DRIFT)
@@ -92,16 +92,16 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
         key = (row["student"], row["lab"])
         mine = overrides.get(key, [])
         result = db.result(row["input_hash"]) if row.get("input_hash") else None
-        item_max: Mapping[str, float] = row.get("_item_max") or (result or {}).get("item_max", {})
+        item_max: Mapping[str, float] = row.item_max or (result or {}).get("item_max", {})
         # Formative items (maximum 0: shown as right or not, never scored) have nothing to decide.
-        items: Mapping[str, float] = {c: v for c, v in (row.get("_items") or (result or {}).get("items", {})).items()
+        items: Mapping[str, float] = {c: v for c, v in (row.points or (result or {}).get("items", {})).items()
                                       if float(item_max.get(c, 0) or 0) > 0}
         live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
         reasons: list[str] = []
         concerned: dict[str, str] = {}
         stake = 0.0
         flags = [f for f in (row.get("flags") or "").split(";") if f]
-        held = [c for c in row.get("_held", []) if c in items]
+        held = [c for c in row.held if c in items]
         for flag in flags:
             if flag not in REVIEW_FLAGS:
                 continue
@@ -168,7 +168,7 @@ class Decision:
     """Where the decision came from, for messages (``decisions.csv line 4``)."""
 
 
-def _check(decision: Decision, rows: Mapping[tuple[str, str], Mapping[str, Any]], by: str, at: str) -> Override | str:
+def _check(decision: Decision, rows: Mapping[tuple[str, str], FinalRow], by: str, at: str) -> Override | str:
     """The override for ``decision``, or the sentence saying why it cannot be made."""
     where = f"{decision.where}: " if decision.where else ""
     row = rows.get((decision.student, decision.lab))
@@ -181,10 +181,10 @@ def _check(decision: Decision, rows: Mapping[tuple[str, str], Mapping[str, Any]]
     if decision.input_hash and decision.input_hash != row["input_hash"]:
         return (f"{where}stale submission hash {decision.input_hash[:12]} for {decision.student} {decision.lab}: the submission "
                 f"that counts is now {row['input_hash'][:12]}; export the queue again")
-    items: Mapping[str, float] = row.get("_items") or {}
+    items: Mapping[str, float] = row.points
     if decision.item not in items:
         return f"{where}unknown rubric item {decision.item!r} for {decision.lab} (expected one of {', '.join(items)})"
-    most = float((row.get("_item_max") or {}).get(decision.item, 0))
+    most = float(row.item_max.get(decision.item, 0))
     points = float(items[decision.item]) if decision.new_points is None else decision.new_points
     if not (math.isfinite(points) and -1e-9 <= points <= most + 1e-9):
         return f"{where}{decision.item}: points must be 0..{most:g} (got {points:g})"
@@ -216,18 +216,15 @@ def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str) -> 
     return made
 
 
-def refresh_final(db: GradebookDB) -> list[dict[str, Any]]:
+def refresh_final(db: GradebookDB) -> list[FinalRow]:
     """Recompute every final row from its machine score with the stored overrides, and store the table again.
 
     Committed with whatever the caller wrote before in the same transaction (:meth:`GradebookDB.write_final`).
     """
     overrides = load_overrides(db.conn)
-    final = db.final()
-    for row in final:
-        apply_to_final(row, overrides.get((row["student"], row["lab"]), ()))
     summaries = db.change_summaries()
-    for row in final:
-        row["changes"] = summaries.get((row["student"], row["lab"]), "")
+    final = [apply_to_final(row, overrides.get((row.student, row.lab), ())).but(changes=summaries.get((row.student, row.lab), ""))
+             for row in db.final()]
     db.write_final(final)
     return final
 
@@ -240,8 +237,8 @@ def add_request(db: GradebookDB, student: str, lab: str, reason: str, item: str 
     if not matches:
         raise DecisionError([f"unknown student {student!r} for lab {lab!r}"])
     row = rows[matches[0]]
-    if item and item not in (row.get("_items") or {}):
-        raise DecisionError([f"unknown rubric item {item!r} for {lab} (expected one of {', '.join(row.get('_items') or {})})"])
+    if item and item not in row.points:
+        raise DecisionError([f"unknown rubric item {item!r} for {lab} (expected one of {', '.join(row.points)})"])
     if not reason.strip():
         raise DecisionError(["a regrade request needs a --reason"])
     with db.conn:

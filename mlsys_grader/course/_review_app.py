@@ -132,12 +132,12 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
             current = queue[number - 1]
             result = db.result(current.input_hash) or {}
             final = {(r["student"], r["lab"]): r for r in db.final()}
-            row = final.get((current.student, current.lab), {})
+            row = final.get((current.student, current.lab))
             rationale = str(result.get("rationale", ""))
             spans: list[Sequence[Any]] = list(result.get("spans") or [])
             mine_all = {t for times in (result.get("part_times") or {}).values() for t in times}
             others, others_all = [], set()
-            for student in row.get("_collusion_with") or []:
+            for student in row.collusion_with if row is not None else ():
                 other_row = final.get((student, current.lab))
                 if not other_row or not other_row.get("input_hash"):
                     continue
@@ -154,7 +154,7 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
             mine_times = {part: [(t, t in others_all) for t in times] for part, times in (result.get("part_times") or {}).items()}
             body = render_template(
                 "review.html", queue=queue, pending=len(pending), entry=current, number=number, token=token, by=by,
-                problems=problems, row=row, segments=segments(rationale, spans),
+                problems=problems, row=row if row is not None else {}, segments=segments(rationale, spans),
                 legend=sorted({(str(s[2]), str(s[3])) for s in spans}, key=lambda s: (s[0], s[1])),
                 choices=result.get("choices") or {}, findings=result.get("findings") or [],
                 evidence=[(part, sorted((evidence.get(part) or {}).items())) for part in _parts_concerned(current, evidence)],

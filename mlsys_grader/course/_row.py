@@ -1,4 +1,4 @@
-"""One gradebook row per input, as a frozen value; its status as an enum.
+"""Gradebook rows as frozen values: one :class:`Row` per input, one :class:`FinalRow` per student and lab; the status as an enum.
 
 A :class:`Row` keeps what the per-input CSV shows (identity, scores per part and item,
 flags, reasons) as typed fields, and what only the gradebook's own views read (the report's
@@ -30,6 +30,8 @@ class Status(StrEnum):
     TIMEOUT = "timeout"
     MEMORY = "memory"
     CRASH = "crash"
+    MISSING = "missing"
+    """A final row only: a roster student with no submission of the lab."""
 
 
 SCORED = (Status.GRADED, Status.REGRADE)
@@ -97,6 +99,99 @@ class Row(Mapping[str, Any]):
     def to_csv(self, columns: Sequence[str]) -> list[Any]:
         """The values of ``columns`` in order ("" for a column this row does not have)."""
         return [self.columns.get(column, "") for column in columns]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.columns[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    __hash__ = None  # type: ignore[assignment]  # rows hold mappings: compared, never hashed
+
+
+IDENTITY_FIELDS = ("student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id")
+"""The identity columns of a final row (filled from the roster, else from the counting submission)."""
+
+
+@dataclass(frozen=True, eq=True)
+class FinalRow(Mapping[str, Any]):
+    """One student's result for one lab (:func:`._final.build_final`), read like a mapping of its columns.
+
+    Final score = machine score, then staff overrides, then the late penalty (:func:`._overrides.apply_to_final`).
+    ``held``, ``item_max``, ``points``, ``overridden``, ``collusion_group`` and ``collusion_with`` are what
+    overrides and the review page need; they are stored with the row (:meth:`to_json`) but are no CSV column.
+    """
+
+    student: str
+    lab: str
+    identity: Mapping[str, Any]
+    status: Status
+    machine_score: float
+    raw_score: float
+    late_penalty: float
+    score: float
+    max_score: float | str
+    late_percent: float = 0.0
+    submitted_at: str = ""
+    late: str = ""
+    rule: str = ""
+    path: str = ""
+    input_hash: str = ""
+    other_submissions: str = ""
+    flags: str = ""
+    overrides: str = ""
+    stale_overrides: str = ""
+    changes: str = ""
+    held: tuple[str, ...] = ()
+    """The items held for staff because the grader failed on them."""
+    item_max: Mapping[str, float] = field(default_factory=dict)
+    points: Mapping[str, float] = field(default_factory=dict)
+    """Item → the machine's points (a formative True/False as 1.0/0.0)."""
+    overridden: Mapping[str, float] = field(default_factory=dict)
+    """Item → the points staff decided (applied overrides)."""
+    collusion_group: str = ""
+    collusion_with: tuple[str, ...] = ()
+    """The other students of the counting submission's collusion group."""
+
+    def but(self, **changes: Any) -> FinalRow:
+        """This row with ``changes`` (field names) applied."""
+        return replace(self, **changes)
+
+    @cached_property
+    def columns(self) -> Mapping[str, Any]:
+        """The row as its columns (those of the final CSV and ``late_percent``)."""
+        return {"student": self.student, "lab": self.lab, "changes": self.changes,
+                **{name: self.identity.get(name, "") for name in IDENTITY_FIELDS},
+                "status": str(self.status), "machine_score": self.machine_score, "raw_score": self.raw_score,
+                "late_penalty": self.late_penalty, "score": self.score, "max_score": self.max_score,
+                "late_percent": self.late_percent, "submitted_at": self.submitted_at, "late": self.late, "rule": self.rule,
+                "path": self.path, "input_hash": self.input_hash, "other_submissions": self.other_submissions,
+                "flags": self.flags, "overrides": self.overrides, "stale_overrides": self.stale_overrides}
+
+    def to_json(self) -> dict[str, Any]:
+        """The row as the gradebook database stores it (its columns, and the override and review data apart)."""
+        return {**self.columns, "_held": list(self.held), "_item_max": dict(self.item_max), "_items": dict(self.points),
+                "_overridden": dict(self.overridden), "_collusion_group": self.collusion_group,
+                "_collusion_with": list(self.collusion_with)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> FinalRow:
+        """A row as :meth:`to_json` (or an earlier release, which may lack the data kept apart) stored it."""
+        return cls(student=str(data.get("student", "")), lab=str(data.get("lab", "")),
+                   identity={name: data.get(name, "") for name in IDENTITY_FIELDS}, status=Status(data.get("status", "missing")),
+                   machine_score=data.get("machine_score", data.get("raw_score", 0.0)), raw_score=data.get("raw_score", 0.0),
+                   late_penalty=data.get("late_penalty", 0.0), score=data.get("score", 0.0), max_score=data.get("max_score", ""),
+                   late_percent=data.get("late_percent", 0.0), submitted_at=data.get("submitted_at", ""),
+                   late=data.get("late", ""), rule=data.get("rule", ""), path=data.get("path", ""),
+                   input_hash=data.get("input_hash", ""), other_submissions=data.get("other_submissions", ""),
+                   flags=data.get("flags", ""), overrides=data.get("overrides", ""),
+                   stale_overrides=data.get("stale_overrides", ""), changes=data.get("changes", ""),
+                   held=tuple(data.get("_held") or ()), item_max=dict(data.get("_item_max") or {}),
+                   points=dict(data.get("_items") or {}), overridden=dict(data.get("_overridden") or {}),
+                   collusion_group=data.get("_collusion_group") or "", collusion_with=tuple(data.get("_collusion_with") or ()))
 
     def __getitem__(self, key: str) -> Any:
         return self.columns[key]
