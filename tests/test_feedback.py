@@ -72,7 +72,6 @@ def test_chromium_renders_a_feedback_page(gradebook, tmp_path):
 def test_a_grade_stored_before_feedback_data_existed_still_gets_a_page():
     """A stored grade without hidden indices, item maxima or evidence (an earlier run) falls back to the rubric."""
     from mlsys_grader.course._feedback import render_feedback
-
     from mlsys_grader.course._row import FinalRow
 
     row = FinalRow.from_json({"lab": "lab07", "student": "2001", "student_name": "Ada", "student_email": "ada@u.edu",
