@@ -122,11 +122,10 @@ def grade_upload(upload: Upload) -> ScoreOfRecord:
                             upload.flag or FLAG_NO_BUNDLE, upload.source, list(upload.notes))
     else:
         record = grade_bytes(upload.lab, upload.bundle, upload.source)
-        record.notes[:0] = list(upload.notes)
-    record.bundle_path = str(upload.bundle_path) if upload.bundle_path else None
-    record.flags.extend(flag for flag in upload.flags if flag not in record.flags)
-    record.public_notes.extend(upload.public_notes)
-    return record
+        record = replace(record, notes=[*upload.notes, *record.notes])
+    return replace(record, bundle_path=str(upload.bundle_path) if upload.bundle_path else None,
+                   flags=[*record.flags, *(flag for flag in upload.flags if flag not in record.flags)],
+                   public_notes=[*record.public_notes, *upload.public_notes])
 
 
 def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_path: str | os.PathLike | None = None) -> ScoreOfRecord:
