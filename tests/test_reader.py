@@ -171,3 +171,26 @@ def test_bytes_are_read_by_content_whatever_their_name(tmp_path):
     read = read_submission(evil.read_bytes(), name="evil")
     assert read.error_kind == "BundleFormatError" and "path traversal" in (read.error or "")
     assert not (tmp_path.parent / "lab07-submission.json").exists()
+
+
+def test_a_gradescope_submission_folder_is_read_and_a_whole_export_is_refused(tmp_path):
+    """One submission folder of a Gradescope download is one input; the download itself (many students) is not."""
+    notebook, bundle = _notebook("lab07", "cloud", None)
+    folder = tmp_path / "export" / "submission_1234"
+    folder.mkdir(parents=True)
+    (folder / "lab07.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    read = read_submission(folder)
+    assert (read.origin, read.input_hash) == ("notebook", read_submission(bundle).input_hash)
+    (tmp_path / "export" / "submission_metadata.yml").write_text("{}", encoding="utf-8")
+    whole = read_submission(tmp_path / "export")
+    assert whole.error_kind == "Refused" and "a Gradescope export of many submissions" in (whole.error or "")
+
+
+def test_a_fifo_named_like_a_submission_is_refused_without_blocking(tmp_path):
+    import os
+
+    for name in ("lab07-submission.json", "lab07_2026.zip"):
+        fifo = tmp_path / name
+        os.mkfifo(fifo)
+        read = read_submission(fifo)  # a blocking open would hang here
+        assert (read.bundle, read.error_kind) == (None, "OSError") and "not a regular file" in (read.error or ""), name

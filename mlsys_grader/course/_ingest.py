@@ -29,6 +29,7 @@ from ..core.models import submission_filename
 from ..errors import BundleFormatError, GraderError
 from ..intake import (
     FORMATS,
+    GRADESCOPE_METADATA,
     SKIP_DIRS,
     Format,
     Submission,
@@ -47,7 +48,6 @@ from ..intake import (
 __all__ = ["FORMATS", "Candidate", "Discovery", "Format", "Loaded", "Student", "discover", "discover_all", "file_digest",
            "lab_hint", "load_candidate", "read_gradescope_metadata", "refusal"]
 
-GRADESCOPE_METADATA = "submission_metadata.yml"
 MAX_METADATA_BYTES = 16 * 1024 * 1024
 
 Loaded = Submission

@@ -9,6 +9,7 @@ three edges (:mod:`mlsys_grader.student`, :mod:`mlsys_grader.course`,
 
 from ._reader import (
     FORMATS,
+    GRADESCOPE_METADATA,
     MAX_NOTEBOOK_BYTES,
     MAX_ZIP_BYTES,
     ORIGIN_FORMATS,
@@ -34,6 +35,7 @@ from ._reader import (
 
 __all__ = [
     "FORMATS",
+    "GRADESCOPE_METADATA",
     "SKIP_DIRS",
     "MAX_NOTEBOOK_BYTES",
     "MAX_ZIP_BYTES",

@@ -33,6 +33,7 @@ import stat
 import zipfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,6 +69,8 @@ HASH_CAP_BYTES = 64 * 1024 * 1024
 MAX_FOLDER_FILES = 500
 """A Gradescope upload folder with more files than this is looked at only for its first ones."""
 
+GRADESCOPE_METADATA = "submission_metadata.yml"
+"""The file at the root of a Gradescope "Export Submissions" download (one folder per submission beside it)."""
 SKIP_DIRS = frozenset({"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"})
 MARKDOWN_REPORT_SUFFIX = "report.md"
 """Inside folders, a Markdown file is an input only when its name ends so (the lab downloads ``<lab_id>_report.md``)."""
@@ -251,11 +254,14 @@ def file_digest(path: str | os.PathLike[str], cap: int = HASH_CAP_BYTES) -> str:
 
 
 def read_bounded(path: str | os.PathLike[str], limit: int, what: str) -> tuple[bytes, str, str | None]:
-    """(bytes, SHA-256 of the file, error) reading at most ``limit`` + 1 bytes; symlinks refused (``OSError``).
-    On an error no bytes are kept."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    """(bytes, SHA-256 of the file, error) reading at most ``limit`` + 1 bytes; a symlink, FIFO, device or folder is
+    refused (``OSError``), without blocking.  On an error no bytes are kept."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(f"{os.path.basename(path)} is not a regular file")
+        size = info.st_size
         if size > limit:
             bound = "a bundle" if what == "submission" else "it"  # as the JSON reader says it (core.jsonio)
             return b"", file_digest(path), f"{what} is {size:,} bytes; {bound} must be at most {limit:,} bytes"
@@ -369,7 +375,7 @@ def parse_submission(data: bytes, *, notebook: bool = False) -> Submission:
         if text is None:
             return Submission(digest, error=_no_saved_bundle("notebook"), error_kind="MissingBundle")
         inner = text.encode("utf-8")
-        return Submission(hashlib.sha256(inner).hexdigest(), load_bundle_value(inner), "notebook",
+        return Submission(hashlib.sha256(inner).hexdigest(), _bundle_of(inner), "notebook",
                           source="the bundle saved in the notebook's outputs")
     keys = sorted(value)[:8] if isinstance(value, Mapping) else type(value).__name__
     raise BundleFormatError(
@@ -378,7 +384,7 @@ def parse_submission(data: bytes, *, notebook: bool = False) -> Submission:
         expected=ACCEPTED_FORMS, got=str(keys))
 
 
-def load_bundle_value(data: bytes) -> Bundle:
+def _bundle_of(data: bytes) -> Bundle:
     return bundle_from_mapping(loads_strict(data))
 
 
@@ -411,6 +417,15 @@ def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset
     return read
 
 
+def _head(path: Path) -> bytes:
+    """The first 4 bytes of a regular file; ``OSError`` for a symlink, FIFO, device or folder (never blocks)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(f"{path.name} is not a regular file")
+        return handle.read(4)
+
+
 def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff: bool) -> Submission:
     name = str(path)
     try:
@@ -418,8 +433,11 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
             return Submission(hashlib.sha256(f"symlink:{path}".encode()).hexdigest(), error="input refused: symlink refused",
                               error_kind="Refused")
         if path.is_dir():
-            files = list(walk_files(path))[:MAX_FOLDER_FILES]
-            primary = pick_primary(files)
+            if (path / GRADESCOPE_METADATA).is_file():
+                return Submission(hashlib.sha256(f"export:{path}".encode()).hexdigest(), error_kind="Refused",
+                                  error=f"{path} is a Gradescope export of many submissions ({GRADESCOPE_METADATA}); "
+                                        "grade it with `mlsys-grader grade`, or check one submission folder in it")
+            primary = pick_primary(list(islice(walk_files(path), MAX_FOLDER_FILES)))
             if primary is None:
                 return Submission(hashlib.sha256(f"missing:{path}".encode()).hexdigest(),
                                   error="Gradescope submission folder holds no bundle JSON, Otter export zip or notebook",
@@ -429,9 +447,7 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
             beside = bundle_beside(path)
             if beside is not None:
                 return _read_path(beside, formats, known, sniff=False)
-        with open(path, "rb") as handle:
-            head = handle.read(4)
-        is_zip = head == ZIP_MAGIC or path.suffix.lower() == ".zip"
+        is_zip = path.suffix.lower() == ".zip" or _head(path) == ZIP_MAGIC
         is_notebook_file = path.suffix.lower() == ".ipynb"
         limit = MAX_ZIP_BYTES if is_zip else MAX_NOTEBOOK_BYTES if is_notebook_file else MAX_BYTES
         what = "zip" if is_zip else "notebook" if is_notebook_file else "submission"
