@@ -26,10 +26,10 @@ import pytest
 
 from mlsys_grader import grade_bundle, load_bundle, solve
 from mlsys_grader.api import default_rubric
+from mlsys_grader.core.embed import BUNDLE_MIME, bundle_display_data, bundle_from_outputs, find_embedded_bundles
 from mlsys_grader.core.report import HIDDEN_ITEMS
 from mlsys_grader.errors import LockError, OptionsError
 from mlsys_grader.gradescope import _hardening as hardening
-from mlsys_grader.gradescope._embed import BUNDLE_MIME, bundle_display_data, find_embedded_bundles
 from mlsys_grader.gradescope._options import PLUGIN_NAME, options_from_mapping, plugin_block, with_options
 from mlsys_grader.gradescope._otter_tests import (
     CaseResult,
@@ -281,6 +281,7 @@ def test_embedded_bundle_round_trips_and_latest_save_wins(tmp_path):
     ]}
     found = find_embedded_bundles(notebook)
     assert [item.cell_index for item in found] == [1, 0]
+    assert bundle_from_outputs(notebook) == found[-1] and bundle_from_outputs({"cells": [{"cell_type": "code"}]}) is None
     assert BUNDLE_MIME in notebook["cells"][0]["outputs"][0]["data"]
     (tmp_path / "lab07.ipynb").write_text(json.dumps(notebook))
     record = score_of_record("lab07", tmp_path)
