@@ -321,7 +321,7 @@ def _cmd_assign(args: argparse.Namespace) -> int:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from .staff._generate import generate
+    from .staff import generate
 
     result = generate(args.kind, args.root, args.lab, tracks=args.track, check=args.check, log=print)
     if args.check:

@@ -1,6 +1,7 @@
 """What only course staff run, on a staff machine: everything that *builds* something to hand out.
 
 - ``_solve``      — ``solve``: a full-marks bundle without a notebook (the tests' and the instructor's tool);
+- ``_generate``   — ``mlsys-grader generate``: masters, student notebooks and reference submissions from the labs;
 - ``_assign``     — ``otter assign``: masters → student notebooks (``mlsys-grader assign``);
 - ``_autograder`` — ``mlsys-grader autograder``: each lab's Gradescope zip, pinned by ``_lock``;
 - ``_kit``        — ``mlsys-grader kit``: what a student downloads;
@@ -31,11 +32,12 @@ _LAZY = {
     "LOCK_NAME": "._autograder",
     "build_autograders": "._autograder",
     "drift": "._assign",
+    "generate": "._generate",
     "regenerate": "._assign",
 }
 
-__all__ = ["INSTALL_COMMAND", "Kit", "LOCK_NAME", "build_autograders", "build_kit", "bundle_from_controls", "drift", "regenerate", "solve",
-           "solve_spec"]
+__all__ = ["INSTALL_COMMAND", "Kit", "LOCK_NAME", "build_autograders", "build_kit", "bundle_from_controls", "drift", "generate",
+           "regenerate", "solve", "solve_spec"]
 
 for _name in ("Kit", "build_kit", "bundle_from_controls", "solve", "solve_spec"):
     globals()[_name].__module__ = __name__
