@@ -1,13 +1,14 @@
 """Grade a course's submissions into a gradebook: rows, CSV, DataFrame, SQLite, roster.
 
-:func:`grade_paths` is the whole pipeline: discover inputs (:mod:`._ingest`), grade each
-in a bounded worker (:mod:`._pool`), reuse results stored in the SQLite gradebook for
+:func:`grade_paths` is the whole pipeline: discover inputs (:mod:`._ingest`), read each with
+the one reader (:func:`mlsys_grader.intake.read_submission`) and grade it in the core
+(:func:`mlsys_grader.api.grade_submission`) in a bounded worker (:mod:`._pool`), reuse results stored in the SQLite gradebook for
 inputs already graded with the same grader version and rubrics, join roster tracks,
 find collusion (:mod:`._collusion`) and report which students' scores moved since the
-last run.  Every input yields exactly one row; an input that cannot be graded gets
-score 0 and the reason.
+last run.  Every input yields exactly one row (a frozen :class:`._row.Row`); an input that
+cannot be graded gets score 0 and the reason.
 
-Row status: ``graded``; ``regrade`` when the grader itself failed on part of the
+Row status (:class:`._row.Status`): ``graded``; ``regrade`` when the grader itself failed on part of the
 submission (flag ``grader_error``: the part's points are held, the reason says which
 check failed; such a result is stored but never reused, so the next run grades it
 again); ``error`` for an input that cannot be read as a bundle, or whose format the
@@ -18,7 +19,7 @@ failure (``BundleFormatError``, ``FormatRefused``, ``Unsupported``, …).
 
 Who each input belongs to comes from :mod:`._identity`; the final gradebook (one row per
 student and lab, with the late policy) from :mod:`._final` and :mod:`._late`.  Every row's ``origin`` says what the input was read as
-(``bundle``, ``otter``, ``marimo-json``, ``marimo-md``, ``otter/marimo-json``), or
+(``bundle``, ``notebook``, ``otter``, ``marimo-json``, ``marimo-md``, ``otter/marimo-json``), or
 ``unreadable <kind>`` when its content could not be read.
 """
 
