@@ -220,7 +220,7 @@ def format_queue(entries: Sequence[Entry]) -> str:
 def _cmd_review(args: argparse.Namespace) -> int:
     import os
 
-    from .course._gradebook import GradebookDB
+    from .course import GradebookDB
     from .course._review import add_request, build_queue, export_queue, import_decisions
     from .errors import DecisionError
 
