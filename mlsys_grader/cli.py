@@ -22,13 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ._version import __version__
+from .api import grade_file
 from .core.labspec import LabSpec
 from .core.models import bundle_json_schema
 from .core.report import GradeReport
 from .core.rubric import rubric_markdown
 from .course import BatchOptions, GradebookResult, grade_paths, resolve_rubrics, write_summary
 from .course._final import default_final_path
-from .course._gradebook import check_file
 from .errors import GraderError
 from .labs import lab_ids
 
@@ -75,7 +75,7 @@ def format_error(exc: BaseException) -> str:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     try:
-        report = check_file(args.file)
+        report = grade_file(args.file)  # every form: bundle, Otter zip, notebook, Gradescope folder, marimo export
     except (GraderError, OSError) as exc:
         if not args.json:
             raise
@@ -368,8 +368,10 @@ def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"mlsys-grader {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    check = sub.add_parser("check", help="self-check one bundle or marimo export as a student would")
-    check.add_argument("file", help="submission bundle (JSON), or the book's marimo export (JSON snapshot or Markdown report)")
+    check = sub.add_parser("check", help="self-check one submission as a student would (graded as `grade` grades it)")
+    check.add_argument("file", help="submission bundle (JSON), Otter export zip, notebook (its bundle beside it or saved in "
+                                    "its outputs), Gradescope upload folder, or the book's marimo export (JSON snapshot or "
+                                    "Markdown report)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     check.add_argument("--all", action="store_true", help="include hidden checks (staff view)")
     check.set_defaults(func=_cmd_check)
