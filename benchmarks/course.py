@@ -359,6 +359,7 @@ def final_step(submissions: int = 10_000) -> float:
     from mlsys_grader.course._gradebook import GradebookDB
     from mlsys_grader.course._identity import Roster, RosterStudent
     from mlsys_grader.course._late import Course, CourseFile
+    from mlsys_grader.course._row import Row, Status
 
     students = submissions // 3
     roster = Roster("roster.csv", tuple(RosterStudent(key=f"{i:05d}", name=f"Student {i}", email=f"s{i}@u.edu", sid=f"{i:05d}",
@@ -370,10 +371,11 @@ def final_step(submissions: int = 10_000) -> float:
     for n in range(submissions):
         student, lab = (n // 2) % students, LABS[n % 2]
         when = deadline + timedelta(hours=(n % 97) - 60)
-        rows.append({"student": f"{student:05d}", "lab": lab, "status": "graded", "score": 88.0, "max_score": 100.0,
-                     "submitted_at": when.isoformat(), "late": "", "path": f"s{n:05d}/{lab}-submission.json",
-                     "input_hash": f"{n:064x}", "flags": "generated", "student_name": "", "student_email": "",
-                     "student_id": "", "sis_id": "", "canvas_id": "", "moodle_id": "", "section": ""})
+        identity = {"student": f"{student:05d}", "student_name": "", "student_email": "", "student_id": "", "sis_id": "",
+                    "canvas_id": "", "moodle_id": "", "section": "", "submitted_at": when.isoformat(), "late": ""}
+        rows.append(Row(path=f"s{n:05d}/{lab}-submission.json", kind="json", identity=identity, input_hash=f"{n:064x}", lab=lab,
+                        track="edge", status=Status.GRADED, score=88.0, max_score=100.0, parts={}, points={},
+                        flags=("generated",), reasons="", error_kind="", origin="bundle", grader_version="", rubric=""))
     with tempfile.TemporaryDirectory() as folder:
         db = GradebookDB(Path(folder) / "final.sqlite")
         start = time.perf_counter()
