@@ -45,14 +45,10 @@ from ..intake import (
     walk_files,
 )
 
-__all__ = ["FORMATS", "Candidate", "Discovery", "Format", "Loaded", "Student", "discover", "discover_all", "file_digest",
+__all__ = ["FORMATS", "Candidate", "Discovery", "Format", "Student", "discover", "discover_all", "file_digest",
            "lab_hint", "load_candidate", "read_gradescope_metadata", "refusal"]
 
 MAX_METADATA_BYTES = 16 * 1024 * 1024
-
-Loaded = Submission
-"""What :func:`load_candidate` makes of a candidate (the reader's :class:`~mlsys_grader.intake.Submission`)."""
-
 
 @dataclass(frozen=True)
 class Student:
@@ -75,7 +71,7 @@ class Candidate:
     chosen inside it, or None) or ``other`` (a file inside a folder whose name is none of
     the accepted kinds: its content is sniffed, and it is graded if it is a submission,
     else it is an ``unsupported`` row).  The kind only says how the input was found: what
-    it holds is decided from its content when it is read (``Loaded.origin``).  ``root``
+    it holds is decided from its content when it is read (``Submission.origin``).  ``root``
     is the path given on the command line that the input was found under.
     """
 
