@@ -201,6 +201,8 @@ def feasible_candidates(plan: PartPlan) -> dict[str, bool]:
 
 
 def decision_problems(part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+    """Part E's deployment decision: a feasible choice (or a hold of a feasible primary rejecting the alternative,
+    or "none" only when no candidate is feasible), a different rejected candidate, the matching ranking kept."""
     if part != "E":
         return []
     decision = record.decision if isinstance(record.decision, Mapping) else {}
@@ -233,6 +235,7 @@ def decision_problems(part: str, plan: PartPlan, record: EvidenceRecord) -> list
 
 
 def synthesis_problems(bundle: Bundle) -> list[Problem]:
+    """A listed trigger and limitation, and part E captured with the decision the synthesis defends."""
     s = bundle.synthesis
     problems: list[Problem] = []
     for field, options, what in (("reevaluation_trigger", TRIGGERS, "re-evaluation trigger"),
