@@ -130,6 +130,8 @@ def test_marimo_exports_get_one_grade_from_check_and_grade_and_are_not_gradescop
     expected = grade_file(snapshot)
     assert [(f.part, f.criterion) for f in expected.findings] == [("bundle", "prediction")]  # the excuse, said once
     assert expected.score == expected.max_score
+    # scored once, by the core: the rationale reader's verdicts stay on the report (re-scoring outside used to drop them)
+    assert all(i.certainty for i in expected.parts["synthesis"].items if i.item.startswith("rationale_"))
     for path in (snapshot, report, zipped):
         checked = _check(path, capsys)
         assert (checked["score"], [f["message"] for f in checked["findings"]]) == \
