@@ -43,7 +43,7 @@ from .._mlsysim import import_mlsysim
 from .._version import __version__
 from ..api import default_rubric, grade_submission, load_rubric
 from ..core import flags as flag_names
-from ..core.models import PARTS
+from ..core.models import PARTS, Bundle
 from ..core.report import GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
@@ -66,7 +66,7 @@ from ._ingest import (
 from ._late import Course, read_course
 from ._migrations import open_gradebook
 from ._overrides import agreement_of, load_overrides
-from ._row import SCORED, FinalRow, Row, Status
+from ._row import SCORED, FinalRow, Result, Row, Status
 from ._spans import rationale_spans
 
 if TYPE_CHECKING:
@@ -203,7 +203,7 @@ def columns_for(rubrics: Iterable[Rubric]) -> list[str]:
 
 # -- one submission (runs in a worker) ---------------------------------------------
 
-def summarize(report: GradeReport, origin: str = "") -> dict[str, Any]:
+def summarize(report: GradeReport, origin: str = "") -> Result:
     """The JSON-safe part of a row that depends only on the graded report (its flags are the report's own,
     whatever the origin: ``check`` and the gradebook say the same)."""
     items = {f"{name}.{item.item}": item.points for name, part in report.parts.items() for item in part.items}
@@ -240,7 +240,7 @@ def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None) -> Gr
 
 
 def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset(),
-                    formats: Iterable[Format] = FORMATS) -> dict[str, Any]:
+                    formats: Iterable[Format] = FORMATS) -> Result:
     """Grade one input; the result for the row (never raises for a bad input).
 
     When the input's hash is in ``reuse`` the stored result is used instead and only
@@ -251,7 +251,7 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     loaded = load_candidate(candidate, reuse, formats)
     if loaded.origin == "known" or loaded.input_hash in reuse:
         return {"status": "reuse", "input_hash": loaded.input_hash}
-    result: dict[str, Any] = {"input_hash": loaded.input_hash, "origin": loaded.origin}
+    result: Result = {"input_hash": loaded.input_hash, "origin": loaded.origin}
     bundle = loaded.bundle
     if loaded.error is not None or bundle is None:
         status = "unsupported" if loaded.error_kind == "Unsupported" else "error"
@@ -265,7 +265,7 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None)}
 
 
-def graded_result(report: GradeReport, bundle: Any, origin: str = "", tolerance: float | None = None) -> dict[str, Any]:
+def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None) -> Result:
     """The stored result of a graded bundle: its status, the report's summary, what collusion needs and the
     rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
 
@@ -280,7 +280,7 @@ def graded_result(report: GradeReport, bundle: Any, origin: str = "", tolerance:
             "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS}}
 
 
-def evidence_numbers(bundle: Any) -> dict[str, dict[str, Any]]:
+def evidence_numbers(bundle: Bundle) -> dict[str, dict[str, Any]]:
     """Part → the numbers its evidence record holds (``inputs.executions`` …), for the feedback file."""
     shown: dict[str, dict[str, Any]] = {}
     for part, record in (getattr(bundle, "evidence", None) or {}).items():
@@ -407,7 +407,7 @@ class GradebookDB:
             (grader_version, key))
         return frozenset(h for (h,) in rows)
 
-    def stored(self, input_hash: str, grader_version: str, key: str) -> dict[str, Any] | None:
+    def stored(self, input_hash: str, grader_version: str, key: str) -> Result | None:
         found = self.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? AND rubric_key = ?",
                                   (input_hash, grader_version, key)).fetchone()
         return json.loads(found[0]) if found else None
@@ -423,13 +423,13 @@ class GradebookDB:
                               [(r["input_hash"], json.dumps(r["evidence"])) for r in results if r.get("evidence")])
         self.conn.commit()
 
-    def result(self, input_hash: str) -> dict[str, Any] | None:
+    def result(self, input_hash: str) -> Result | None:
         """The latest result stored for ``input_hash`` by this grader version (with its evidence numbers), or None."""
         found = self.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? "
                                   "ORDER BY graded_at DESC", (input_hash, __version__)).fetchone()
         if found is None:
             return None
-        result: dict[str, Any] = json.loads(found[0])
+        result: Result = json.loads(found[0])
         result.setdefault("evidence", self.evidence(input_hash))
         return result
 
@@ -507,7 +507,7 @@ class GradebookDB:
 
 # -- the pipeline ------------------------------------------------------------------
 
-def _fill_failure_hash(candidate: Candidate, result: dict[str, Any]) -> None:
+def _fill_failure_hash(candidate: Candidate, result: Result) -> None:
     if result.get("input_hash"):
         return
     try:
@@ -553,13 +553,13 @@ def grade_paths(
     try:
         known = db.known_hashes(__version__, key) if db else frozenset()
         reuse = known - set(options.only)  # an input hash named by --only is graded afresh
-        results: list[dict[str, Any] | None] = [None] * len(candidates)
+        results: list[Result | None] = [None] * len(candidates)
         done = [0]
 
-        def work(index: int) -> dict[str, Any]:
+        def work(index: int) -> Result:
             return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats)
 
-        def collect(index: int, result: dict[str, Any]) -> None:
+        def collect(index: int, result: Result) -> None:
             results[index] = result
             done[0] += 1
             if progress:
@@ -568,7 +568,7 @@ def grade_paths(
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
                   memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else import_mlsysim)
         fresh, reused = [], 0
-        final: list[dict[str, Any]] = []
+        final: list[Result] = []
         for index, candidate in enumerate(candidates):
             result = results[index] or {"status": "crash", "reason": "no result came back"}
             if result["status"] == "reuse":

@@ -31,6 +31,8 @@ from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
+from ._row import Result
+
 try:
     import resource
 except ImportError:  # not on POSIX: no memory limit
@@ -40,8 +42,6 @@ GRACE_S = 5.0
 """Beyond the time limit, how long a worker may go on before it is killed."""
 MAX_BROKEN_ROUNDS = 3
 """How many times in a row the pool may break down without finishing a task before the rest are given up."""
-
-Result = dict[str, Any]
 
 
 class TaskTimeout(Exception):

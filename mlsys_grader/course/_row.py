@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from typing import Any, TypedDict
 
 
 class Status(StrEnum):
@@ -32,6 +32,40 @@ class Status(StrEnum):
     CRASH = "crash"
     MISSING = "missing"
     """A final row only: a roster student with no submission of the lab."""
+
+
+class Result(TypedDict, total=False):
+    """What grading one input yields (stored as JSON in the gradebook database, keyed by its input hash), from which
+    :func:`._gradebook.make_row` builds its :class:`Row`.  An ungradable input has ``status``, ``reason`` and
+    ``error_kind``; a graded one the report's summary (:func:`._gradebook.summarize`) and what collusion, the review
+    page and the feedback files need."""
+
+    status: str
+    """A :class:`Status` value, or ``reuse`` (the stored result is used)."""
+    input_hash: str
+    origin: str
+    reason: str
+    error_kind: str
+    lab: str
+    track: str
+    score: float
+    max_score: float
+    parts: dict[str, float]
+    items: dict[str, float]
+    flags: list[str]
+    findings: list[list[str]]
+    """(part, criterion, rubric item or "", message) per finding."""
+    hidden: list[int]
+    """Indices of the findings withheld from feedback until grades are released."""
+    item_max: dict[str, float]
+    rubric: str
+    held: list[str]
+    certainty: dict[str, list[str | None]]
+    part_times: dict[str, list[str]]
+    rationale: str
+    evidence: dict[str, dict[str, Any]]
+    spans: list[list[Any]]
+    choices: dict[str, Any]
 
 
 SCORED = (Status.GRADED, Status.REGRADE)
