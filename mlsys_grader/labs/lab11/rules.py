@@ -33,7 +33,7 @@ import importlib
 from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...core.labspec import Control, PartPlan, PartSpec, Problem
 from ...core.models import Bundle, EvidenceRecord
@@ -70,7 +70,23 @@ D_NEAR_SHARE = 0.5           # "nearly the kernel speedup" from this g, "less th
 D_NEAR_BAND = (0.45, 0.55)   # g band where both of those are accepted
 
 
-def roofline_gain(baseline: Mapping[str, Any], result: Mapping[str, Any]) -> tuple[float, float, float]:
+class RooflineGain(NamedTuple):
+    """Part A's judgement inputs: the latency ratio baseline/changed ``r``, the factor ``f``, the realised share ``q``."""
+
+    ratio: float
+    factor: float
+    share: float
+
+
+class WholePathGain(NamedTuple):
+    """Part D's judgement inputs: the end-to-end speedup as shown ``S``, the kernel speedup ``L``, the surviving share ``g``."""
+
+    shown: float
+    kernel: float
+    share: float
+
+
+def roofline_gain(baseline: Mapping[str, Any], result: Mapping[str, Any]) -> RooflineGain:
     """Part A's ``(r, f, q)`` from the outputs of both arms: latency ratio, factor, realised share.
 
     ``q`` is rounded to the two decimals the notebook shows, as part D's ``S`` is.
@@ -78,10 +94,10 @@ def roofline_gain(baseline: Mapping[str, Any], result: Mapping[str, Any]) -> tup
     factor = float(max(result["compute_scale"], result["bandwidth_scale"], result["reuse"]))
     changed = evaluator().magnitude(result["latency"], baseline["latency"]["unit"])
     ratio = float(baseline["latency"]["magnitude"]) / float(changed)
-    return ratio, factor, float(f"{(ratio - 1.0) / (factor - 1.0):.2f}")
+    return RooflineGain(ratio, factor, float(f"{(ratio - 1.0) / (factor - 1.0):.2f}"))
 
 
-def whole_path_gain(outputs: Mapping[str, Any]) -> tuple[float, float, float]:
+def whole_path_gain(outputs: Mapping[str, Any]) -> WholePathGain:
     """Part D's ``(S, L, g)`` from the result outputs: end-to-end speedup as shown, kernel speedup, surviving share.
 
     ``S`` is rounded to the two decimals the notebook shows, so a student who reads
@@ -90,7 +106,7 @@ def whole_path_gain(outputs: Mapping[str, Any]) -> tuple[float, float, float]:
     """
     shown = float(f"{float(outputs['end_to_end_speedup']):.2f}")
     kernel = float(outputs["local_speedup"])
-    return shown, kernel, round((shown - 1.0) / (kernel - 1.0), 9)
+    return WholePathGain(shown, kernel, round((shown - 1.0) / (kernel - 1.0), 9))
 
 
 PARTS = {
