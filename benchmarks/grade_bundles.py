@@ -1,6 +1,7 @@
 """Benchmark replay-only grading (prints figures; not a timed test).
 
     python benchmarks/grade_bundles.py [--count 1000] [--jobs 2] [--rounds 2] [--compare]
+        [--breakdown [--baseline-tree DIR] [--breakdown-only]] [--profile N [--profile-mode table|live]]
 
 1. Generates COUNT bundles with ``solve`` across both labs, four tracks and many
    seeds (not timed).
@@ -12,19 +13,36 @@
    ``--live-replay``, interleaved for ROUNDS rounds, and reports submissions/s, the speedup
    and the peak memory of that process tree.  ``--compare`` also checks the two grade CSVs
    are byte-identical.
+5. ``--breakdown``: the time per bundle split into reading, the lab's first use (table attached),
+   replay or lookup (the grading context), each check by name, scoring and writing (the row's
+   result, then the gradebook database in the parent), the import of mlsysim in each worker and
+   each worker's peak RSS: every variant graded cold in a fresh process whose pool (``--jobs``)
+   grades every bundle, the variants interleaved for ROUNDS rounds (medians, with ratios).  The
+   variants are the table and live modes, and with ``--baseline-tree DIR`` the same two on another
+   checkout of the package (e.g. ``git worktree add /tmp/wt-before <commit>``), so a change is
+   measured against its parent in one run.  ``--breakdown-only`` skips 2–4.
+6. ``--profile N``: cProfile of grading N bundles in one process (``--profile-mode`` table or
+   live; the tables built first), the top functions by own time and by cumulative time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import dataclasses
+import io
+import json
 import os
+import pstats
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 
 def generate(folder: Path, count: int) -> list[Path]:
@@ -40,13 +58,250 @@ def generate(folder: Path, count: int) -> list[Path]:
     return paths
 
 
+# -- the breakdown: one variant graded cold in a fresh process ------------------------------------
+
+class _Clock:
+    """Times the checks of one grade through ``grade(checks=...)``: the first check starts when the
+    grading context (replay or lookup) is built, and scoring is what follows the last one."""
+
+    def __init__(self) -> None:
+        self.spent: dict[str, float] = {}
+        self.first: float | None = None
+        self.last = 0.0
+
+    def wrap(self, check: Any) -> Any:
+        run, name = check.run, check.name
+
+        def timed_run(*args: Any) -> list[Any]:
+            start = time.perf_counter()
+            if self.first is None:
+                self.first = start
+            try:
+                return list(run(*args))
+            finally:
+                self.last = time.perf_counter()
+                self.spent[name] = self.spent.get(name, 0.0) + self.last - start
+
+        timed_run.__name__ = name
+        return dataclasses.replace(check, run=timed_run)
+
+
+def _graded(candidate: Any, rubrics: dict[str, Any]) -> dict[str, Any]:
+    """One candidate graded as the gradebook grades it (``grade_candidate``), phase by phase."""
+    import mlsys_grader
+    from mlsys_grader.api import mlsysim_version
+    from mlsys_grader.core.audits import CHECKS
+    from mlsys_grader.core.grading import grade
+    from mlsys_grader.course._gradebook import graded_result
+    from mlsys_grader.course._ingest import load_candidate
+    from mlsys_grader.labs import get_lab
+
+    times: dict[str, float] = {}
+    started = time.perf_counter()
+    loaded = load_candidate(candidate)
+    bundle = loaded.raise_for_error()
+    times["read"] = time.perf_counter() - started
+    started = time.perf_counter()
+    lab, rubric = get_lab(bundle.lab), rubrics[bundle.lab]
+    times["lab (first use: load, table)"] = time.perf_counter() - started
+    clock = _Clock()
+    started = time.perf_counter()
+    report = grade(bundle, lab, rubric, mlsysim_version=mlsysim_version(), grader_version=mlsys_grader.__version__,
+                   checks=[clock.wrap(check) for check in CHECKS], importer_findings=loaded.findings,
+                   excuses=loaded.excuses, only_when_complete=loaded.only_when_complete)
+    ended = time.perf_counter()
+    times["replay or lookup (context)"] = (clock.first or ended) - started
+    times.update((f"check {name}", seconds) for name, seconds in clock.spent.items())
+    times["scoring (and report)"] = ended - (clock.last or started)
+    started = time.perf_counter()
+    result = {"input_hash": loaded.input_hash, "origin": loaded.origin,
+              **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance)}
+    times["write (row result, spans)"] = time.perf_counter() - started
+    return {**result, "_bench": {"times": times, "pid": os.getpid(),
+                                 "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}
+
+
+def _prepare_worker(folder: Path) -> Callable[[], None]:
+    def prepare() -> None:
+        from mlsys_grader._mlsysim import import_mlsysim
+
+        started = time.perf_counter()
+        import_mlsysim()
+        (folder / f"import-{os.getpid()}.json").write_text(json.dumps(time.perf_counter() - started))
+
+    return prepare
+
+
+def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path) -> None:
+    """Grade every bundle in ``folder`` in a pool of ``jobs`` workers (``mode`` table or live) and
+    write the phases of each to ``out`` as JSON (run in a fresh process: this is the cold start)."""
+    started = time.perf_counter()
+    import mlsys_grader  # noqa: F401  (the package import is one of the figures)
+    from mlsys_grader.course._gradebook import GradebookDB, resolve_rubrics, rubric_key
+    from mlsys_grader.course._ingest import discover
+    from mlsys_grader.course._pool import run_tasks
+    from mlsys_grader.course._replay_table import ensure_tables, replay_tables
+
+    package_s = time.perf_counter() - started
+    rubrics = resolve_rubrics({})
+    candidates = discover([folder / "submissions"])
+    scratch = Path(tempfile.mkdtemp(dir=folder))
+    results: list[dict[str, Any]] = [{}] * len(candidates)
+
+    def collect(index: int, result: Any) -> None:
+        results[index] = result
+
+    def run() -> None:
+        run_tasks(list(range(len(candidates))), lambda index: _graded(candidates[index], rubrics), jobs=jobs,
+                  on_result=collect, prepare=_prepare_worker(scratch))
+
+    started = time.perf_counter()
+    if mode == "table":
+        ensure_tables(cache)
+        with replay_tables(cache):
+            run()
+    else:
+        run()
+    pool_s = time.perf_counter() - started
+    failed = [r for r in results if "_bench" not in r]
+    if failed:
+        raise SystemExit(f"{len(failed)} bundles did not grade: {failed[0]}")
+    benches = [r.pop("_bench") for r in results]
+    started = time.perf_counter()
+    db = GradebookDB(scratch / "gradebook.sqlite")
+    db.store(results, mlsys_grader.__version__, rubric_key(rubrics))
+    db.close()
+    store_s = time.perf_counter() - started
+    rss: dict[int, float] = {}
+    for bench in benches:
+        rss[bench["pid"]] = max(rss.get(bench["pid"], 0.0), bench["rss_mb"])
+    imports = [json.loads(path.read_text()) for path in scratch.glob("import-*.json")]
+    phases: dict[str, float] = {}
+    for bench in benches:
+        for name, seconds in bench["times"].items():
+            phases[name] = phases.get(name, 0.0) + seconds
+    out.write_text(json.dumps({
+        "bundles": len(results), "package_import_s": package_s, "pool_wall_s": pool_s, "store_s": store_s,
+        "mlsysim_import_s": imports, "worker_rss_mb": sorted(rss.values()),
+        "phases_ms": {name: seconds * 1000 / len(results) for name, seconds in phases.items()},
+        "scores": [r.get("score") for r in results],
+    }))
+
+
+def _run_variant(mode: str, tree: str | None, folder: Path, cache: Path, jobs: int, out: Path) -> dict[str, Any]:
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, __file__, "--_breakdown-worker", mode, str(folder), str(cache), str(jobs), str(out)],
+                          capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        print(proc.stdout, proc.stderr)
+        raise SystemExit(f"breakdown worker ({mode}, {tree or 'this tree'}) exited {proc.returncode}")
+    return {**json.loads(out.read_text()), "wall_s": wall}
+
+
+def _median_of(runs: Sequence[dict[str, Any]], pick: Callable[[dict[str, Any]], float]) -> float:
+    return statistics.median(pick(run) for run in runs)
+
+
+def breakdown(folder: Path, cache: Path, jobs: int, rounds: int, baseline: str | None) -> None:
+    """Run every variant ROUNDS times interleaved and print the medians per bundle, with ratios."""
+    variants = [("table", None), ("live", None)] + ([("table", baseline), ("live", baseline)] if baseline else [])
+    names = [f"{mode}{'@base' if tree else ''}" for mode, tree in variants]
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        order = list(zip(names, variants, strict=True))
+        for name, (mode, tree) in order if round_ % 2 == 0 else reversed(order):
+            runs[name].append(_run_variant(mode, tree, folder, cache, jobs, folder / f"breakdown-{name}-{round_}.json"))
+    scores = {name: runs[name][0]["scores"] for name in names}
+    phases = list(dict.fromkeys(phase for name in names for run in runs[name] for phase in run["phases_ms"]))
+    bundles = runs[names[0]][0]["bundles"]
+    width = max(len(p) for p in phases) + 2
+    print(f"\nbreakdown: {bundles} bundles, --jobs {jobs}, medians of {rounds} interleaved rounds; ms per bundle "
+          f"(worker time, summed over workers){'; @base = ' + baseline if baseline else ''}")
+    header = "".join(f"{name:>12}" for name in names)
+    ratios = [("live/table", "live", "table")]
+    if baseline:
+        ratios += [("base/this table", "table@base", "table"), ("base/this live", "live@base", "live")]
+    print(f"{'phase':<{width}}{header}" + "".join(f"{label:>17}" for label, _, _ in ratios))
+
+    def line(label: str, pick: Callable[[dict[str, Any]], float], unit: str = "") -> None:
+        values = {name: _median_of(runs[name], pick) for name in names}
+        cells = "".join(f"{values[name]:>12.3f}" for name in names)
+        shown = "".join(f"{values[a] / values[b]:>16.2f}x" if values[b] else f"{'-':>17}" for _, a, b in ratios)
+        print(f"{label + unit:<{width}}{cells}{shown}")
+
+    for phase in phases:
+        line(phase, lambda run, phase=phase: run["phases_ms"].get(phase, 0.0))
+    line("checks, all", lambda run: sum(v for k, v in run["phases_ms"].items() if k.startswith("check ")))
+    line("worker total", lambda run: sum(run["phases_ms"].values()))
+    line("gradebook store (parent)", lambda run: run["store_s"] * 1000 / run["bundles"])
+    print("per process, seconds or MB:")
+    line("package import (parent) s", lambda run: run["package_import_s"])
+    line("mlsysim import per worker s", lambda run: statistics.median(run["mlsysim_import_s"] or [0.0]))
+    line("peak RSS per worker MB", lambda run: max(run["worker_rss_mb"]))
+    line("pool wall s", lambda run: run["pool_wall_s"])
+    line("process wall s", lambda run: run["wall_s"])
+    same = all(scores[name] == scores[names[0]] for name in names)
+    print(f"scores identical across variants: {same}")
+
+
+def profile(paths: Sequence[Path], cache: Path, mode: str, top: int = 30) -> None:
+    """cProfile of grading ``paths`` in this process as the gradebook does (tables built first in table mode)."""
+    from mlsys_grader._mlsysim import import_mlsysim
+    from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
+    from mlsys_grader.course._ingest import discover
+    from mlsys_grader.course._replay_table import ensure_tables, replay_tables
+
+    import_mlsysim()
+    rubrics = resolve_rubrics({})
+    candidates = discover(paths)
+
+    def grade_all() -> None:
+        for candidate in candidates:
+            grade_candidate(candidate, rubrics)
+
+    profiler = cProfile.Profile()
+    if mode == "table":
+        ensure_tables(cache)
+        with replay_tables(cache):
+            profiler.runcall(grade_all)
+    else:
+        profiler.runcall(grade_all)
+    for order in ("tottime", "cumulative"):
+        stream = io.StringIO()
+        stats = pstats.Stats(profiler, stream=stream)
+        stats.sort_stats(order).print_stats(top)
+        print(f"\nprofile of {len(candidates)} bundles in one process ({mode}), top {top} by {order}:")
+        print("\n".join(line for line in stream.getvalue().splitlines() if line.strip())[-(top + 2) * 200:])
+
+
+def _profile_paths(folder: Path, count: int) -> list[Path]:
+    return sorted((folder / "submissions").glob("*.json"))[:count]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of table vs live (default 2)")
     parser.add_argument("--compare", action="store_true", help="fail unless both modes write byte-identical grade CSVs")
+    parser.add_argument("--breakdown", action="store_true", help="time per bundle by phase and check, table vs live (5.)")
+    parser.add_argument("--baseline-tree", metavar="DIR", help="with --breakdown: also grade with the package at DIR")
+    parser.add_argument("--breakdown-only", action="store_true", help="with --breakdown: skip the figures 2-4")
+    parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile grading N bundles in one process (6.)")
+    parser.add_argument("--profile-mode", choices=("table", "live"), default="table")
+    parser.add_argument("--_breakdown-worker", nargs=5, dest="breakdown_worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.breakdown_worker:
+        mode, folder, cache, jobs, out = args.breakdown_worker
+        breakdown_worker(mode, Path(folder), Path(cache), int(jobs), Path(out))
+        return
+    if args.breakdown_only or args.profile:
+        quick(args)
+        return
 
     started = time.perf_counter()
     import mlsys_grader  # imported here: the import is part of what is timed
@@ -132,6 +387,28 @@ def main() -> None:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
         if not identical:
             raise SystemExit(1)
+    if args.breakdown:
+        quick(args, skip_build=False)
+
+
+def quick(args: argparse.Namespace, *, skip_build: bool = False) -> None:
+    """The breakdown (5.) and the profile (6.), on COUNT freshly generated bundles and freshly built tables."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "submissions"
+        folder.mkdir()
+        generate(folder, args.count)
+        cache = Path(tmp) / "replay"
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(cache)],
+                       check=True, capture_output=True, text=True)
+        print(f"mlsys-grader warm (both replay tables, fresh process): {time.perf_counter() - started:6.2f} s")
+        if args.baseline_tree:  # its tables have their own key (the lab digest): build them too
+            subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(cache)], check=True,
+                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": args.baseline_tree})
+        if args.breakdown or args.breakdown_only:
+            breakdown(Path(tmp), cache, args.jobs, args.rounds, args.baseline_tree)
+        if args.profile:
+            profile(_profile_paths(Path(tmp), args.profile), cache, args.profile_mode)
 
 
 if __name__ == "__main__":
