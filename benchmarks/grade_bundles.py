@@ -40,7 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +136,7 @@ def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path)
     """Grade every bundle in ``folder`` in a pool of ``jobs`` workers (``mode`` table or live) and
     write the phases of each to ``out`` as JSON (run in a fresh process: this is the cold start)."""
     started = time.perf_counter()
-    import mlsys_grader  # noqa: F401  (the package import is one of the figures)
+    import mlsys_grader
     from mlsys_grader.course._gradebook import GradebookDB, resolve_rubrics, rubric_key
     from mlsys_grader.course._ingest import discover
     from mlsys_grader.course._pool import run_tasks
