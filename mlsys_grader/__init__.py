@@ -4,8 +4,8 @@ The public API is re-exported here; see ``api`` for loading and grading: :func:`
 reads a submission in any accepted form into a :class:`Submission`, :func:`grade_submission` grades it.
 Importing the package does not import mlsysim (seconds of start-up): the evaluators
 load on first use, so reading, validating or re-listing stored grades stays instant.
-``solve`` is staff-only: it is here in staff installs and the Gradescope image, and
-absent from the student kit's build, which leaves ``mlsys_grader.staff`` out.
+``solve`` is staff-only: it is here in staff installs, and absent from the student kit's
+build and the Gradescope image's, which leave ``mlsys_grader.staff`` out.
 """
 
 from ._version import __version__

@@ -36,7 +36,7 @@ from mlsys_grader.errors import KitError, LabDistributionError, WheelBuildError
 from mlsys_grader.gradescope import BUNDLE_MIME
 from mlsys_grader.staff import INSTALL_COMMAND
 from mlsys_grader.staff._kit import pinned_requirements
-from mlsys_grader.staff._packaging import STUDENT, build_wheel, lab_distributions, project_metadata, retarget_wheel
+from mlsys_grader.staff._packaging import IMAGE, STUDENT, build_wheel, lab_distributions, project_metadata, retarget_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -88,7 +88,7 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = wheel.namelist()
     assert "mlsys_grader/labs/lab07/lab07.toml" in names and "mlsys_grader/student/_session.py" in names
-    assert not [name for name in names if name.startswith(STUDENT.leave_out)]
+    assert not [name for name in names if STUDENT.leaves_out(name)]
 
 
 # -- the student build ----------------------------------------------------------------------------------------
@@ -140,7 +140,9 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert not {m for m in modules if m.startswith("mlsys_grader/staff/")}  # solve, assign, the autograder and kit builders
     assert not any("solve" in m or "_kit" in m for m in modules)
     built_from = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
-    assert modules == {m for m in built_from if not m.startswith(STUDENT.leave_out)}  # everything else, from this tree
+    assert modules == {m for m in built_from if not STUDENT.leaves_out(m)}  # everything else, from this tree
+    answers = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").glob("*/answers.py")}
+    assert answers and not answers & modules  # every lab's hand-written answers are solutions
     for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "templates/self_check.html",
                  "gradescope/_embed.py"):
         assert f"mlsys_grader/{name}" in names
@@ -148,13 +150,28 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert rubrics and rubrics <= set(names)  # each lab's rubric ships beside its module
 
 
-def test_the_full_build_for_staff_and_the_gradescope_image_keeps_solve_and_every_module(tmp_path):
-    full = build_wheel(ROOT, tmp_path)  # what `mlsys-grader autograder` ships (staff/_autograder.py)
+def test_the_full_build_for_staff_keeps_every_module(tmp_path):
+    full = build_wheel(ROOT, tmp_path)
     assert full.name == f"mlsys_grader-{__version__}-py3-none-any.whl"
     with zipfile.ZipFile(full) as wheel:
         modules = {name for name in wheel.namelist() if name.endswith(".py")}
     assert modules == {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
     assert {"mlsys_grader/staff/_solve.py", "mlsys_grader/staff/_packaging.py", "mlsys_grader/staff/_autograder.py"} <= modules
+
+
+def test_the_gradescope_image_build_is_mlsys_grader_without_staff_the_review_page_and_the_answers(tmp_path):
+    image = build_wheel(ROOT, tmp_path, IMAGE)  # what `mlsys-grader autograder` ships (staff/_autograder.py)
+    assert image.name == f"mlsys_grader-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(image) as wheel:
+        names = set(wheel.namelist())
+        meta = email.parser.Parser().parsestr(wheel.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode())
+    assert (meta["Name"], [str(Requirement(r)) for r in meta.get_all("Requires-Dist") if "extra ==" not in r]) == (
+        "mlsys-grader", [str(Requirement(line)) for line in PYPROJECT["dependencies"]])
+    tree = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+    left_out = {"mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html"}
+    left_out |= {name for name in tree if name.startswith("mlsys_grader/staff/") or name.endswith("/answers.py")}
+    assert {name for name in names if name.startswith("mlsys_grader/")} == tree - left_out
+    assert {"mlsys_grader/gradescope/_runner.py", "mlsys_grader/course/_replay_table.py", "mlsys_grader/otter.py"} <= names
 
 
 def test_the_student_build_imports_and_its_command_line_has_no_solve(student_wheel, tmp_path):
@@ -215,6 +232,7 @@ def _tiny_wheel(folder: Path) -> Path:
     """A wheel as pip builds one: a module, METADATA (with a description after the headers) and a RECORD that matches."""
     members = {
         "course_x/__init__.py": b"LAB = None\n",
+        "course_x/answers.py": b"ANSWERS = {}\n",
         "course_x-1.0.dist-info/METADATA": (b"Metadata-Version: 2.1\nName: course-x\nVersion: 1.0\n"
                                             b"Requires-Dist: mlsys-grader>=0.1\nRequires-Dist: numpy\n"
                                             b"Requires-Dist: mlsys_grader[review]; extra == \"staff\"\n\n"
@@ -232,10 +250,10 @@ def _tiny_wheel(folder: Path) -> Path:
 
 def test_a_lab_wheel_is_retargeted_to_the_student_build_and_its_record_still_matches(tmp_path):
     original = _tiny_wheel(tmp_path / "built")
-    retargeted = retarget_wheel(original, tmp_path / "kit", {"mlsys-grader": STUDENT.name})
+    retargeted = retarget_wheel(original, tmp_path / "kit", {"mlsys-grader": STUDENT.name}, ("*/answers.py",))
     assert retargeted == tmp_path / "kit" / original.name
     with zipfile.ZipFile(original) as before, zipfile.ZipFile(retargeted) as after:
-        assert before.namelist() == after.namelist()
+        assert [name for name in before.namelist() if name != "course_x/answers.py"] == after.namelist()
         info = after.read("course_x-1.0.dist-info/METADATA")
         assert info.decode().splitlines()[3:6] == ["Requires-Dist: mlsys-grader-student>=0.1", "Requires-Dist: numpy",
                                                     'Requires-Dist: mlsys-grader-student[review]; extra == "staff"']
@@ -243,6 +261,7 @@ def test_a_lab_wheel_is_retargeted_to_the_student_build_and_its_record_still_mat
         record = after.read("course_x-1.0.dist-info/RECORD").decode().splitlines()
         assert record[1] == _record_line("course_x-1.0.dist-info/METADATA", info)
         assert record[0] == before.read("course_x-1.0.dist-info/RECORD").decode().splitlines()[0]
+        assert not [row for row in record if row.startswith("course_x/answers.py,")] and len(record) == 4
         assert after.read("course_x/__init__.py") == before.read("course_x/__init__.py")
     with pytest.raises(WheelBuildError, match="would overwrite itself"):
         retarget_wheel(original, original.parent, {"mlsys-grader": STUDENT.name})

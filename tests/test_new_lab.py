@@ -220,6 +220,7 @@ def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_stu
     info, names = _metadata(lab_wheel)
     assert (info["Name"], info.get_all("Requires-Dist")) == (DISTRIBUTION, ["mlsys-grader-student"])
     assert f"{PACKAGE}/{NEW_ID}.toml" in names and f"{PACKAGE}/lab.py" in names
+    assert f"{PACKAGE}/answers.py" not in names  # the hand-written answers are solutions, as in the student build
     requirements = (kit / "requirements.txt").read_text().splitlines()
     assert requirements[2:4] == [f"./{student_wheel.name}", f"./{lab_wheel.name}"]
     assert (kit / "README.md").read_text().splitlines()[0] == "# Lab 07, Lab 07 and Lab 11 notebooks (MLSysBook)"
@@ -249,6 +250,11 @@ def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_i
         config = json.loads(archive.read("otter_config.json"))
     (lab_wheel,) = [name for name in names if name.startswith("course_lab07x-1.0-") and name.endswith(".whl")]
     (own_wheel,) = [name for name in names if name.startswith("mlsys_grader-") and name.endswith(".whl")]
+    with zipfile.ZipFile(zip_path) as archive:
+        archive.extract(own_wheel, out)
+        archive.extract(lab_wheel, out)
+    assert not [name for name in _metadata(out / own_wheel)[1] if name.startswith("mlsys_grader/staff/")]
+    assert f"{PACKAGE}/answers.py" not in _metadata(out / lab_wheel)[1] and f"{PACKAGE}/rules.py" in _metadata(out / lab_wheel)[1]
     assert f"ships {own_wheel} and {lab_wheel}" in printed
     assert config["plugins"] == [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": NEW_ID, "rerun_notebook": False}}]
     assert requirements[-2:] == [f"/autograder/source/{own_wheel}", f"/autograder/source/{lab_wheel}"]
@@ -276,3 +282,5 @@ def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_i
     checked = subprocess.run([str(image), "-I", "-m", "mlsys_grader.gradescope", "--check-image"], cwd=root, env=env,
                              capture_output=True, text=True, timeout=300)
     assert f"image check: labs {OLD_ID}, {NEW_ID}, lab11 load;" in checked.stdout, checked.stderr
+    staff = subprocess.run([str(image), "-I", "-c", "import mlsys_grader.staff"], cwd=root, env=env, capture_output=True, text=True)
+    assert "No module named 'mlsys_grader.staff'" in staff.stderr  # the image has no builders and no solve

@@ -12,8 +12,9 @@ What runs *on* Gradescope is :mod:`mlsys_grader.gradescope`, which never imports
 (an import-linter contract in pyproject.toml).  The student build of the package
 (``mlsys-grader-student``, the wheel inside the kit) leaves this package out
 (:data:`mlsys_grader.staff._packaging.STUDENT`): a student's install has no ``solve`` to
-import and the command line no staff command to run.  Staff installs (README's quick
-start) and the Gradescope image install the full package, which keeps it.
+import and the command line no staff command to run; the Gradescope image's build
+(:data:`~mlsys_grader.staff._packaging.IMAGE`) leaves it out too, since nothing that runs
+there needs it.  Staff installs (README's quick start) keep it.
 
 The builders load on first access (they import subprocess, zip, packaging and Otter's
 configuration): ``import mlsys_grader`` imports this package for ``solve``.

@@ -115,9 +115,10 @@ def imported_distributions() -> list[str]:
 
 
 def build_wheel(dest: Path, root: Path) -> Path:
-    """Build this package's wheel into ``dest`` from a clean copy of the source (:func:`mlsys_grader.staff._packaging.build_wheel`)."""
+    """Build the image's wheel of this package (:data:`~mlsys_grader.staff._packaging.IMAGE`: without staff/, the
+    review page and the labs' answers) into ``dest`` from a clean copy of the source."""
     try:
-        return _packaging.build_wheel(root, dest)
+        return _packaging.build_wheel(root, dest, _packaging.IMAGE)
     except _packaging.WheelBuildError as exc:
         raise AutograderBuildError(str(exc)) from exc
 
@@ -289,11 +290,11 @@ def lab_distribution_wheels(dest: Path) -> tuple[list[tuple[str, Path]], list[st
     pins: list[str] = []
     for distribution in _packaging.lab_distributions():
         try:
-            built = distribution.wheel(dest)
+            built = distribution.wheel(dest / "built")
         except (_packaging.WheelBuildError, LabDistributionError) as exc:
             raise AutograderBuildError(f"labs {', '.join(distribution.labs)} ({distribution.name}): {exc}") from exc
         if built is None:
             pins.append(f"{distribution.name}=={distribution.version}")
-        else:
-            wheels.append((distribution.name, built))
+        else:  # without its answers, as this package's own labs ship in the image
+            wheels.append((distribution.name, _packaging.retarget_wheel(built, dest, {}, (f"*/{_packaging.LAB_ANSWERS}",))))
     return wheels, pins

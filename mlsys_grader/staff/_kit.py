@@ -34,6 +34,7 @@ from ..errors import KitError, KitRootError, LabDistributionError
 from ..labs import get_lab, lab_ids
 from ._packaging import (
     FULL,
+    LAB_ANSWERS,
     PROJECT_NAME,
     STUDENT,
     LabDistribution,
@@ -198,7 +199,8 @@ def _requirement_name(line: str) -> str:
 
 
 def _lab_wheel(distribution: LabDistribution, scratch: Path) -> Path:
-    """The lab distribution's wheel, requiring the student build instead of this package (the kit installs that)."""
+    """The lab distribution's wheel, requiring the student build instead of this package (the kit installs that),
+    without the lab's hand-written answers (solutions, left out of the student build's own labs too)."""
     try:
         built = distribution.wheel(scratch / "built")
     except WheelBuildError as exc:
@@ -210,4 +212,4 @@ def _lab_wheel(distribution: LabDistribution, scratch: Path) -> Path:
         raise KitError(f"{distribution.name} {distribution.version} (labs {', '.join(distribution.labs)}) is installed from "
                        f"an index, so the kit cannot ship it built for {STUDENT.name}: install it from its folder or "
                        "wheel file (pip install PATH) and make the kit again")
-    return retarget_wheel(built, scratch / "student", {PROJECT_NAME: STUDENT.name})
+    return retarget_wheel(built, scratch / "student", {PROJECT_NAME: STUDENT.name}, (f"*/{LAB_ANSWERS}",))

@@ -6,8 +6,9 @@ Two outer commands ship the package somewhere else and want what was tested here
 from a clean copy of the source tree, and both pin a requirement closure to the versions
 installed here; each says in its own words what went wrong, from the data these errors carry.
 
-There are two builds of the one source tree.  :data:`FULL` is the package as it is
-(``mlsys-grader``: staff installs, the Gradescope image).  :data:`STUDENT` is the kit's
+There are three builds of the one source tree.  :data:`FULL` is the package as it is
+(``mlsys-grader``: staff installs).  :data:`IMAGE` is the Gradescope image's ``mlsys-grader``,
+without what only staff run.  :data:`STUDENT` is the kit's
 ``mlsys-grader-student``: the same files and version, with the staff-only modules left
 out of the copy before it is built (``mlsys_grader/staff/``: ``solve``, the kit and
 autograder builders, Otter assign, this module), so a student's install cannot run them.  Its dependencies are the project's
@@ -22,6 +23,7 @@ the wheel file), so the zip and the kit ship it beside this package's wheel.
 from __future__ import annotations
 
 import base64
+import fnmatch
 import hashlib
 import json
 import re
@@ -52,9 +54,14 @@ class WheelSpec:
     name: str
     """The distribution's name (``mlsys-grader-student``); the import package is ``mlsys_grader`` in every build."""
     leave_out: tuple[str, ...] = ()
-    """Paths relative to the repository root, removed from the copy before it is built."""
+    """Paths relative to the repository root (glob patterns: ``mlsys_grader/labs/*/answers.py``), removed from the
+    copy before it is built; a folder goes with everything in it."""
     dependencies: tuple[str, ...] | None = None
     """The wheel's requirements; ``None`` keeps ``[project] dependencies`` of pyproject.toml."""
+
+    def leaves_out(self, path: str) -> bool:
+        """Whether ``path`` (relative to the repository root, ``/``-separated) is not in this build."""
+        return any(fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, f"{pattern}/*") for pattern in self.leave_out)
 
     @property
     def wheel_glob(self) -> str:
@@ -62,7 +69,23 @@ class WheelSpec:
         return f"{re.sub(r'[-_.]+', '_', self.name)}-*.whl"
 
 
+LAB_ANSWERS = "answers.py"
+"""The module of a lab package holding its hand-written answers (the masters' and the references' solutions):
+left out of every build a student or a submission's code can read, and of the lab distributions' wheels shipped
+with them (``*/answers.py``)."""
+
 FULL = WheelSpec(PROJECT_NAME)
+"""The package as it is: staff installs (``pip install .``)."""
+IMAGE = WheelSpec(
+    PROJECT_NAME,
+    # NOTE: nothing that runs on Gradescope imports staff/ (a lint-imports contract: only cli.py and the package's
+    # root do, and both do without it): the runner, the image check, Otter's tests and a re-run notebook need
+    # neither solve nor a builder; the review page is staff's, and the answers are solutions.
+    leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html",
+               f"mlsys_grader/labs/*/{LAB_ANSWERS}"),
+)
+"""The Gradescope image's ``mlsys-grader``: the same name, version and dependencies (a course lab's requirement on
+``mlsys-grader`` is met by it), without what only staff run."""
 STUDENT = WheelSpec(
     f"{PROJECT_NAME}-student",
     # NOTE: ``mlsys_grader/__init__.py`` re-exports ``solve`` and ``cli.py`` registers the staff
@@ -73,7 +96,7 @@ STUDENT = WheelSpec(
     leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
                "mlsys_grader/templates/review.html",
                # each lab's hand-written reference answers are solutions (the master's, the references')
-               "mlsys_grader/labs/lab07/answers.py", "mlsys_grader/labs/lab11/answers.py"),
+               f"mlsys_grader/labs/*/{LAB_ANSWERS}"),
 )
 
 
@@ -110,7 +133,7 @@ def build_wheel(root: Path, dest: Path, spec: WheelSpec = FULL) -> Path:
         if spec != FULL:
             pyproject = source / "pyproject.toml"
             pyproject.write_text(project_metadata(pyproject.read_text(encoding="utf-8"), spec), encoding="utf-8")
-        for path in map(source.joinpath, spec.leave_out):
+        for path in [found for pattern in spec.leave_out for found in sorted(source.glob(pattern))]:
             if path.is_dir():
                 shutil.rmtree(path)
             else:
@@ -210,11 +233,13 @@ def lab_distributions() -> list[LabDistribution]:
     return [LabDistribution(name, dist.version, tuple(sorted(labs)), dist) for name, (dist, labs) in sorted(found.items())]
 
 
-def retarget_wheel(wheel: Path, dest: Path, renames: Mapping[str, str]) -> Path:
+def retarget_wheel(wheel: Path, dest: Path, renames: Mapping[str, str], leave_out: tuple[str, ...] = ()) -> Path:
     """A copy of ``wheel`` in ``dest`` whose requirements on the distributions ``renames`` names (canonical name →
-    new name) require the new names instead, version specifiers and markers kept; its RECORD is rewritten to match.
+    new name) require the new names instead, version specifiers and markers kept, without the members matching
+    ``leave_out`` (glob patterns); its RECORD is rewritten to match.
 
-    The kit's use: a course lab's wheel requires ``mlsys-grader``, and the kit installs ``mlsys-grader-student``.
+    The kit's use: a course lab's wheel requires ``mlsys-grader``, and the kit installs ``mlsys-grader-student``;
+    the kit and the zip leave a lab's answers out (:data:`LAB_ANSWERS`).
     """
     from packaging.requirements import Requirement
     from packaging.utils import canonicalize_name
@@ -243,10 +268,11 @@ def retarget_wheel(wheel: Path, dest: Path, renames: Mapping[str, str]) -> Path:
         head, sep, body = text.partition("\n\n")  # headers, then the long description (kept as it is)
         metadata_bytes = ("\n".join(map(retargeted, head.split("\n"))) + sep + body).encode("utf-8")
         digest = base64.urlsafe_b64encode(hashlib.sha256(metadata_bytes).digest()).rstrip(b"=").decode("ascii")
+        dropped = {name for name in names if any(fnmatch.fnmatchcase(name, pattern) for pattern in leave_out)}
         rows = [f"{info},sha256={digest},{len(metadata_bytes)}" if row.split(",", 1)[0] == info else row
-                for row in source.read(record).decode("utf-8").splitlines()]
+                for row in source.read(record).decode("utf-8").splitlines() if row.split(",", 1)[0] not in dropped]
         with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
-            for name in names:
+            for name in (name for name in names if name not in dropped):
                 data = metadata_bytes if name == info else ("\n".join(rows) + "\n").encode() if name == record else source.read(name)
                 out.writestr(source.getinfo(name), data)
     return target
