@@ -303,8 +303,19 @@ def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) 
 def template_use(ctx: GradingContext) -> TemplateUse:
     """:class:`TemplateUse` of the bundle's rationale (as every reader reads it: :func:`.text.visible`).
 
-    Computed once per rationale and set of templates: both this check and the rationale check ask.
+    Computed once per grading context (both this check and the rationale check ask), and once per
+    rationale and set of templates.
     """
+    use = ctx.__dict__.get(_TEMPLATE_USE)
+    if not isinstance(use, TemplateUse):
+        use = ctx.__dict__[_TEMPLATE_USE] = _context_template_use(ctx)
+    return use
+
+
+_TEMPLATE_USE = "_template_use"  # where a grading context keeps its TemplateUse
+
+
+def _context_template_use(ctx: GradingContext) -> TemplateUse:
     text = visible(ctx.bundle.synthesis.rationale or "").text
     if not text.strip():
         return TemplateUse(None, (), text)

@@ -176,6 +176,7 @@ DERIVED = "derived:"   # unit prefix of a value derived from the records (see ``
 DERIVED_TOLERANCE = 0.002  # a derived value agrees within the rounding written plus 0.2 % (its inputs were shown rounded)
 CHANGE_TOLERANCE = 0.001   # … and a relative change c within that rounding plus 0.1 % of 1 + c
 MAX_CITED = 200        # quantities considered per rationale, so a wall of numbers costs bounded time
+DOCUMENT_CACHE_SIZE = 8  # texts whose reading is kept: the rationale check and the review page's spans read one text per grade
 
 # -- text normalisation -----------------------------------------------------------------
 
@@ -538,7 +539,13 @@ def cited_quantities(text: str) -> list[CitedQuantity]:
     """Every quantity with a unit, percentage, multiplier or dollar sign in ``text`` (read by
     :func:`plain_text`), in order; a number whose comma the text leaves open ("4,096 ms") is followed
     by its decimal reading, marked :data:`COMMA_AMBIGUOUS`."""
-    text = plain_text(text).replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
+    return list(_cited_in(plain_text(text)))
+
+
+@lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
+def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
+    """:func:`cited_quantities` of a :func:`plain_text` (read once per text: the check and the review page ask)."""
+    text = text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
     if "⁰" in text or any(ch in text for ch in "¹²³⁴⁵⁶⁷⁸⁹"):
         text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
     shown = text
@@ -565,7 +572,7 @@ def cited_quantities(text: str) -> list[CitedQuantity]:
                 found.append(quantity)
         if len(found) >= MAX_CITED:
             break
-    return found[:MAX_CITED]
+    return tuple(found[:MAX_CITED])
 
 
 def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str, ...], reading: str) -> CitedQuantity | None:
@@ -632,12 +639,19 @@ def usable(quantities: Iterable[tuple[float, str]]) -> Iterator[tuple[float, str
             continue
         if not math.isfinite(magnitude) or magnitude == 0:
             continue
-        scale = _unit_scale(unit)
+        scale = _evidence_unit(unit)
         if scale is None:
             continue
-        if scale[1].removeprefix(DERIVED) in (RATIO, FRACTION, CHANGE) and math.isclose(magnitude, 1.0, rel_tol=1e-12):
+        if scale[2] and math.isclose(magnitude, 1.0, rel_tol=1e-12):
             continue
         yield magnitude * scale[0], scale[1], magnitude
+
+
+@lru_cache(maxsize=512)
+def _evidence_unit(unit: str) -> tuple[float, str, bool] | None:
+    """:func:`_unit_scale` of ``unit`` and whether it is dimensionless (a recorded 1 is then no evidence)."""
+    scale = _unit_scale(unit)
+    return None if scale is None else (*scale, scale[1].removeprefix(DERIVED) in (RATIO, FRACTION, CHANGE))
 
 
 class RecordedArms(Protocol):
@@ -1178,16 +1192,20 @@ class _Text:
         self.norm = normalise(text)
         self.tokens = self.norm.split(" ") if self.norm else []
         self.words = frozenset(self.tokens)
-        self._padded = f" {self.norm} "
+        # NOTE: every scanner (names, cues, decisive phrasings, each limitation and trigger) asks where
+        # its start words occur, so the offsets of every token are found once, in one pass.
+        self._offsets: dict[str, list[int]] = {}
+        offset = 0
+        for token in self.tokens:
+            self._offsets.setdefault(token, []).append(offset)
+            offset += len(token) + 1
         self._hypothetical: dict[int, bool] = {}
+        self.stances: dict[Reader, tuple[tuple[Stance, ...], frozenset[str]]] = {}
+        """What :func:`_read_stances` read in this text with each reader."""
 
-    def offsets(self, word: str) -> Iterator[int]:
-        """Character offsets of every occurrence of ``word`` as a token."""
-        needle = f" {word} "
-        position = self._padded.find(needle)
-        while position >= 0:
-            yield position
-            position = self._padded.find(needle, position + len(word) + 1)
+    def offsets(self, word: str) -> Sequence[int]:
+        """Character offsets of every occurrence of ``word`` as a token, in order."""
+        return self._offsets.get(word, ())
 
     def span(self, match: re.Match[str]) -> tuple[int, int]:
         """Token indices [start, end) of a match."""
@@ -1211,12 +1229,18 @@ class _Text:
         return _BREAKS.isdisjoint(self.tokens[low:high])
 
 
+@lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
+def _document(text: str) -> _Text:
+    """``_Text(text)``, normalised and tokenised once per text (a ``_Text`` is never changed but for its memo)."""
+    return _Text(text)
+
+
 _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)
 
 
 def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
     """Every stance the text takes on an option (see the module docstring, steps 1–4)."""
-    return _read_stances(text if isinstance(text, _Text) else _Text(text), reader)[0]
+    return _read_stances(text if isinstance(text, _Text) else _document(text), reader)[0]
 
 
 # Words that stand for an option named just before ("… I reject it", "the latter loses").
@@ -1258,7 +1282,15 @@ def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]],
 
 
 def _read_stances(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
-    """(every stance, every option mentioned by name) — see :func:`read_stances`."""
+    """(every stance, every option mentioned by name) — see :func:`read_stances`; read once per text and reader."""
+    read = doc.stances.get(reader)
+    if read is None:
+        stances, named = _stances_in(doc, reader)
+        read = doc.stances[reader] = (tuple(stances), frozenset(named))
+    return list(read[0]), set(read[1])
+
+
+def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
     if not doc.tokens or reader.names is None:
         return [], set()
     mentions = [(*doc.span(m), reader.name_options[_which(m)], m.start()) for m in reader.names.finditer(doc)]
@@ -1586,7 +1618,7 @@ def read_rationale(ctx: GradingContext) -> Reading:
     verdicts.append(verdict)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.lab, terms)
-    doc = _Text(text)
+    doc = _document(text)
     for found, judged in (_choices(doc, terms, reader), _listed(ctx, doc, reader)):
         findings += found
         verdicts += judged
