@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._mlsysim import pint_errors
 from ..errors import DomainError
 from .labspec import Control, GradingLab, LabRules, PartPlan, arm_inputs
 from .models import Bundle, EvidenceRecord, PartId, part_key
@@ -22,10 +23,9 @@ from .rubric import Rubric
 # Anything else escaping a lab's plan is the grader's own bug: the part is marked
 # ``grader_error`` and held for staff, never blamed on the student.
 def evaluator_errors() -> tuple[type[BaseException], ...]:
-    """The evaluators' refusals (pint is imported here, on first need, to keep the package import fast)."""
-    from pint.errors import PintError
-
-    return (ValueError, ArithmeticError, PintError)
+    """The evaluators' refusals, for an ``except`` clause: pint's errors only once pint is loaded (a pint error
+    cannot exist before), so grading that the replay table answers never imports pint to name them."""
+    return (ValueError, ArithmeticError, *pint_errors())
 
 
 @dataclass

@@ -30,6 +30,9 @@ def test_the_rules_restate_the_evaluators_constants():
 
     assert (ev.MODEL_KEY, len(ev.OPERATION_GRAPH)) == (rules.MODEL_KEY, rules.OPERATION_COUNT)
     assert get_lab(LAB).model_id == ev.MODEL_KEY
+    assert set(ev.TRACKS) == set(get_lab(LAB).tracks) == set(rules.TENSOR_ELEMENTS) == set(rules.TARGETS)
+    assert {track: profile.default_elements for track, profile in ev.TRACKS.items()} == rules.TENSOR_ELEMENTS
+    assert {track: profile.target.name for track, profile in ev.TRACKS.items()} == rules.TARGETS
 
 
 @pytest.mark.slow  # a fresh interpreter

@@ -11,9 +11,10 @@ import json
 import subprocess
 import sys
 from functools import cache
+from pathlib import Path
 
 import pytest
-from conftest import TRACKS, assert_scenario, every_setting, grid, plan_for, reseal, shown, solved
+from conftest import TRACKS, assert_scenario, every_setting, grid, plan_for, reseal, shown, solved, sweep
 
 from mlsys_grader.api import grade_bundle, mlsysim_version
 from mlsys_grader.labs import get_lab
@@ -21,6 +22,7 @@ from mlsys_grader.labs.lab11 import rules
 from mlsys_grader.staff import bundle_from_controls
 
 LAB = "lab11"
+ROOT = Path(__file__).resolve().parents[2]
 C_SETTINGS = tuple({"shape": shape, "operation": operation}
                    for shape, operation in itertools.product(("aligned", "misaligned"), ("gemm", "scatter")))
 
@@ -44,6 +46,75 @@ def test_only_the_evaluation_module_imports_mlsysim():
              "assert 'mlsysim' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_scenario_data_is_what_the_evaluator_writes():
+    """``domain.py`` is ``python -m mlsys_grader.labs.lab11.evaluate``'s output, byte for byte (regenerate it that way)."""
+    from mlsys_grader.labs.lab11 import domain, evaluate
+
+    assert (ROOT / "mlsys_grader" / "labs" / "lab11" / "domain.py").read_text(encoding="utf-8") == evaluate.domain_source()
+    assert list(domain.SCENARIOS) == list(evaluate.ev.TRACK_SCENARIOS) == list(get_lab(LAB).tracks)
+
+
+def _inputs_of_every_setting(track: str):
+    """(part, controls, upstream) for every setting of ``track``: decisions completed, part D on each part C result."""
+    lab = get_lab(LAB)
+    for part, controls, upstream_settings in every_setting(LAB):
+        controls = lab.complete_decision(track, part, {**{c.name: None for c in lab.parts[part].controls if c.decision},
+                                                       **controls}, None)
+        upstream = {dep: lab.plan(track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
+        yield part, controls, upstream
+
+
+@pytest.mark.parametrize("track", sweep(TRACKS, fast=["edge"]))
+def test_arms_built_from_the_data_are_the_seeds_construction_through_mlsysim(track):
+    """For every setting, the inputs built without mlsysim are the JSON the seed's cell builds through it, key order
+    included (reports print them), and the upstream inputs a record keeps are the same objects' copies."""
+    from mlsys_grader.labs.lab11 import evaluate
+
+    count = 0
+    for part, controls, upstream in _inputs_of_every_setting(track):
+        built = rules.arm_inputs(track, part, controls, upstream)
+        seed = evaluate.seed_arm_inputs(track, part, controls, upstream)
+        assert json.dumps(built) == json.dumps(seed), (track, part, controls)
+        count += 1
+    assert count == 221
+
+
+def test_an_unknown_track_is_refused_in_the_evaluators_words():
+    from mlsys_grader.labs.lab11 import evaluate
+
+    with pytest.raises(ValueError) as seed:
+        evaluate.seed_arm_inputs("desktop", "A", {"change": "compute", "factor": 2}, {})
+    with pytest.raises(ValueError) as built:
+        rules.arm_inputs("desktop", "A", {"change": "compute", "factor": 2}, {})
+    assert str(built.value) == str(seed.value) == "unknown track 'desktop'; expected one of tinyml, mobile, edge, cloud"
+
+
+def test_the_candidates_are_the_scenarios_hardware():
+    from mlsysim.labs.experiments import v1_11_experiments as ev
+
+    for track in TRACKS:
+        scenario = ev.get_track_scenario(track)
+        assert rules.candidates(track) == {
+            role: (hardware.name, ev.to_jsonable(hardware)["registry_ref"] or "")
+            for role, hardware in (("primary", scenario.hardware), ("alternative", scenario.alternative))}
+
+
+def test_part_e_reads_its_budget_scale_in_any_time_unit():
+    """A ranking recorded in the scenario's unit is read from the data; in another time unit mlsysim converts it."""
+    from mlsys_grader.core.models import EvidenceRecord
+
+    bundle = solved(LAB, "edge", 2)
+    e = EvidenceRecord.model_validate(bundle["evidence"]["E"])
+    found = rules.infer("edge", "E", e)
+    budget = e.inputs["ranking"]["latency_budget"]
+    in_seconds = e.model_copy(update={"inputs": {**e.inputs, "ranking": {
+        **e.inputs["ranking"], "latency_budget": {"magnitude": budget["magnitude"] / 1000, "unit": "s"}}}})
+    assert budget["unit"] == rules.scenario("edge")["latency_budget"]["unit"] == "ms"
+    assert found is not None and found[0]["budget_scale"] == bundle["controls"]["E"]["budget_scale"]
+    assert rules.infer("edge", "E", in_seconds) == found
+    assert "mlsysim" in sys.modules
 
 
 def test_every_recorded_number_equals_mlsysim_itself():

@@ -2,8 +2,9 @@
 
 Nothing here imports mlsysim: the arms come from :func:`evaluator` (the lab's
 :mod:`.evaluate`, loaded on first use), so grading code that does not evaluate never
-loads it.  ``MODEL_KEY`` and ``OPERATION_COUNT`` restate the evaluator's constants
-(``tests/labs/test_lab07.py`` pins them to it).
+loads it.  ``MODEL_KEY``, ``OPERATION_COUNT``, ``TENSOR_ELEMENTS`` and ``TARGETS`` restate the
+evaluator's constants (``tests/labs/test_lab07.py`` pins them to it), so building a part's
+inputs, and grading that the replay table answers, never imports mlsysim.
 """
 
 from __future__ import annotations
@@ -22,6 +23,11 @@ from .words import LIMITATIONS, RECOMMENDATIONS, REJECTABLE, TRIGGERS
 MODEL_KEY = "v1_07_experiments"
 OPERATION_COUNT = 6
 """Operations in the seed's graph (``len(v1_07_experiments.OPERATION_GRAPH)``): part A's baseline dispatches."""
+TENSOR_ELEMENTS = {"tinyml": 16384, "mobile": 524288, "edge": 2097152, "cloud": 8388608}
+"""Track → the tensor size every part runs at (``v1_07_experiments.TRACKS[track].default_elements``)."""
+TARGETS = {"tinyml": "ESP32-S3 (AI)", "mobile": "Google Pixel 8 (Tensor G3)", "edge": "NVIDIA Jetson Orin Nano",
+           "cloud": "NVIDIA T4"}
+"""Track → the registry's name of its target device (``v1_07_experiments.TRACKS[track].target.name``)."""
 
 
 @cache

@@ -1,8 +1,8 @@
 """The words Lab 07's rationale reader uses: option names, triggers, limitations, devices, evidence quantities.
 
 Everything here is matched by :mod:`mlsys_grader.core.rationale` on the normalised
-text of a student's rationale; nothing imports mlsysim at module level (the track's
-device name comes from the evaluator on first use).
+text of a student's rationale; nothing imports mlsysim (the track's device name is
+:data:`.rules.TARGETS`, pinned to the evaluator by ``tests/labs/test_lab07.py``).
 """
 
 from __future__ import annotations
@@ -159,9 +159,9 @@ DEVICE_WORDS = ("target", "target device", "device", "devices", "phone", "handse
 @cache
 def devices(track: str) -> tuple[str, ...]:
     """What ``{device}`` stands for on ``track``: device words and the target as registered and as people write it."""
-    from .rules import evaluator  # the registry's device name (mlsysim, on first use)
+    from .rules import TARGETS  # rules imports this module
 
-    name = evaluator().target_name(track)
+    name = TARGETS.get(track)
     registered = () if name is None else device_names(name)
     return DEVICE_WORDS + registered + DEVICE_NICKNAMES.get(track, ())
 

@@ -1,22 +1,27 @@
 """Lab 11's evaluation: the only module of the lab that touches mlsysim (``v1_11_experiments``).
 
-It builds each part's evaluator inputs from the track's scenario (as the seed's cell
-that computes every arm does), replays them, and reads back the controls a record was
-built from.  The rest of the lab reaches it through :func:`.rules.evaluator`, on first use.
+It replays arms, and it is where the track scenarios' data comes from: :func:`scenario_data`
+is what :mod:`.domain` holds (``python -m mlsys_grader.labs.lab11.evaluate`` writes it), and
+:func:`seed_arm_inputs` builds each part's evaluator inputs from the track's scenario as the
+seed's cell that computes every arm does — the reference :func:`.rules.arm_inputs` equals over
+the whole domain (``tests/labs/test_lab11.py``).  The rest of the lab reaches this module
+through :func:`.rules.evaluator`, on first use, so grading that the replay table answers never
+loads mlsysim.
 """
 
 from __future__ import annotations
 
+import pprint
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, TypeGuard
 
 from mlsysim.core.units import Q_
 from mlsysim.labs.experiments import v1_11_experiments as ev
-from pint.errors import PintError
 
 from ...core.labspec import ArmInputs
-from ...core.models import EvidenceRecord
-from .rules import EXPERIMENTS, QUALITY_OBSERVATION, _q
+from .rules import EXPERIMENTS, PARTS, QUALITY_OBSERVATION
 
 MODEL_ID: str = ev.MODEL_ID
 
@@ -59,19 +64,57 @@ def track_facts(track: str) -> dict[str, str]:
     return {"device": scenario.hardware.name, "scenario": f"{scenario.hardware.name} analytical accelerator-fit investigation"}
 
 
-def candidates(track: str) -> dict[str, tuple[str, str]]:
-    """Role (``primary``, ``alternative``) → (hardware name, registry reference) of ``track``'s candidates.
+def scaled_budgets(track: str, scale: float) -> list[Any]:
+    """``track``'s latency, energy and cost budgets at ``scale``, JSON-safe."""
+    return ev.to_jsonable(ev.scenario_budgets(_track(track), scale=scale))
 
-    KeyError or ValueError for a track the evaluators do not know.
+
+def budget_magnitude(track: str, unit: str) -> float:
+    """``track``'s unscaled latency budget in ``unit`` (may raise pint's errors for a unit that is not a time)."""
+    return ev.get_track_scenario(_track(track)).latency_budget.to(unit).magnitude
+
+
+# -- the track scenarios as data (what :mod:`.domain` holds) ---------------
+def scenario_data(track: str) -> dict[str, Any]:
+    """The JSON-safe values of ``track``'s scenario that the arms are built from, by name (``to_jsonable``'s forms).
+
+    ``budgets`` maps each allowed part E budget scale (``str(scale)``) to the scaled latency,
+    energy and cost budgets; ``latency_budget`` is the unscaled one (part E's inference).
     """
-    scenario = ev.get_track_scenario(_track(track))
-    return {role: (hardware.name, ev.to_jsonable(hardware)["registry_ref"] or "")
-            for role, hardware in (("primary", scenario.hardware), ("alternative", scenario.alternative))}
+    t = _track(track)
+    sc = ev.get_track_scenario(t)
+    demand = ev.scenario_gemm_demand(t)
+    j = ev.to_jsonable
+    return {
+        "hardware": j(sc.hardware), "alternative": j(sc.alternative), "fallback": j(sc.fallback), "contract": j(sc.contract),
+        "precision": sc.precision, "dimensions": j(sc.dimensions), "local_capacity": j(sc.local_capacity),
+        "operations": j(demand.operations), "bytes_moved": j(demand.bytes_moved),
+        "tiles": {name: j(dims) for name, dims in ev.scenario_tile_choices(t).items()},
+        "misaligned": j(ev.scenario_execution_dimensions(t, aligned=False)),
+        "host_time": j(sc.host_time), "transfer_bytes": j(sc.transfer_bytes),
+        "transfer_fixed_latency": j(sc.transfer_fixed_latency), "launches": sc.launches,
+        "postprocess_time": j(sc.postprocess_time), "candidates": j(ev.scenario_candidates(t)),
+        "latency_budget": j(sc.latency_budget),
+        "budgets": {str(scale): j(ev.scenario_budgets(t, scale=scale))
+                    for scale in PARTS["E"].control("budget_scale").values()},
+    }
+
+
+def domain_source() -> str:
+    """The text of :mod:`.domain`: every track's :func:`scenario_data`, in the evaluators' track order."""
+    data = {track: scenario_data(track) for track in ev.TRACK_SCENARIOS}
+    return ('"""Lab 11\'s track scenarios as data: the JSON-safe values every part\'s arms are built from.\n\n'
+            "Written by ``python -m mlsys_grader.labs.lab11.evaluate`` from mlsysim (:func:`.evaluate.scenario_data`),\n"
+            "so building a part\'s inputs never imports mlsysim; ``tests/labs/test_lab11.py`` checks this file is\n"
+            'what that writes.  Do not edit by hand.\n"""\n\n'
+            "from typing import Any\n\n"
+            f"SCENARIOS: dict[str, dict[str, Any]] = {pprint.pformat(data, width=120, sort_dicts=False)}\n")
 
 
 # -- building (mirrors the seed's cell that computes every arm) --------------
-def arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]) -> ArmInputs:
-    """The evaluator inputs of a part's arms for validated controls ``c`` (``upstream``: dependency part → result arm)."""
+def seed_arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]) -> ArmInputs:
+    """The evaluator inputs of a part's arms for validated controls ``c`` (``upstream``: dependency part → result arm),
+    built through mlsysim as the seed does: the reference :func:`.rules.arm_inputs` is checked against."""
     sc = ev.get_track_scenario(_track(track))
     experiment = EXPERIMENTS[part]
     alternatives: list[dict] = []
@@ -121,31 +164,6 @@ def arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mapping[st
     return ArmInputs(base_in, result_in, tuple(alternatives), upstream_inputs)
 
 
-# What reading a hand-edited record can raise: missing keys, wrong types, odd units.
-RECORD_SHAPE_ERRORS = (LookupError, TypeError, ValueError, ArithmeticError, AttributeError, PintError)
-
-
-def infer(track: str, part: str, record: EvidenceRecord) -> tuple[dict[str, Any], Any] | None:
-    """The controls a record's arms were built from, and (part D) the kernel time it builds on; may raise
-    :data:`RECORD_SHAPE_ERRORS` on a hand-edited record."""
-    sc = ev.get_track_scenario(_track(track))
-    inputs = (record.result or {})["inputs"]  # a record without a result has no setting (KeyError, caught)
-    if part == "A":
-        changed = [(name, inputs[key]) for name, key in (("compute", "compute_scale"), ("bandwidth", "bandwidth_scale"), ("reuse", "reuse")) if inputs[key] != 1.0]
-        if len(changed) != 1:
-            return None
-        return {"change": changed[0][0], "factor": changed[0][1]}, {}
-    if part == "B":
-        tile = (inputs["tile_m"], inputs["tile_n"], inputs["tile_k"])
-        names = [name for name, dims in ev.scenario_tile_choices(_track(track)).items() if tuple(dims) == tile]
-        return ({"tile": names[0], "fused": inputs["fused"]}, {}) if names else None
-    if part == "C":
-        shape = "aligned" if inputs["m"] == sc.dimensions[0] else "misaligned"
-        return {"shape": shape, "operation": inputs["operation"]}, {}
-    if part == "D":
-        return {"speedup": inputs["local_speedup"]}, inputs["baseline_kernel_time"]
-    ranking = record.inputs["ranking"]
-    scale = round(_q(ranking["latency_budget"]) / sc.latency_budget.to(ranking["latency_budget"]["unit"]).magnitude, 2)
-    decision = record.decision if isinstance(record.decision, Mapping) else {}
-    return {"objective": ranking["objective"], "budget_scale": scale,
-            "choice": decision.get("recommendation"), "rejected": decision.get("rejected")}, {}
+if __name__ == "__main__":
+    Path(__file__).with_name("domain.py").write_text(domain_source(), encoding="utf-8")
+    sys.exit(0)

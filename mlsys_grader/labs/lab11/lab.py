@@ -70,7 +70,7 @@ class Lab11(LabSpec):
     # -- building ---------------------------------------------------------------
     def _plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
         key = rules.model_key(part)
-        arms = rules.evaluator().arm_inputs(track, part, controls, upstream)
+        arms = rules.arm_inputs(track, part, controls, upstream)
         baseline = self.evaluate(track, key, arms.baseline)
         result = self.evaluate(track, key, arms.result)
         alternatives = tuple(self.evaluate(track, key, item) for item in arms.alternatives)
@@ -78,10 +78,9 @@ class Lab11(LabSpec):
                         alternatives=alternatives, **rules.decide(part, controls, baseline, result, alternatives))
 
     def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
-        ev = rules.evaluator()
         try:
-            found = ev.infer(track, part, record)
-        except ev.RECORD_SHAPE_ERRORS:  # hostile inputs (odd units, wrong shapes) mean "no allowed setting"
+            found = rules.infer(track, part, record)
+        except rules.record_shape_errors():  # hostile inputs (odd units, wrong shapes) mean "no allowed setting"
             return None
         if found is None:
             return None

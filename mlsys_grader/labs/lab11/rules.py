@@ -1,7 +1,10 @@
-"""Lab 11's domain and rules: parts, controls, the judgements' thresholds, the decision rules.
+"""Lab 11's domain and rules: parts, controls, how each part's arms are built, the judgements' thresholds,
+the decision rules.
 
-Nothing here imports mlsysim: the evaluator (:mod:`.evaluate`, which builds the arms
-from the track's scenario) loads on first use through :func:`evaluator`.
+Nothing here imports mlsysim: the arms' inputs are built from the track scenarios' data
+(:mod:`.domain`, written from mlsysim and checked against the seed's construction over the
+whole domain), and the evaluator (:mod:`.evaluate`) loads on first use through
+:func:`evaluator`, so grading that the replay table answers never loads it.
 
 Two predictions are judgements the book leaves open; their thresholds are defined
 here once (``A_*``, ``D_*``), applied by :func:`displayed_prediction` (the verdict
@@ -30,13 +33,16 @@ calculation notes:
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
 from typing import Any, NamedTuple
 
-from ...core.labspec import Control, PartPlan, PartSpec, Problem
+from ..._mlsysim import pint_errors
+from ...core.labspec import ArmInputs, Control, PartPlan, PartSpec, Problem
 from ...core.models import Bundle, EvidenceRecord
+from .domain import SCENARIOS
 from .words import LIMITATIONS, TRIGGERS
 
 MODEL_ID = "v1_11_experiments"
@@ -92,7 +98,7 @@ def roofline_gain(baseline: Mapping[str, Any], result: Mapping[str, Any]) -> Roo
     ``q`` is rounded to the two decimals the notebook shows, as part D's ``S`` is.
     """
     factor = float(max(result["compute_scale"], result["bandwidth_scale"], result["reuse"]))
-    changed = evaluator().magnitude(result["latency"], baseline["latency"]["unit"])
+    changed = _in_unit(result["latency"], baseline["latency"]["unit"])
     ratio = float(baseline["latency"]["magnitude"]) / float(changed)
     return RooflineGain(ratio, factor, float(f"{(ratio - 1.0) / (factor - 1.0):.2f}"))
 
@@ -156,6 +162,124 @@ PARTS = {
 
 def _q(payload: Mapping[str, Any]) -> float:
     return float(payload["magnitude"])
+
+
+def _in_unit(payload: Mapping[str, Any], unit: str) -> Any:
+    """A recorded ``{"magnitude", "unit"}`` payload's magnitude in ``unit``: as recorded when it is in that unit (pint's
+    conversion returns it unchanged), else converted by the evaluator's registry."""
+    if payload["unit"] == unit:
+        return payload["magnitude"]
+    return evaluator().magnitude(payload, unit)
+
+
+# -- building (the seed's cell that computes every arm, over the scenarios' data) --------------
+def scenario(track: str) -> dict[str, Any]:
+    """``track``'s scenario data (:mod:`.domain`); ValueError for a track the evaluators do not know."""
+    if track not in SCENARIOS:
+        raise ValueError(f"unknown track {track!r}; expected one of {', '.join(SCENARIOS)}")
+    return SCENARIOS[track]
+
+
+def _fresh(value: Any) -> Any:
+    """A copy sharing nothing with :mod:`.domain` (as each of the seed's ``to_jsonable`` calls makes)."""
+    return json.loads(json.dumps(value))
+
+
+def arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]) -> ArmInputs:
+    """The evaluator inputs of a part's arms for validated controls ``c`` (``upstream``: dependency part → result arm).
+
+    The same JSON, key order included, as the seed's construction through mlsysim
+    (:func:`.evaluate.seed_arm_inputs`; ``tests/labs/test_lab11.py`` compares them over the whole domain).
+    """
+    sc = scenario(track)
+    alternatives: list[dict[str, Any]] = []
+    m, n, k = sc["dimensions"]
+    if part == "A":
+        base = dict(hardware=sc["hardware"], operations=sc["operations"], base_bytes_moved=sc["bytes_moved"],
+                    precision=sc["precision"], reuse=1.0, compute_scale=1.0, bandwidth_scale=1.0)
+        key = {"compute": "compute_scale", "bandwidth": "bandwidth_scale", "reuse": "reuse"}[c["change"]]
+        result = dict(base, **{key: float(c["factor"])})
+    elif part == "B":
+        common = dict(hardware=sc["hardware"], m=m, n=n, k=k, precision=sc["precision"], scratchpad_capacity=sc["local_capacity"])
+        bt, st = sc["tiles"]["baseline"], sc["tiles"][c["tile"]]
+        base = dict(common, tile_m=bt[0], tile_n=bt[1], tile_k=bt[2], fused=False)
+        result = dict(common, tile_m=st[0], tile_n=st[1], tile_k=st[2], fused=c["fused"])
+    elif part == "C":
+        sd = sc["dimensions"] if c["shape"] == "aligned" else sc["misaligned"]
+        common = dict(hardware=sc["hardware"], fallback_hardware=sc["fallback"], contract=sc["contract"],
+                      precision=sc["precision"], quality_observation=QUALITY_OBSERVATION)
+        base = dict(common, operation="gemm", m=m, n=n, k=k)
+        result = dict(common, operation=c["operation"], m=sd[0], n=sd[1], k=sd[2])
+    elif part == "D":
+        latency = upstream["C"]["outputs"]["latency"]
+        base = dict(hardware=sc["hardware"], baseline_kernel_time={"magnitude": latency["magnitude"], "unit": latency["unit"]},
+                    local_speedup=1.0, host_time=sc["host_time"], transfer_bytes=sc["transfer_bytes"],
+                    transfer_fixed_latency=sc["transfer_fixed_latency"], launches=sc["launches"],
+                    postprocess_time=sc["postprocess_time"])
+        result = dict(base, local_speedup=float(c["speedup"]))
+    else:
+        budgets = sc["budgets"].get(str(c["budget_scale"]))
+        if budgets is None:  # not an allowed scale (checked controls always are): the evaluator scales it
+            budgets = evaluator().scaled_budgets(track, c["budget_scale"])
+        latency_budget, energy_budget, cost_budget = budgets
+        common = dict(fallback_hardware=sc["fallback"], operation="gemm", precision=sc["precision"], m=m, n=n, k=k,
+                      host_time=sc["host_time"], transfer_bytes=sc["transfer_bytes"],
+                      transfer_fixed_latency=sc["transfer_fixed_latency"], launches=sc["launches"],
+                      postprocess_time=sc["postprocess_time"], objective=c["objective"],
+                      latency_budget=latency_budget, energy_budget=energy_budget, cost_budget=cost_budget)
+        base = dict(common, candidates=sc["candidates"][:1])
+        result = dict(common, candidates=sc["candidates"][1:2])
+        alternatives = [_fresh(dict(common, candidates=sc["candidates"]))]
+    base_in, result_in = _fresh(base), _fresh(result)
+    if part == "E":
+        upstream_inputs = {"ranking": alternatives[0], "choice": c["choice"], "rejected": c["rejected"]}
+    else:
+        upstream_inputs = {"baseline": base_in, "result": result_in}
+    return ArmInputs(base_in, result_in, tuple(alternatives), upstream_inputs)
+
+
+def record_shape_errors() -> tuple[type[BaseException], ...]:
+    """What reading a hand-edited record can raise (missing keys, wrong types, odd units), for an ``except`` clause."""
+    return (LookupError, TypeError, ValueError, ArithmeticError, AttributeError, *pint_errors())
+
+
+def infer(track: str, part: str, record: EvidenceRecord) -> tuple[dict[str, Any], Any] | None:
+    """The controls a record's arms were built from, and (part D) the kernel time it builds on; may raise
+    :func:`record_shape_errors` on a hand-edited record."""
+    sc = scenario(track)
+    inputs = (record.result or {})["inputs"]  # a record without a result has no setting (KeyError, caught)
+    if part == "A":
+        changed = [(name, inputs[key]) for name, key in (("compute", "compute_scale"), ("bandwidth", "bandwidth_scale"), ("reuse", "reuse")) if inputs[key] != 1.0]
+        if len(changed) != 1:
+            return None
+        return {"change": changed[0][0], "factor": changed[0][1]}, {}
+    if part == "B":
+        tile = (inputs["tile_m"], inputs["tile_n"], inputs["tile_k"])
+        names = [name for name, dims in sc["tiles"].items() if tuple(dims) == tile]
+        return ({"tile": names[0], "fused": inputs["fused"]}, {}) if names else None
+    if part == "C":
+        shape = "aligned" if inputs["m"] == sc["dimensions"][0] else "misaligned"
+        return {"shape": shape, "operation": inputs["operation"]}, {}
+    if part == "D":
+        return {"speedup": inputs["local_speedup"]}, inputs["baseline_kernel_time"]
+    ranking = record.inputs["ranking"]
+    recorded = _q(ranking["latency_budget"])
+    unit = ranking["latency_budget"]["unit"]
+    budget = sc["latency_budget"]["magnitude"] if unit == sc["latency_budget"]["unit"] else evaluator().budget_magnitude(track, unit)
+    scale = round(recorded / budget, 2)
+    decision = record.decision if isinstance(record.decision, Mapping) else {}
+    return {"objective": ranking["objective"], "budget_scale": scale,
+            "choice": decision.get("recommendation"), "rejected": decision.get("rejected")}, {}
+
+
+def candidates(track: str) -> dict[str, tuple[str, str]]:
+    """Role (``primary``, ``alternative``) → (hardware name, registry reference) of ``track``'s candidates.
+
+    ValueError for a track the evaluators do not know.
+    """
+    sc = scenario(track)
+    return {role: (sc[key]["hardware_name"], sc[key]["registry_ref"] or "")
+            for role, key in (("primary", "hardware"), ("alternative", "alternative"))}
 
 
 def decide(part: str, controls: Mapping[str, Any], baseline: dict[str, Any], result: dict[str, Any],

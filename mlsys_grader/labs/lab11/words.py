@@ -1,8 +1,8 @@
 """The words Lab 11's rationale reader uses: triggers, limitations, decisions, candidates, evidence quantities.
 
 Everything here is matched by :mod:`mlsys_grader.core.rationale` on the normalised
-text of a student's rationale; nothing imports mlsysim at module level (a track's
-candidate hardware comes from the evaluator on first use).
+text of a student's rationale; nothing imports mlsysim (a track's candidate hardware
+comes from the scenarios' data, :func:`.rules.candidates`).
 """
 
 from __future__ import annotations
@@ -175,10 +175,10 @@ def _derived(part: str, outputs: list[dict]) -> list[tuple[float, str]]:
 @cache
 def track_options(track: str) -> tuple[tuple[Choice, ...], tuple[tuple[str, tuple[str, ...]], ...]]:
     """The decision options on ``track`` (candidates named by role or hardware) and the slots their phrasings use."""
-    from .rules import evaluator  # the track's candidates (mlsysim, on first use)
+    from . import rules  # rules imports this module
 
     try:
-        hardware = evaluator().candidates(track)
+        hardware = rules.candidates(track)
     except (KeyError, ValueError):
         return DECISIONS, (("primary", ("primary",)), ("alternative", ("alternative",)))
     names: dict[str, tuple[str, ...]] = {}
@@ -194,9 +194,9 @@ def track_options(track: str) -> tuple[tuple[Choice, ...], tuple[tuple[str, tupl
 
 def candidate_terms(track: str, candidate: str | None) -> tuple[str, ...]:
     """How the template rationale names ``candidate`` on ``track``: its role, hardware name and registry name."""
-    from .rules import evaluator  # the track's candidates (mlsysim, on first use)
+    from . import rules  # rules imports this module
 
-    hardware = evaluator().candidates(track).get(candidate or "")
+    hardware = rules.candidates(track).get(candidate or "")
     if candidate == "none":
         return ("no feasible", "neither", "none")
     if candidate == "hold":
