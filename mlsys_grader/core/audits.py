@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .._mlsysim import unit_registry
 from .context import GradingContext, PartState, evaluator_errors, first_difference
 from .generated import check_generated
 from .labspec import LabRules, PartPlan, arm_inputs
@@ -194,7 +195,7 @@ _READABLE_UNITS = (("second", (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 
 def _shown(value: Any) -> str:
     """A recorded value as a student reads it: text in quotes, numbers rounded, quantities in a readable unit."""
     if isinstance(value, dict) and {"magnitude", "unit"} <= set(value):
-        from mlsysim.core.units import Q_  # mlsysim loads on first use (seconds): never at package import
+        Q_ = unit_registry().Quantity  # mlsysim's units, without importing mlsysim (nor pint at package import)
 
         magnitude, unit = value["magnitude"], value["unit"]
         refusals: tuple[type[BaseException], ...] = (*evaluator_errors(), TypeError)  # another kind of quantity, or an edited one

@@ -149,7 +149,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .._mlsysim import import_mlsysim
+from .._mlsysim import unit_registry
 from .generated import own_text
 from .labspec import Choice, RationaleWords
 from .report import Finding, PartScore
@@ -385,8 +385,7 @@ def _unit_scale(unit: str) -> tuple[float, str] | None:
         return 1.0, unit
     if unit in ("dimensionless", ""):
         return 1.0, RATIO
-    import_mlsysim()
-    from mlsysim.core.units import ureg  # the evaluators' own registry (defines flop, dollar…)
+    ureg = unit_registry()  # the evaluators' own registry (defines flop, dollar…), without importing mlsysim
 
     try:
         quantity = ureg.Quantity(1.0, unit).to_base_units()
