@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from conftest import sweep
+from conftest import TRACKS, reseal, solved, sweep
 
 import mlsys_grader
 
@@ -49,3 +51,121 @@ def test_evaluators_load_on_first_use_and_yaml_is_restored():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert int(result.stdout) > 100
+
+
+# -- grading that the replay table answers never imports mlsysim ------------------------------------------------
+def test_the_unit_registry_built_without_mlsysim_is_mlsysims():
+    """Every unit the rationale reader maps words to, and every unit a solved bundle records, has the same base
+    factor, dimensionality and spelling in the registry built from mlsysim's definition file as in mlsysim's own."""
+    from mlsysim.core.units import ureg
+
+    from mlsys_grader import _mlsysim
+    from mlsys_grader.core.rationale import _UNIT_WORDS
+
+    ours = _mlsysim._own_registry()
+    assert ours is not ureg and _mlsysim.unit_registry() is ureg  # mlsysim is loaded here: its own registry is used
+    units = {unit for meanings in _UNIT_WORDS.values() for unit in meanings if unit and not unit.startswith("%")}
+    for lab_id, track in (("lab07", "cloud"), ("lab11", "edge"), ("lab11", "tinyml")):
+        units |= set(re.findall(r'"unit": ?"([^"]+)"', json.dumps(solved(lab_id, track, 3))))
+    assert len(units) > 40
+    checked = 0
+    for unit in sorted(units):
+        try:
+            theirs = ureg.Quantity(1.0, unit).to_base_units()
+        except Exception:  # a reader pseudo-unit pint does not know: ours must refuse it too
+            with pytest.raises(Exception):  # noqa: B017
+                ours.Quantity(1.0, unit).to_base_units()
+            continue
+        mine = ours.Quantity(1.0, unit).to_base_units()
+        assert (repr(mine.magnitude), str(mine.dimensionality), f"{mine.units}") == \
+            (repr(theirs.magnitude), str(theirs.dimensionality), f"{theirs.units}"), unit
+        checked += 1
+    assert checked > 40
+
+
+_GRADE = """
+import json, sys
+from pathlib import Path
+from mlsys_grader import grade_file
+from mlsys_grader.course._replay_table import replay_tables
+mode, cache, paths = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+if mode == "table":
+    with replay_tables(cache):
+        reports = {Path(p).name: grade_file(p).model_dump_json() for p in paths}
+else:
+    reports = {Path(p).name: grade_file(p).model_dump_json() for p in paths}
+print(json.dumps({"reports": reports, "mlsysim": "mlsysim" in sys.modules,
+                  "loaded": sorted(m for m in sys.modules if m.startswith("mlsysim"))[:5]}))
+"""
+
+
+def _grade_in_a_fresh_process(mode: str, cache: Path, paths: list[Path]) -> dict:
+    done = subprocess.run([sys.executable, "-c", _GRADE, mode, str(cache), *map(str, paths)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _bundles(tmp_path: Path) -> list[Path]:
+    """Full-marks bundles of both labs on every track, and on two tracks a stale one and one with an edited number
+    (their messages show recorded quantities in readable units)."""
+    paths = []
+    for lab_id in ("lab07", "lab11"):
+        for track in TRACKS:
+            paths.append(tmp_path / f"{lab_id}-{track}.json")
+            paths[-1].write_text(json.dumps(solved(lab_id, track, 5)))
+    stale = solved("lab07", "cloud", 5)
+    stale["controls"]["B"]["executions"] = 10 if stale["controls"]["B"]["executions"] != 10 else 20
+    edited = solved("lab11", "edge", 5)
+    latency = edited["evidence"]["D"]["result"]["outputs"]["accelerated"]["total_time"]
+    latency["magnitude"] = latency["magnitude"] * 1.5
+    stale_c = solved("lab11", "mobile", 5)
+    stale_c["controls"]["C"] = {"shape": "misaligned", "operation": "scatter"} if stale_c["controls"]["C"] != {
+        "shape": "misaligned", "operation": "scatter"} else {"shape": "aligned", "operation": "scatter"}
+    for name, data in (("lab07-stale-b", stale), ("lab11-edited-d", edited), ("lab11-stale-c", stale_c)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_text(json.dumps(reseal(data)))
+    return paths
+
+
+@pytest.mark.slow  # fresh interpreters and both labs' tables
+def test_grading_that_the_table_answers_leaves_mlsysim_unimported_and_gives_the_live_reports(tmp_path):
+    from mlsys_grader.course import _replay_table as table
+    from mlsys_grader.labs import get_lab
+
+    cache = tmp_path / "replay"
+    for lab_id in ("lab07", "lab11"):
+        table.build(get_lab(lab_id), cache)
+    paths = _bundles(tmp_path)
+    through_table = _grade_in_a_fresh_process("table", cache, paths)
+    assert not through_table["mlsysim"], through_table["loaded"]
+    live = _grade_in_a_fresh_process("live", cache, paths)
+    assert live["mlsysim"]
+    assert through_table["reports"] == live["reports"]
+    scores = {name: json.loads(report)["score"] for name, report in live["reports"].items()}
+    assert scores["lab07-cloud.json"] == scores["lab11-edge.json"] == 88.0
+    assert scores["lab07-stale-b.json"] < 88.0 and scores["lab11-edited-d.json"] < 88.0 and scores["lab11-stale-c.json"] < 88.0
+    findings = {name: {(f["part"], f["criterion"]) for f in json.loads(report)["findings"]}
+                for name, report in live["reports"].items()}
+    assert ("D", "replay") in findings["lab11-edited-d.json"]
+    assert ("B", "stale") in findings["lab07-stale-b.json"]
+    assert {("C", "stale"), ("D", "stale")} <= findings["lab11-stale-c.json"]  # D's message shows part C's latency
+
+
+@pytest.mark.slow  # fresh interpreters
+def test_a_lab_without_a_table_is_graded_live_with_the_same_report(tmp_path):
+    """Only Lab 07's table is there: a Lab 11 bundle is evaluated through mlsysim, a Lab 07 one is not."""
+    from mlsys_grader.course import _replay_table as table
+    from mlsys_grader.labs import get_lab
+
+    cache = tmp_path / "replay"
+    table.build(get_lab("lab07"), cache)
+    lab07, lab11 = tmp_path / "lab07.json", tmp_path / "lab11.json"
+    lab07.write_text(json.dumps(solved("lab07", "mobile", 6)))
+    lab11.write_text(json.dumps(solved("lab11", "cloud", 6)))
+    only_lab07 = _grade_in_a_fresh_process("table", cache, [lab07])
+    assert not only_lab07["mlsysim"]
+    both = _grade_in_a_fresh_process("table", cache, [lab07, lab11])
+    assert both["mlsysim"]
+    assert both["reports"] == _grade_in_a_fresh_process("live", cache, [lab07, lab11])["reports"]
+    assert both["reports"]["lab07.json"] == only_lab07["reports"]["lab07.json"]
