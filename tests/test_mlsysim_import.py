@@ -169,3 +169,34 @@ def test_a_lab_without_a_table_is_graded_live_with_the_same_report(tmp_path):
     assert both["mlsysim"]
     assert both["reports"] == _grade_in_a_fresh_process("live", cache, [lab07, lab11])["reports"]
     assert both["reports"]["lab07.json"] == only_lab07["reports"]["lab07.json"]
+
+
+_PREPARE = """
+import json, sys
+from pathlib import Path
+from mlsys_grader.course._replay_table import replay_tables
+from mlsys_grader.labs import get_lab, prepare_worker
+with replay_tables(Path(sys.argv[1])):
+    prepare_worker()
+    print(json.dumps({"mlsysim": "mlsysim" in sys.modules, "pint": "pint" in sys.modules,
+                      "tables": {lab: get_lab(lab).replay_table is not None for lab in ("lab07", "lab11")}}))
+"""
+
+
+@pytest.mark.slow  # fresh interpreters and both labs' tables
+def test_a_worker_prepared_for_a_batch_imports_mlsysim_only_for_a_lab_left_on_live_replay(tmp_path):
+    from mlsys_grader.course import _replay_table as table
+    from mlsys_grader.labs import get_lab
+
+    only_lab07, both = tmp_path / "only-lab07", tmp_path / "both"
+    table.build(get_lab("lab07"), only_lab07)
+    for lab_id in ("lab07", "lab11"):
+        table.build(get_lab(lab_id), both)
+
+    def prepared(cache: Path) -> dict:
+        done = subprocess.run([sys.executable, "-c", _PREPARE, str(cache)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert prepared(both) == {"mlsysim": False, "pint": True, "tables": {"lab07": True, "lab11": True}}
+    assert prepared(only_lab07) == {"mlsysim": True, "pint": True, "tables": {"lab07": True, "lab11": False}}

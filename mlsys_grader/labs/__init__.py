@@ -29,6 +29,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata, resources
 
+from .._mlsysim import import_mlsysim, unit_registry
 from ..core.labspec import LabSpec
 from ..errors import UnknownLabError
 
@@ -112,3 +113,17 @@ def _data_package(lab_id: str) -> str:
 def rubric_text(lab_id: str) -> str:
     """The rubric TOML shipped with the lab (``<lab_id>.toml`` in its package), without importing the lab."""
     return resources.files(_data_package(lab_id)).joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")
+
+
+def prepare_worker() -> None:
+    """Ready a grading worker before its first task (outside every task's time limit and before its memory cap):
+    load every registered lab (inside :func:`mlsys_grader.course._replay_table.replay_tables` each attaches its
+    table) and the unit registry the rationale reader converts with, and import mlsysim only when some lab is
+    left to replay live.  The batch passes this as its pool's ``prepare`` instead of :func:`import_mlsysim`, so
+    a batch the tables answer never pays for mlsysim's import, and one that replays live pays it as before."""
+    live = False
+    for lab_id in lab_ids():
+        live = get_lab(lab_id).replay_table is None or live
+    unit_registry()
+    if live:
+        import_mlsysim()
