@@ -1,5 +1,7 @@
 """The public API is exactly what ``__all__`` lists, sorted and without duplicates."""
 
+import re
+
 import mlsys_grader
 
 
@@ -62,3 +64,34 @@ def test_solve_is_re_exported_from_the_staff_package_and_not_from_the_student_ap
 
     assert not hasattr(api, "solve") and not any("solve" in name or "kit" in name.lower() for name in student.__all__)
     assert {"plan_all", "record_from_plan"} <= set(vars(capture)) and not {"solve", "bundle_from_controls"} & set(vars(capture))
+
+
+def test_every_public_exception_lives_in_errors_and_is_drawn_in_its_tree():
+    """A public exception (in a public module, or exported by a package's ``__all__``) is defined in
+    ``mlsys_grader.errors``, derives from ``GraderError`` and appears in the hierarchy its docstring draws;
+    private control-flow exceptions stay in the private module that raises them."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mlsys_grader.errors as errors
+
+    misplaced = []
+    for info in pkgutil.walk_packages(mlsys_grader.__path__, "mlsys_grader."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        public_module = not any(part.startswith("_") for part in info.name.split(".")[1:])
+        exported = set(getattr(module, "__all__", ())) if info.ispkg else set()
+        for name, value in vars(module).items():
+            if not (inspect.isclass(value) and issubclass(value, BaseException)) or name.startswith("_"):
+                continue
+            public = (value.__module__ == module.__name__ and public_module) or name in exported
+            if public and value.__module__ != errors.__name__:
+                misplaced.append(f"{info.name}.{name} (defined in {value.__module__})")
+    assert misplaced == []
+    own = [value for value in vars(errors).values() if inspect.isclass(value) and issubclass(value, BaseException)
+           and value.__module__ == errors.__name__]
+    assert len(own) > 10 and all(issubclass(value, errors.GraderError) for value in own)
+    drawn = set(re.findall(r"[─└├]── (\w+)", errors.__doc__ or "")) | {"GraderError"}
+    assert {value.__name__ for value in own} == drawn
