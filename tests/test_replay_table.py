@@ -4,6 +4,7 @@ used only after it verifies (missing, truncated, tampered or stale files are reb
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -120,6 +121,38 @@ def test_a_damaged_table_is_refused_with_its_reason_and_rebuilt(tmp_path, damage
     assert table.load(lab, tmp_path) == table.decode(table.table_key(lab), good)
     assert path.read_bytes() == good
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left behind
+
+
+def test_an_arm_is_stored_as_its_json_text_and_parsed_once_on_first_lookup(cache_dir):
+    """Format 2: the payload maps each key to its arm's canonical JSON; a lookup parses it and keeps
+    the same object, as the live evaluation's memo does (the rationale reader caches on arm identity)."""
+    lab = get_lab("lab07")
+    data = _stored(cache_dir, "lab07").read_bytes()
+    header, payload = table.verify(table.table_key(lab), data)
+    assert header["format"] == table.FORMAT == 2
+    texts = json.loads(payload)
+    key = sorted(texts)[len(texts) // 2]
+    assert isinstance(texts[key], str) and json.loads(texts[key]) == _live("lab07", key)
+    entries = table.decode(table.table_key(lab), data)
+    first = entries[key]
+    assert first == _live("lab07", key) and entries[key] is first
+    assert entries.get("not a key") is None and len(entries) == len(texts) == 1604
+
+
+def test_a_table_of_the_previous_format_is_refused_and_rebuilt(tmp_path):
+    """A format-1 file (nested arms, a header that verifies otherwise) is never read as a table of this format."""
+    lab = get_lab("lab07")
+    path = table.build(lab, tmp_path)
+    good = path.read_bytes()
+    key = table.table_key(lab)
+    header, payload = table.verify(key, good)
+    nested = table.canonical_dumps({k: json.loads(v) for k, v in json.loads(payload).items()}).encode()
+    old = {**header, "format": 1, "sha256": hashlib.sha256(nested).hexdigest()}
+    path.write_bytes(table.canonical_dumps(old).encode() + b"\n" + nested)
+    with pytest.raises(table.ReplayTableError, match=r"format 1, expected digest .* format 2"):
+        table.load(lab, tmp_path, rebuild=False)
+    assert table.load(lab, tmp_path) == table.decode(key, good)
+    assert path.read_bytes() == good
 
 
 def test_a_missing_table_is_refused_without_rebuild_and_built_on_first_use(tmp_path):

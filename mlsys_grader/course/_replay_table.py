@@ -9,7 +9,10 @@ evaluated live, so a table changes speed, never a grade (``tests/test_replay_tab
 
 A table file is named by its key — the lab id, a digest of the lab package's source and
 rubric, and the mlsysim version — and holds one header line (format, key, the SHA-256 of the
-payload) and the payload (canonical JSON of the entries).  It is verified against that digest
+payload) and the payload: canonical JSON of the entries, each arm as its own canonical JSON text,
+parsed when grading first looks it up (:class:`Entries`).  A batch looks up a few hundred of a
+table's thousands of arms, and parsing the strings alone is a quarter of the time of parsing the
+nested arms (measured on Lab 11's table: about 0.13 s against 0.55 s in every worker that starts).  It is verified against that digest
 before use; a missing, truncated, tampered or stale file is rebuilt, never trusted.  Files are
 written to a temporary name and moved into place (``os.replace``), so concurrent builders
 never leave a half-written table.
@@ -36,7 +39,8 @@ from ..core.jsonio import canonical_dumps
 from ..core.labspec import LabSpec
 from ..errors import ReplayTableError
 
-FORMAT = 1
+FORMAT = 2
+"""2: each entry's arm is stored as its canonical JSON text (1 stored the arms as nested JSON)."""
 MAX_ENTRIES = 50_000
 """A lab whose domain runs more evaluations than this grades by live replay (no table)."""
 
@@ -120,6 +124,27 @@ def domain(lab: LabSpec) -> Iterator[tuple[str, str, dict[str, Any], dict[str, A
             results[part] = list(seen.values())
 
 
+class Entries(Mapping[str, dict[str, Any]]):
+    """A verified table's entries: evaluation key → arm, each arm parsed from its JSON text on first
+    lookup and kept (the same object on every later lookup, as a live evaluation's memoised arm is)."""
+
+    def __init__(self, texts: Mapping[str, str]):
+        self._texts = texts
+        self._arms: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        arm = self._arms.get(key)
+        if arm is None:
+            arm = self._arms[key] = json.loads(self._texts[key])
+        return arm
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
 def build_entries(lab: LabSpec) -> dict[str, dict[str, Any]]:
     """Evaluation key → arm for the lab's whole domain, evaluated live through the pinned mlsysim."""
     entries: dict[str, dict[str, Any]] = {}
@@ -131,19 +156,21 @@ def build_entries(lab: LabSpec) -> dict[str, dict[str, Any]]:
 
 
 def encode(key: TableKey, entries: Mapping[str, Any]) -> bytes:
-    """The table file: a header line (with the payload's SHA-256), then the payload."""
-    payload = canonical_dumps(dict(sorted(entries.items()))).encode()
+    """The table file: a header line (with the payload's SHA-256), then the payload (each arm as its JSON text)."""
+    payload = canonical_dumps({key: canonical_dumps(arm) for key, arm in sorted(entries.items())}).encode()
     header = {**key.header(), "entries": len(entries), "sha256": hashlib.sha256(payload).hexdigest()}
     return canonical_dumps(header).encode() + b"\n" + payload
 
 
-def decode(key: TableKey, data: bytes) -> dict[str, dict[str, Any]]:
+def decode(key: TableKey, data: bytes) -> Entries:
     """The entries of a table file, verified; :class:`ReplayTableError` says why one is refused."""
     header, payload = verify(key, data)
-    entries = json.loads(payload)
-    if not isinstance(entries, dict) or len(entries) != header.get("entries"):
-        raise ReplayTableError(f"{key.lab_id}: replay table holds {len(entries)} entries, its header says {header.get('entries')}")
-    return entries
+    texts = json.loads(payload)
+    if not isinstance(texts, dict) or len(texts) != header.get("entries"):
+        raise ReplayTableError(f"{key.lab_id}: replay table holds {len(texts)} entries, its header says {header.get('entries')}")
+    if not all(isinstance(text, str) for text in texts.values()):
+        raise ReplayTableError(f"{key.lab_id}: replay table entries are not arm texts (format {FORMAT} expected)")
+    return Entries(texts)
 
 
 def verify(key: TableKey, data: bytes) -> tuple[dict[str, Any], bytes]:
@@ -157,8 +184,9 @@ def verify(key: TableKey, data: bytes) -> tuple[dict[str, Any], bytes]:
         raise ReplayTableError(f"{key.lab_id}: replay table has no readable header (truncated or not a table)")
     if {k: header.get(k) for k in key.header()} != key.header():
         raise ReplayTableError(f"{key.lab_id}: replay table is for {header.get('lab')!r} digest "
-                               f"{str(header.get('lab_digest'))[:16]} mlsysim {header.get('mlsysim')!r}, "
-                               f"expected digest {key.lab_digest[:16]} mlsysim {key.mlsysim!r}")
+                               f"{str(header.get('lab_digest'))[:16]} mlsysim {header.get('mlsysim')!r} format "
+                               f"{header.get('format')!r}, expected digest {key.lab_digest[:16]} mlsysim {key.mlsysim!r} "
+                               f"format {FORMAT}")
     actual = hashlib.sha256(payload).hexdigest()
     if actual != header.get("sha256"):
         raise ReplayTableError(f"{key.lab_id}: replay table payload digest is {actual[:16]}, its header says "
@@ -189,7 +217,7 @@ def build(lab: LabSpec, cache_dir: Path | None = None) -> Path:
     return path
 
 
-def load(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> dict[str, dict[str, Any]]:
+def load(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> Mapping[str, dict[str, Any]]:
     """The lab's verified table, built (or rebuilt, when the stored one is refused) if ``rebuild``."""
     key = table_key(lab)
     path = (cache_dir or default_cache_dir()) / key.filename()
