@@ -13,6 +13,7 @@ import base64
 import email.parser
 import hashlib
 import importlib.util
+import itertools
 import json
 import os
 import re
@@ -32,8 +33,9 @@ from packaging.specifiers import SpecifierSet
 
 from mlsys_grader import __version__, cli
 from mlsys_grader.api import grade_file
+from mlsys_grader.core.embed import BUNDLE_MIME
 from mlsys_grader.errors import KitError, LabDistributionError, WheelBuildError
-from mlsys_grader.gradescope import BUNDLE_MIME
+from mlsys_grader.labs import lab_ids
 from mlsys_grader.staff import INSTALL_COMMAND
 from mlsys_grader.staff._kit import pinned_requirements
 from mlsys_grader.staff._packaging import IMAGE, STUDENT, build_wheel, lab_distributions, project_metadata, retarget_wheel
@@ -44,6 +46,9 @@ DECLARED = sorted({m.group(1) for c in PYPROJECT["classifiers"] if (m := re.full
                   key=lambda v: int(v.split(".")[1]))
 # Each Python runs both labs on its own tracks, so the kit test covers the tracks as well.
 TRACKS_BY_PYTHON = {"3.11": ("cloud", "edge"), "3.12": ("tinyml", "mobile"), "3.13": ("edge", "cloud")}
+"""The tracks each Python's run works, lab after lab (cycled): every track of the shipped labs is run on some Python."""
+KIT_LABS = [lab for lab in lab_ids() if (ROOT / "assignments" / f"{lab}.ipynb").is_file()]
+"""The registered labs with a student notebook: what the kit holds."""
 
 
 def _script(name: str):
@@ -73,8 +78,8 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     assert f"students run, inside that folder: {INSTALL_COMMAND}" in printed
     wheels = list(out.glob("mlsys_grader_student-*-py3-none-any.whl"))
     assert len(wheels) == 1 and sorted(p.name for p in out.iterdir()) == sorted(
-        ["README.md", "lab07.ipynb", "lab11.ipynb", "requirements.txt", wheels[0].name])
-    for lab in ("lab07", "lab11"):
+        ["README.md", *(f"{lab}.ipynb" for lab in KIT_LABS), "requirements.txt", wheels[0].name])
+    for lab in KIT_LABS:
         assert (out / f"{lab}.ipynb").read_bytes() == (ROOT / "assignments" / f"{lab}.ipynb").read_bytes()
     lines = _lines(out / "requirements.txt")
     assert lines[0] == f"./{wheels[0].name}"
@@ -83,11 +88,12 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     assert {name: metadata.version(name) for name in pins} == pins  # the versions this test environment runs
     assert pins["mlsysim"] == "0.3.0" and pins["otter-grader"] == "7.0.0" and "ipykernel" in pins and "packaging" in pins
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert f"    {INSTALL_COMMAND}\n" in readme and "`lab07.ipynb` or `lab11.ipynb`" in readme
+    assert f"    {INSTALL_COMMAND}\n" in readme and " or ".join(f"`{lab}.ipynb`" for lab in KIT_LABS) in readme
     assert f"Python {DECLARED[0]} to {DECLARED[-1]}" in readme
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = wheel.namelist()
-    assert "mlsys_grader/labs/lab07/lab07.toml" in names and "mlsys_grader/student/_session.py" in names
+    rubrics = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").rglob("*.toml")}
+    assert rubrics and rubrics <= set(names) and "mlsys_grader/student/_session.py" in names
     assert not [name for name in names if STUDENT.leaves_out(name)]
 
 
@@ -100,7 +106,7 @@ sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "")
 import mlsys_grader, mlsys_grader.student
 from mlsys_grader import cli
 assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
-import mlsys_grader.gradescope._embed  # the notebook embeds its bundle through it
+import mlsys_grader.core.embed  # the notebook embeds its bundle through it
 for name in ("mlsys_grader.staff", "mlsys_grader.course._replay_table"):
     try:
         __import__(name)
@@ -144,7 +150,7 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     answers = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").glob("*/answers.py")}
     assert answers and not answers & modules  # every lab's hand-written answers are solutions
     for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "templates/self_check.html",
-                 "gradescope/_embed.py"):
+                 "core/embed.py", "gradescope/_runner.py"):
         assert f"mlsys_grader/{name}" in names
     rubrics = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").rglob("*.toml")}
     assert rubrics and rubrics <= set(names)  # each lab's rubric ships beside its module
@@ -381,14 +387,14 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
     _run([str(bin_dir / "pip"), "install", "--quiet", "-r", "requirements.txt"], cwd=student, env=env)  # README's one command
     (tmp_path / "run.py").write_text(DRIVER, encoding="utf-8")
     references = _script("make_references")
-    for lab, track in zip(("lab07", "lab11"), TRACKS_BY_PYTHON[version], strict=True):
+    for lab, track in zip(KIT_LABS, itertools.cycle(TRACKS_BY_PYTHON[version])):
         answers = references.answers(lab, track)  # the synthesis is a student's own (reference_rationales.toml)
         notebook = references.fill(nbformat.read(student / f"{lab}.ipynb", as_version=4), answers)
         nbformat.write(notebook, student / f"{lab}.ipynb")
         _run([str(bin_dir / "python"), str(tmp_path / "run.py"), str(student / f"{lab}.ipynb"), str(student)], cwd=student, env=env)
         executed = nbformat.read(student / f"{lab}.ipynb", as_version=4)
         assert [o for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
-        # the bundle rides in the notebook (gradescope._embed is in the student build), so a bare .ipynb upload carries it
+        # the bundle rides in the notebook (core.embed is in the student build), so a bare .ipynb upload carries it
         assert any(BUNDLE_MIME in o.get("data", {}) for c in executed.cells for o in c.get("outputs", []))
         bundle = student / f"{lab}-submission.json"
         report = grade_file(bundle)

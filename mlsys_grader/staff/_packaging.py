@@ -91,8 +91,8 @@ STUDENT = WheelSpec(
     # NOTE: ``mlsys_grader/__init__.py`` re-exports ``solve`` and ``cli.py`` registers the staff
     # commands only when ``mlsys_grader.staff`` is installed; nothing a student runs imports it
     # (``solve``, Otter assign, the autograder and kit builders, this module: all of staff/).
-    # ``gradescope/`` stays whole: it holds only what runs on Gradescope, the notebook embeds its
-    # bundle through it (so a bare .ipynb upload carries it), and the runner is the grader's, not a shortcut.
+    # ``gradescope/`` stays whole: it holds only what runs on Gradescope, none of it staff's, and the runner
+    # is the grader's, not a shortcut (the notebook embeds its bundle through ``core/embed.py``).
     leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
                "mlsys_grader/templates/review.html",
                # each lab's hand-written reference answers are solutions (the master's, the references')
