@@ -35,8 +35,6 @@ OLD_ID, NEW_ID = "lab07", "lab07x"
 DISTRIBUTION, PACKAGE = "course-lab07x", "course_lab07x"
 TIMINGS: dict[str, float] = {}
 
-pytestmark = pytest.mark.slow
-
 PYPROJECT = f"""\
 [build-system]
 requires = ["setuptools>=68"]
@@ -158,6 +156,7 @@ def _solved_with_own_rationale(world, track: str) -> str:
     return _run([str(world["python"]), "-c", script], cwd=world["base"], env=world["env"], step="solve").stdout
 
 
+@pytest.mark.slow
 def test_the_copy_changes_the_id_in_one_place_and_is_seen_only_in_its_environment(world):
     assert world["edits"][:2] == [f'lab.py: lab_id = "{NEW_ID}"', f'{OLD_ID}.toml → {NEW_ID}.toml with lab = "{NEW_ID}"']
     listed = _run([str(world["python"]), "-c", "from mlsys_grader.labs import lab_ids; print(' '.join(lab_ids()))"],
@@ -168,6 +167,7 @@ def test_the_copy_changes_the_id_in_one_place_and_is_seen_only_in_its_environmen
     assert NEW_ID not in lab_ids()  # this process (every other test) never sees it
 
 
+@pytest.mark.slow
 def test_the_new_lab_solves_checks_and_grades_on_the_command_line(world):
     base = world["base"]
     _cli(world, "solve", "--lab", NEW_ID, "--track", "edge", "-o", "solved.json", step="solve")
@@ -198,6 +198,7 @@ def assigned(world) -> Path:
     return master
 
 
+@pytest.mark.slow
 def test_assign_writes_the_new_labs_student_notebook_from_its_master(world, assigned):
     import nbformat
 
@@ -213,6 +214,7 @@ def _metadata(wheel: Path):
         return email.parser.Parser().parsestr(archive.read(name).decode("utf-8")), archive.namelist()
 
 
+@pytest.mark.slow
 def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_student_package(world, assigned):
     kit = world["base"] / "kit"
     printed = _cli(world, "kit", "-o", str(kit), "--root", str(world["root"]), step="kit").stdout
@@ -240,6 +242,7 @@ def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_stu
     assert points == f"[('{NEW_ID}', '{PACKAGE}', '{DISTRIBUTION}')]"
 
 
+@pytest.mark.slow
 def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_it(world, assigned):
     out = world["base"] / "dist"
     printed = _cli(world, "autograder", "-o", str(out), "--root", str(world["root"]), "--no-run-tests",
@@ -286,3 +289,19 @@ def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_i
     assert f"image check: labs {OLD_ID}, {NEW_ID}, lab11 load;" in checked.stdout, checked.stderr
     staff = subprocess.run([str(image), "-I", "-c", "import mlsys_grader.staff"], cwd=root, env=env, capture_output=True, text=True)
     assert "No module named 'mlsys_grader.staff'" in staff.stderr  # the image has no builders and no solve
+
+
+def test_a_lab_registered_in_this_process_only_is_refused_before_the_build_starts(tmp_path, monkeypatch):
+    """register_lab reaches this process alone: the zip could not ship the lab, so the build says so at once."""
+    from mlsys_grader import labs, register_lab
+    from mlsys_grader.errors import AutograderBuildError
+    from mlsys_grader.staff import build_autograders
+
+    master = tmp_path / "labz-master.ipynb"
+    master.write_text("{}")
+    monkeypatch.setitem(labs._REGISTERED, "labz", "course_only.labz")  # so the registration is undone after the test
+    register_lab("labz", "course_only.labz")  # never imported: the build stops before it loads a lab
+    with pytest.raises(AutograderBuildError, match=r'^labz: registered in this process only \(register_lab\), so the image '
+                                                   r'could not load it; install the distribution it comes from'):
+        build_autograders(tmp_path / "dist", {"labz": master, "lab07": master}, root=ROOT)
+    assert not (tmp_path / "dist").exists()

@@ -35,7 +35,7 @@ from pathlib import Path
 
 from ..errors import AssignError, AutograderBuildError, LabDistributionError
 from ..gradescope import AutograderOptions, with_options
-from ..labs import lab_ids
+from ..labs import lab_ids, lab_modules
 from . import _packaging
 from ._assign import master_path, run_otter_assign
 from ._lock import Lock, lock
@@ -254,9 +254,14 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
     """
     tree = project_root(root)
     masters = masters or default_masters(tree)
-    for lab, master in masters.items():  # fail on a missing master before the slow steps
+    for lab, master in masters.items():  # fail on a missing master, or a lab the zip cannot ship, before the slow steps
         if not Path(master).is_file():
             raise AutograderBuildError(f"{lab}: expected an Otter master notebook at {master}, found none")
+    unshippable = sorted(set(masters) - shippable_labs())
+    if unshippable:
+        raise AutograderBuildError(f"{', '.join(unshippable)}: registered in this process only (register_lab), so the "
+                                   "image could not load it; install the distribution it comes from (README, "
+                                   "\"Adding a lab\") and build again")
     lab_options = {lab: AutograderOptions(lab=lab, **(options or {})) for lab in masters}
     shipped = course_files(course)
     output = Path(output_dir)
@@ -279,6 +284,12 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
             built.append(BuiltAutograder(lab, target, wheel.name, time.perf_counter() - started, len(pinned.pins),
                                          tuple(path.name for path in shipped_labs)))
     return built
+
+
+def shippable_labs() -> set[str]:
+    """The registered labs a zip can ship: this package's own and those of installed distributions (entry points)."""
+    own = {lab for lab, module in lab_modules().items() if module.split(".")[0] == __name__.split(".")[0]}
+    return own | {lab for distribution in _packaging.lab_distributions() for lab in distribution.labs}
 
 
 def lab_distribution_wheels(dest: Path) -> tuple[list[tuple[str, Path]], list[str]]:
