@@ -193,13 +193,19 @@ def _run_variant(mode: str, tree: str | None, folder: Path, cache: Path, jobs: i
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--_breakdown-worker", mode, str(folder), str(cache), str(jobs), str(out)],
+    proc = subprocess.run([sys.executable, __file__, "--_breakdown-worker", mode, str(folder), str(_tables(cache, tree)), str(jobs),
+                           str(out)],
                           capture_output=True, text=True, env=env)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         print(proc.stdout, proc.stderr)
         raise SystemExit(f"breakdown worker ({mode}, {tree or 'this tree'}) exited {proc.returncode}")
     return {**json.loads(out.read_text()), "wall_s": wall}
+
+
+def _tables(cache: Path, tree: str | None) -> Path:
+    """Each tree's own table folder: tables of another format or lab digest would be rebuilt inside the timed run."""
+    return cache / ("base" if tree else "this")
 
 
 def _median_of(runs: Sequence[dict[str, Any]], pick: Callable[[dict[str, Any]], float]) -> float:
@@ -399,16 +405,16 @@ def quick(args: argparse.Namespace, *, skip_build: bool = False) -> None:
         generate(folder, args.count)
         cache = Path(tmp) / "replay"
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(cache)],
+        subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(_tables(cache, None))],
                        check=True, capture_output=True, text=True)
         print(f"mlsys-grader warm (both replay tables, fresh process): {time.perf_counter() - started:6.2f} s")
-        if args.baseline_tree:  # its tables have their own key (the lab digest): build them too
-            subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(cache)], check=True,
-                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": args.baseline_tree})
+        if args.baseline_tree:
+            subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(_tables(cache, args.baseline_tree))],
+                           check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": args.baseline_tree})
         if args.breakdown or args.breakdown_only:
             breakdown(Path(tmp), cache, args.jobs, args.rounds, args.baseline_tree)
         if args.profile:
-            profile(_profile_paths(Path(tmp), args.profile), cache, args.profile_mode)
+            profile(_profile_paths(Path(tmp), args.profile), _tables(cache, None), args.profile_mode)
 
 
 if __name__ == "__main__":
