@@ -218,7 +218,7 @@ def _session_messages(lab: LabSession) -> Iterator[str]:
         names = [c.name for c in spec.parts[part].controls if not c.decision]
         lab.run(part, **{n: controls[part][n] for n in names})
     yield from _shown(lab.synthesis(rationale="Too short."))
-    yield from lab.progress().table["What to do"]
+    yield from lab.progress().table.column("What to do")
     yield repr(lab.check())
     yield repr(lab.report())
     yield repr(lab.synthesis_options())
@@ -233,7 +233,7 @@ def _shown(result) -> Iterator[str]:
         yield from result.warnings
         for notice in result.notices:
             yield from _shown(notice)
-        yield from (str(cell) for row in result.table.itertuples(index=False) for cell in row)
+        yield from (str(cell) for row in result.table.rows for cell in row)
 
 
 @pytest.mark.parametrize("lab_id, track", sweep([(lab, track) for lab in ("lab07", "lab11") for track in ("tinyml", "cloud")],
@@ -272,7 +272,7 @@ def test_lab11_e_charts_the_objective_it_ranks_by(tmp_path, objective, axis):
         axes = result.figure.axes[0]
         assert axes.get_ylabel().startswith(axis), (track, axes.get_ylabel())
         assert axes.get_legend().get_texts()[0].get_text() == f"{objective.title()} budget"
-        cells = " ".join(str(c) for row in result.table.itertuples(index=False) for c in row)
+        cells = " ".join(str(c) for row in result.table.rows for c in row)
         assert problems(cells) == [], cells
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import re
+import zipfile
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from conftest import LAB_TRACKS, sweep
@@ -192,16 +196,21 @@ def test_changing_a_prediction_after_the_result_warns_and_is_graded_late(tmp_pat
 
 
 # -- results ------------------------------------------------------------------------------
-def test_run_shows_a_pandas_table_and_a_matplotlib_chart(tmp_path, clock):
-    import pandas as pd
+def test_run_shows_a_table_and_a_matplotlib_chart(tmp_path, clock):
     from matplotlib.figure import Figure
+
+    from mlsys_grader.student._display import Table
 
     lab = lab07(tmp_path, clock)
     lab.predict("A", "above_75")
     result = lab.run("A", dispatches=2)
     assert isinstance(result, PartResult)
-    assert isinstance(result.table, pd.DataFrame) and list(result.table["Path"]) == ["Fine", "Coarse"]
-    assert list(result.table["Dispatches"]) == [6, 2]
+    assert isinstance(result.table, Table) and result.table.column("Path") == ["Fine", "Coarse"]
+    assert result.table.column("Dispatches") == [6, 2]
+    header, fine, coarse = repr(result).splitlines()[3:6]  # plain text: a header, numbers right-aligned under theirs
+    assert header.split()[:2] == ["Path", "Dispatches"] and fine.startswith("Fine ") and coarse.startswith("Coarse ")
+    assert fine.index("6") == coarse.index("2") == header.index("Dispatches") + len("Dispatches") - 1
+    assert "<td>Coarse</td><td>2</td>" in result.table.to_html()
     assert isinstance(result.figure, Figure)
     page = result._repr_html_()
     assert "<table" in page and "data:image/png;base64," in page and "Observed analytically" in page
@@ -287,10 +296,10 @@ def test_changing_a_control_after_capture_warns_that_the_record_is_stale(tmp_pat
     result = lab.run("C", graph_breaks=3)
     assert len(result.warnings) == 1
     assert "no longer matches your final settings" in result.warnings[0] and "recapture part C" in result.warnings[0]
-    row = lab.progress().table.set_index("Part").loc["C"]
+    row = lab.progress().table.row("Part", "C")
     assert (row["Captured"], row["Fresh"], row["Contrasting"]) == ("yes", "STALE", "yes")
     lab.capture("C")
-    assert lab.progress().table.set_index("Part").loc["C", "Fresh"] == "yes"
+    assert lab.progress().table.row("Part", "C")["Fresh"] == "yes"
 
 
 def test_recapturing_lab11_c_after_d_warns_that_d_is_stale(tmp_path, clock):
@@ -306,7 +315,7 @@ def test_recapturing_lab11_c_after_d_warns_that_d_is_stale(tmp_path, clock):
     notice = lab.capture("C")
     assert notice.kind == "warn"
     assert any(line.startswith("Part D is now stale") and "recapture part D" in line for line in notice.lines)
-    assert lab.progress().table.set_index("Part").loc["D", "Fresh"] == "STALE"
+    assert lab.progress().table.row("Part", "D")["Fresh"] == "STALE"
 
 
 # -- reload ------------------------------------------------------------------------------
@@ -601,7 +610,7 @@ def test_a_complete_session_earns_full_marks(tmp_path, clock, lab_id, track):
     report = grade_file(submission_path(lab_id, tmp_path))
     assert (report.score, report.findings, report.flags) == (report.max_score, [], [])
     progress = lab.progress()
-    assert progress.ready and set(progress.table["Fresh"]) == {"yes"}
+    assert progress.ready and set(progress.table.column("Fresh")) == {"yes"}
 
 
 def test_checks_grade_the_saved_bundle_once_until_it_changes(tmp_path, clock):
@@ -748,3 +757,79 @@ def test_the_evidence_report_says_what_is_still_missing(tmp_path, clock):
     assert any(m.startswith("Part C: Part C's evidence no longer matches your final settings (graph_breaks is now 2, captured "
                             "with 0)") for m in report.missing)
     assert "Still to do" in report._repr_html_()
+
+
+# -- the export cell ----------------------------------------------------------------------------------
+EXPORT_MEMBERS = ["lab07.ipynb", "lab07-submission.json", "__zip_filename__"]
+
+
+def _saved_notebook(tmp_path) -> Path:
+    """The handed-out notebook saved beside the bundle, as the student's Save writes it (after the last capture)."""
+    path = tmp_path / "lab07.ipynb"
+    path.write_bytes((Path(__file__).resolve().parents[1] / "assignments" / "lab07.ipynb").read_bytes())
+    bundle = submission_path("lab07", tmp_path)
+    os.utime(path, ns=(bundle.stat().st_atime_ns, bundle.stat().st_mtime_ns + 1_000_000_000))  # file times are coarse
+    return path
+
+
+def test_export_writes_otters_layout_that_every_route_reads_with_the_saved_bundle(tmp_path, clock, capsys):
+    from mlsys_grader.gradescope._upload import inspect_upload
+    from mlsys_grader.intake import read_submission
+
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "above_75", dispatches=2)
+    lab.run("A")
+    lab.capture("A")
+    notebook = _saved_notebook(tmp_path)
+    notice = lab.export()
+    (exported,) = tmp_path.glob("lab07_*.zip")
+    assert re.fullmatch(r"lab07_\d{4}_\d\d_\d\dT\d\d_\d\d_\d\d_\d{6}\.zip", exported.name)  # Otter's export name
+    assert (notice.kind, notice.title, notice.lines) == (
+        "success", f"Exported {exported.name} (your notebook and lab07-submission.json): upload that zip as it is.", [])
+    assert capsys.readouterr().out.startswith("[warn] Still missing: parts B, C, D and E and the synthesis's")  # before_export, once
+    with zipfile.ZipFile(exported) as archive:
+        assert archive.namelist() == EXPORT_MEMBERS  # no .OTTER_LOG: a pickle nothing here loads
+        assert archive.read("lab07.ipynb") == notebook.read_bytes()
+        assert archive.read("lab07-submission.json") == submission_path("lab07", tmp_path).read_bytes()
+        assert archive.read("__zip_filename__") == exported.name.encode()
+        archive.extractall(tmp_path / "gradescope")
+    read = read_submission(exported)  # mlsys-grader grade and check
+    assert (read.origin, read.error, read.bundle.content_hash) == ("otter", None, saved(tmp_path).content_hash)
+    upload = inspect_upload(tmp_path / "gradescope", "lab07")  # the Gradescope autograder, on the unpacked zip
+    assert (upload.source, upload.problem, upload.flags, upload.bundle) == (
+        "lab07-submission.json", None, (), submission_path("lab07", tmp_path).read_bytes())
+    assert cli.main(["check", str(exported)]) == 0  # read and graded like the bundle: parts B to E still missing
+    assert "Part B has no captured evidence" in capsys.readouterr().out
+
+
+def test_export_says_plainly_when_the_notebook_was_not_saved_after_the_latest_work(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    lab.predict("A", "above_75", dispatches=2)
+    notebook = _saved_notebook(tmp_path)
+    lab.run("A")  # after the save: the bundle on disk is newer than the notebook
+    bundle = submission_path("lab07", tmp_path)
+    os.utime(notebook, ns=(bundle.stat().st_atime_ns, bundle.stat().st_mtime_ns - 1_000_000_000))  # file times are coarse
+    notice = lab.export()
+    (exported,) = tmp_path.glob("lab07_*.zip")
+    assert (notice.kind, notice.title) == ("warn", f"lab07.ipynb on disk is older than lab07-submission.json: the notebook was "
+                                                   f"not saved after your latest work. Save it (File > Save) and run this cell "
+                                                   f"again; {exported.name} holds your evidence as it is now, but the notebook "
+                                                   "as last saved.")
+    with zipfile.ZipFile(exported) as archive:
+        assert archive.namelist() == EXPORT_MEMBERS and archive.read("lab07.ipynb") == notebook.read_bytes()
+        assert archive.read("lab07-submission.json") == submission_path("lab07", tmp_path).read_bytes()
+
+
+def test_export_without_a_saved_notebook_or_bundle_says_what_to_do_and_writes_no_zip(tmp_path, clock):
+    lab = lab07(tmp_path, clock)
+    assert lab.export().title == ("Nothing to export yet: lab07-submission.json is written when you lock your first "
+                                  "prediction; run the cells from the top first.")
+    lab.predict("A", "above_75", dispatches=2)
+    assert lab.export().title == (f"No saved notebook lab07.ipynb next to lab07-submission.json in {tmp_path.resolve()}: save "
+                                  'the notebook there (File > Save), or pass its file name (lab.export("my-lab07.ipynb")), '
+                                  "then run this cell again.")
+    assert list(tmp_path.glob("lab07_*.zip")) == []
+    (tmp_path / "my-lab07.ipynb").write_text("{}", encoding="utf-8")  # renamed: its name is passed, read beside the bundle
+    assert lab.export("my-lab07.ipynb").kind == "success"
+    (exported,) = tmp_path.glob("lab07_*.zip")
+    assert zipfile.ZipFile(exported).namelist() == ["my-lab07.ipynb", "lab07-submission.json", "__zip_filename__"]

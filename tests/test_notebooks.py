@@ -86,7 +86,8 @@ def test_student_notebook_has_no_solutions_and_no_hidden_tests(lab_id):
     text = "\n".join(cell.source for cell in student.cells)
     assert "SOLUTION" not in text and "BEGIN TESTS" not in text and "assert_item" not in text
     assert re.findall(r"^prediction_([A-E]) = \.\.\.$", text, flags=re.M) == list("ABCDE")
-    assert f'otter.Notebook("{lab_id}.ipynb")' in text
+    # no Otter in the student's kernel: the checks are lab.check, the export is lab.export (the kit installs no Otter)
+    assert "otter" not in text and not re.search(r"\bgrader\.", text) and "lab.export()" in text
     for tests in student.metadata["otter"]["tests"].values():
         assert "hidden=True" not in tests
         for item in HIDDEN_ITEMS:
@@ -124,7 +125,7 @@ def test_student_notebook_is_faithful_to_the_seed(lab_id):
                   "budget_scale = 1.0  # budget scale: 0.05..1.5 in steps of 0.05", "q = (r − 1) / (f − 1)",
                   "S < 1.10", "0.45 ≤ g ≤ 0.55", "Defend the accelerator decision"],
     }[lab_id]
-    for phrase in [*expected, 'TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"', "lab.progress()", "grader.export(",
+    for phrase in [*expected, 'TRACK = "tinyml"  # one of "tinyml", "mobile", "edge", "cloud"', "lab.progress()", "lab.export()",
                    "lab.synthesis_options()", "lab.report()"]:
         assert phrase in text, phrase
 
@@ -148,7 +149,7 @@ def test_reference_notebook_is_executed_and_its_bundle_earns_full_marks(lab_id, 
     notebook = nbformat.read(ROOT / "solutions" / lab_id / f"reference-{track}.ipynb", as_version=4)
     assert _errors(notebook) == []
     assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
-    assert f'TRACK = "{track}"' in notebook.cells[2].source
+    assert f'TRACK = "{track}"' in notebook.cells[1].source
     report = grade_file(ROOT / "solutions" / lab_id / f"reference-{track}-submission.json")
     assert (report.score, report.max_score, report.findings) == (100, 100, [])
     page = _html(notebook)
@@ -156,9 +157,12 @@ def test_reference_notebook_is_executed_and_its_bundle_earns_full_marks(lab_id, 
 
 
 # -- real execution (slow) --------------------------------------------------------------------
-# Appended to the executed notebook: how often checking again grades the saved bundle, and the self-check.
+# Appended to the executed notebook: how often checking again grades the saved bundle (Otter's check, as the
+# autograder's re-run calls its tests; the student notebook itself has no Otter), and the self-check.
 REUSE_CELL = """\
 import json as _json
+import otter
+grader = otter.Notebook(LAB_ID + ".ipynb")
 from mlsys_grader.otter import _grade_bytes as _graded
 _report, _before = lab._full_report(), _graded.cache_info()
 grader.check("A"); grader.check("A")
@@ -171,7 +175,7 @@ print("REPORT " + lab.check().model_dump_json())"""
 
 
 def _run(notebook, lab_id: str, workdir: Path):
-    notebook.cells.append(nbformat.v4.new_code_cell(REUSE_CELL))
+    notebook.cells.append(nbformat.v4.new_code_cell(f"LAB_ID = {lab_id!r}\n" + REUSE_CELL))
     references.execute(notebook, lab_id, workdir)
     printed = "".join(o.get("text", "") for o in notebook.cells[-1].outputs if o.output_type == "stream")
     reuse = json.loads(re.search(r"^REUSE (.*)$", printed, re.M).group(1))

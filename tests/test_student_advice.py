@@ -308,7 +308,7 @@ def test_the_unanswered_synthesis_names_each_missing_answer_once(careless):
 @pytest.mark.slow
 def test_export_warns_in_one_sentence_what_is_missing_and_what_it_costs(careless):
     notebook, workdir = careless
-    export = next(cell for cell in notebook.cells if "grader.export(" in cell.source)
+    export = next(cell for cell in notebook.cells if "lab.export()" in cell.source)
     warning = ("Still missing: part B and the synthesis's recommendation, rejected alternative, re-evaluation trigger, "
                "remaining limitation and rationale; as it stands that costs 32 of the 100 points.")
     assert export.outputs[0].data["text/plain"] == f"[warn] {warning}"

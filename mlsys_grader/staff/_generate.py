@@ -59,7 +59,7 @@ class Generated:
 
 ASSIGNMENT_CONFIG = """# ASSIGNMENT CONFIG
 name: {lab}
-init_cell: true
+init_cell: false
 check_all_cell: false
 run_tests: true
 export_cell: false
@@ -254,9 +254,8 @@ def build_master(lab_id: str, synthesis: dict[str, Any] | None = None) -> Any:
                                    "below says what is still missing and what it costs, then makes the zip to upload: it "
                                    f"holds this notebook and `{lab_id}-submission.json`, the evidence bundle the grader "
                                    "replays."))
-    cells.append(new_code_cell("# Save your notebook first, then run this cell to export your submission.\n"
-                               "lab.before_export()\n"
-                               f"grader.export(pdf=False, files=[{f'{lab_id}-submission.json'!r}])"))
+    cells.append(new_code_cell("# Save your notebook first (File > Save), then run this cell to export your submission.\n"
+                               "lab.export()"))
     for index, cell in enumerate(cells):
         cell["id"] = f"{lab_id}-{index:03d}"  # stable ids: rebuilding an unchanged master changes nothing
     notebook = new_notebook(cells=cells, metadata={

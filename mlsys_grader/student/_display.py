@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from jinja2 import Environment
 from markupsafe import Markup
 
 from ..core.report import GradeReport, render_html
@@ -40,14 +41,14 @@ class Notice:
 
 @dataclass
 class PartResult:
-    """A part's result as the seed shows it: observation, table (pandas) and chart (matplotlib)."""
+    """A part's result as the seed shows it: observation, table (:class:`Table`) and chart (matplotlib)."""
 
     part: str
     title: str
     prediction: str
     observation: str
     kind: str
-    table: Any
+    table: Table
     figure: Any
     warnings: list[str] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
@@ -60,31 +61,28 @@ class PartResult:
 
     def __repr__(self) -> str:
         lines = [f"Part {self.part} · {self.title}", f"Your prediction: {self.prediction}",
-                 f"Observed analytically: {self.observation}", self.table.to_string(index=False)]
+                 f"Observed analytically: {self.observation}", self.table.to_string()]
         lines += [f"WARNING: {warning}" for warning in self.warnings]
         lines += [repr(notice) for notice in self.notices]
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        # pandas escapes the cells of its own HTML table
         return render_html("part_result.html", result=self, picture=base64.b64encode(self.png()).decode("ascii"),
-                           table=Markup(self.table.to_html(index=False, classes="mlsys-table", border=0)))
+                           table=self.table.to_html())
 
 
 @dataclass
 class Progress:
     """The student's own progress: one row per part (captured, fresh, contrasting)."""
 
-    table: Any
+    table: Table
     ready: bool
 
     def __repr__(self) -> str:
-        return self.table.to_string(index=False)
+        return self.table.to_string()
 
     def _repr_html_(self) -> str:
-        # pandas escapes the cells of its own HTML table
-        return render_html("progress.html", ready=self.ready,
-                           table=Markup(self.table.to_html(index=False, classes="mlsys-table", border=0)))
+        return render_html("progress.html", ready=self.ready, table=self.table.to_html())
 
 
 @dataclass
@@ -198,7 +196,51 @@ class BookText:
         return self.markdown
 
 
-def frame(rows: list[Mapping[str, Any]]):
-    import pandas as pd
+@dataclass(frozen=True)
+class Table:
+    """A small table of a cell's result: named columns, one tuple per row (the kit installs no pandas for this)."""
 
-    return pd.DataFrame(rows)
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def column(self, name: str) -> list[Any]:
+        """The values of column ``name``, top to bottom."""
+        index = self.columns.index(name)
+        return [row[index] for row in self.rows]
+
+    def row(self, column: str, value: Any) -> dict[str, Any]:
+        """The first row whose ``column`` holds ``value``, by column name (:class:`KeyError` when there is none)."""
+        index = self.columns.index(column)
+        found = next((row for row in self.rows if row[index] == value), None)
+        if found is None:
+            raise KeyError(f"no row with {column} = {value!r}")
+        return dict(zip(self.columns, found, strict=True))
+
+    def to_string(self) -> str:
+        """Plain text: a header, then the rows, columns padded (numbers to the right)."""
+        cells = [list(self.columns), *([str(value) for value in row] for row in self.rows)]
+        widths = [max(len(line[i]) for line in cells) for i in range(len(self.columns))]
+        numeric = [bool(self.rows) and all(isinstance(row[i], int | float) and not isinstance(row[i], bool) for row in self.rows)
+                   for i in range(len(self.columns))]
+        return "\n".join("  ".join(cell.rjust(width) if right else cell.ljust(width)
+                                   for cell, width, right in zip(line, widths, numeric, strict=True)).rstrip()
+                         for line in cells)
+
+    def to_html(self) -> Markup:
+        """An HTML table (``mlsys-table``), every cell escaped by the template."""
+        return Markup(_TABLE.render(table=self))
+
+
+_TABLE = Environment(autoescape=True).from_string(
+    '<table class="mlsys-table"><thead><tr>{% for name in table.columns %}<th>{{ name }}</th>{% endfor %}</tr></thead>'
+    "<tbody>{% for row in table.rows %}<tr>{% for value in row %}<td>{{ value }}</td>{% endfor %}</tr>{% endfor %}</tbody>"
+    "</table>")
+
+
+def frame(rows: list[Mapping[str, Any]]) -> Table:
+    """The rows (dicts with the same keys, in order) as a :class:`Table`."""
+    columns = tuple(rows[0]) if rows else ()
+    return Table(columns, tuple(tuple(row[name] for name in columns) for row in rows))

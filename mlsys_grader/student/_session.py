@@ -13,6 +13,7 @@ One :class:`LabSession` per notebook holds everything (no module-level mutable s
     lab.report()                                 # the closing "Local evidence report"
     lab.check("A")                               # the public self-check (lab.check(): every public check)
     lab.before_export()                          # what is still missing before hand-in, and what it costs
+    lab.export()                                 # that warning, then <lab>_<timestamp>.zip to upload
 
 The session writes ``<lab>-submission.json`` next to the notebook after every change,
 so the saved bundle always holds the student's final settings.  Grading reuses the
@@ -43,6 +44,7 @@ import glob
 import html
 import os
 import re
+import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -624,6 +626,47 @@ class LabSession:
             print(notice.title)
             return
         display(notice)
+
+    def export(self, notebook: str | os.PathLike | None = None) -> Notice:
+        """The export cell: say what is still missing (:meth:`before_export`), then write the zip to upload.
+
+        The zip is ``<lab>_<timestamp>.zip`` next to the bundle, in the layout of Otter's export (which every route
+        that grades reads: the Gradescope autograder, ``mlsys-grader grade`` and ``check``): the notebook as saved on
+        disk (``<lab>.ipynb`` beside the bundle unless ``notebook`` names another file), the saved ``<lab>-submission.json`` and
+        ``__zip_filename__``.  Otter's ``.OTTER_LOG`` is not written: it is a pickle the grader never loads (the
+        autograder grades the bundle, with ``grade_from_log`` off, and sets an uploaded log aside unread).
+        A notebook older than the bundle was not saved after the latest change: the zip is still made (the grade
+        is the bundle's), and the returned notice says so and what to do.
+        """
+        self.before_export()
+        bundle = self.path
+        if not bundle.is_file():
+            return Notice("warn", f"Nothing to export yet: {bundle.name} is written when you lock your first prediction; "
+                                  "run the cells from the top first.")
+        source = bundle.parent / (notebook if notebook is not None else f"{self.lab_id}.ipynb")  # a relative name: beside the bundle
+        try:
+            saved = source.read_bytes()
+        except OSError:
+            saved = b""
+        if not saved.strip():
+            return Notice("warn", f"No saved notebook {source.name} next to {bundle.name} in {bundle.parent.resolve()}: save "
+                                  f"the notebook there (File > Save), or pass its file name (lab.export(\"my-{self.lab_id}.ipynb\")), "
+                                  "then run this cell again.")
+        unsaved = source.stat().st_mtime_ns < bundle.stat().st_mtime_ns
+        evidence = bundle.read_bytes()
+        stamp = self._clock().astimezone().strftime("%Y_%m_%dT%H_%M_%S_%f")  # Otter's export name: <lab>_<timestamp>.zip
+        target = bundle.with_name(f"{self.lab_id}_{stamp}.zip")
+        temporary = target.with_name(target.name + ".tmp")
+        with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(source.name, saved)
+            archive.writestr(bundle.name, evidence)
+            archive.writestr("__zip_filename__", target.name)
+        os.replace(temporary, target)
+        if unsaved:
+            return Notice("warn", f"{source.name} on disk is older than {bundle.name}: the notebook was not saved after your "
+                                  f"latest work. Save it (File > Save) and run this cell again; {target.name} holds your "
+                                  "evidence as it is now, but the notebook as last saved.")
+        return Notice("success", f"Exported {target.name} (your notebook and {bundle.name}): upload that zip as it is.")
 
     def report(self):
         """The closing "Local evidence report", as the book's lab ends: objectives, each part's choices, evidence and
