@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -155,6 +156,22 @@ def test_a_slow_worker_start_is_outside_every_task_time_limit():
     # prepared once in each worker, in that worker
     assert all(r["prepared_in"] == str(r["pid"]) for r in results.values())
     assert len({r["pid"] for r in results.values()}) <= 2
+
+
+def _frozen(task):
+    return {"status": "graded", "frozen": gc.get_freeze_count()}
+
+
+def test_a_prepared_worker_leaves_what_it_holds_out_of_garbage_collection_and_the_parent_does_not():
+    """After its start (imports, tables), a worker freezes its objects so full collections skip them;
+    the parent's collector is left as it was."""
+    before = gc.get_freeze_count()
+    results = {}
+    run_tasks(["a"], _frozen, jobs=1, memory_mb=None, on_result=lambda index, result: results.setdefault(index, result),
+              prepare=lambda: None)
+    assert results[0]["status"] == "graded"
+    assert results[0]["frozen"] > before + 1000  # the package and pytest at least
+    assert gc.get_freeze_count() == before
 
 
 def test_without_prepare_the_same_slow_start_inside_a_task_is_a_timeout():
