@@ -1,4 +1,12 @@
-"""Import mlsysim once, without its slowest step.
+"""mlsysim, and what grading needs of it without importing it.
+
+Grading that the replay table answers never imports mlsysim: the labs import it only where
+they evaluate (:func:`import_mlsysim`, from their ``evaluate`` modules), the unit conversions
+the rationale reader and the messages make use :func:`unit_registry` (mlsysim's definitions,
+loaded into pint without mlsysim), and ``except`` clauses name pint's errors through
+:func:`pint_errors` only once pint is loaded.
+
+Importing mlsysim, when it is needed, skips its slowest step.
 
 ``import mlsysim`` builds a notation registry by parsing about 1.4 MB of YAML with
 PyYAML's pure-Python safe loader, which is most of its multi-second import time.

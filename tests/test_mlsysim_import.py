@@ -40,11 +40,14 @@ def test_loading_the_evaluators_leaves_yaml_safe_load_as_pyyaml_defines_it():
 
 @pytest.mark.slow
 def test_evaluators_load_on_first_use_and_yaml_is_restored():
-    """In a fresh interpreter: ``import mlsys_grader`` does not import mlsysim; the first lab does, and restores yaml."""
+    """In a fresh interpreter: neither ``import mlsys_grader`` nor loading a lab imports mlsysim; the lab's first
+    evaluation does (no replay table is attached), and restores yaml."""
     code = (
         "import yaml, sys; before = yaml.safe_load; import mlsys_grader; "
         "assert 'mlsysim' not in sys.modules, 'importing the package must not import mlsysim'; "
-        "mlsys_grader.get_lab('lab07'); "
+        "lab = mlsys_grader.get_lab('lab07'); "
+        "assert 'mlsysim' not in sys.modules, 'loading a lab must not import mlsysim'; "
+        "lab.plan('cloud', 'B', {'executions': 50, 'recompilations': 0}, {}); "
         "assert yaml.safe_load is before; assert 'mlsysim' in sys.modules; "
         "from mlsysim.notation.registry import Notation; print(len(list(Notation)))"
     )

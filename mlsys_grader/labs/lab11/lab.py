@@ -5,8 +5,9 @@ with ``model_key`` ``v1_11_experiments.<experiment>``.  Part D's baseline kernel
 time is part C's selected result latency, so part D depends on part C.
 
 :class:`Lab11` assembles the lab's seams, each a module of this package: the domain,
-thresholds and decision rules (:mod:`.rules`), the evaluator (:mod:`.evaluate`, the
-only one importing mlsysim, loaded on first use), the rationale reader's words
+how each part's inputs are built, thresholds and decision rules (:mod:`.rules`, over the
+track scenarios' data in :mod:`.domain`), the evaluator (:mod:`.evaluate`, the only one
+importing mlsysim, loaded on first evaluation), the rationale reader's words
 (:mod:`.words`), the part views (:mod:`.views`), the notebook text (:mod:`.notebook`),
 the marimo mapping (:mod:`.marimo`) and the reference answers (:mod:`.references`).
 """
