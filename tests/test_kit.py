@@ -10,6 +10,8 @@ them with nbclient; they are marked ``slow``.
 from __future__ import annotations
 
 import base64
+import contextlib
+import csv
 import email.parser
 import hashlib
 import importlib.util
@@ -17,10 +19,16 @@ import itertools
 import json
 import os
 import re
+import secrets
+import shlex
 import shutil
+import socket
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.error
+import urllib.request
 import zipfile
 from dataclasses import replace
 from importlib import metadata
@@ -37,8 +45,17 @@ from mlsys_grader.core.embed import BUNDLE_MIME
 from mlsys_grader.errors import KitError, LabDistributionError, WheelBuildError
 from mlsys_grader.labs import lab_ids
 from mlsys_grader.staff import INSTALL_COMMAND
-from mlsys_grader.staff._kit import pinned_requirements
-from mlsys_grader.staff._packaging import IMAGE, STUDENT, build_wheel, lab_distributions, project_metadata, retarget_wheel
+from mlsys_grader.staff._kit import KERNEL_COMMAND, KERNEL_NAME, pinned_requirements
+from mlsys_grader.staff._packaging import (
+    FRONT_END,
+    IMAGE,
+    STUDENT,
+    build_wheel,
+    installed_closure,
+    lab_distributions,
+    project_metadata,
+    retarget_wheel,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
@@ -85,16 +102,28 @@ def test_the_kit_holds_the_notebooks_the_wheel_pinned_requirements_and_a_readme(
     assert lines[0] == f"./{wheels[0].name}"
     pins = dict(line.split("==") for line in lines[1:])
     assert len(pins) == len(lines) - 1 >= 50 and all(re.fullmatch(r"[A-Za-z0-9._-]+", name) for name in pins)
-    assert {name: metadata.version(name) for name in pins} == pins  # the versions this test environment runs
-    assert pins["mlsysim"] == "0.3.0" and pins["otter-grader"] == "7.0.0" and "ipykernel" in pins and "packaging" in pins
+    here = {name: version for name in pins if (version := _installed_version(name))}
+    assert here == {name: pins[name] for name in here}  # what this test environment runs, at its versions
+    ours = installed_closure([line for line in STUDENT.dependencies if line not in FRONT_END])
+    assert {(p.name, p.version) for p in ours.values()} <= set(pins.items())  # all but the front end: as installed here
+    assert pins["mlsysim"] == "0.3.0" and {"ipykernel", "jupyterlab", "jupyter_server", "nbclient"} <= set(pins)
+    assert not {"otter-grader", "pandas", "playwright", "sphinx", "python-on-whales"} & {n.lower() for n in pins}
     readme = (out / "README.md").read_text(encoding="utf-8")
-    assert f"    {INSTALL_COMMAND}\n" in readme and " or ".join(f"`{lab}.ipynb`" for lab in KIT_LABS) in readme
+    assert f"    {INSTALL_COMMAND}\n" in readme and f"    jupyter lab {KIT_LABS[0]}.ipynb\n" in readme
+    assert f"    {KERNEL_COMMAND}\n" in readme and "`lab.export()`" in readme and "grader." not in readme
     assert f"Python {DECLARED[0]} to {DECLARED[-1]}" in readme
     with zipfile.ZipFile(wheels[0]) as wheel:
         names = wheel.namelist()
     rubrics = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").rglob("*.toml")}
     assert rubrics and rubrics <= set(names) and "mlsys_grader/student/_session.py" in names
     assert not [name for name in names if STUDENT.leaves_out(name)]
+
+
+def _installed_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 # -- the student build ----------------------------------------------------------------------------------------
@@ -139,8 +168,11 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert (meta["Name"], meta["Version"]) == ("mlsys-grader-student", __version__)
     assert SpecifierSet(meta["Requires-Python"]) == SpecifierSet(PYPROJECT["requires-python"])
     requires = [Requirement(line) for line in meta.get_all("Requires-Dist")]
-    # today's dependencies (issue 20 narrows them), and the test extra as before
-    assert [str(r) for r in requires if r.marker is None] == [str(Requirement(line)) for line in PYPROJECT["dependencies"]]
+    # what a student runs (issue 20): no Otter-Grader (Playwright, Sphinx, python-on-whales), no pandas, with JupyterLab
+    assert [str(r) for r in requires if r.marker is None] == [str(Requirement(line)) for line in STUDENT.dependencies]
+    assert not {"otter-grader", "pandas", "pebble", "nbformat"} & {r.name for r in requires}
+    assert [line for line in STUDENT.dependencies if line not in PYPROJECT["dependencies"]] == list(FRONT_END) == [
+        "jupyterlab>=4.2,<5"]  # every other specifier is the project's own
     assert "[console_scripts]\nmlsys-grader = mlsys_grader.cli:main" in entry_points
     modules = {name for name in names if name.endswith(".py")}
     assert not {m for m in modules if m.startswith("mlsys_grader/staff/")}  # solve, assign, the autograder and kit builders
@@ -363,48 +395,118 @@ def kit(tmp_path_factory) -> Path:
     return base / "kit"
 
 
+# A student's run of one notebook in the kit's kernel: every cell in order, the notebook saved before the export cell
+# (as README says), then the export cell, then saved again.
 DRIVER = """\
 import sys
 import nbformat
 from nbclient import NotebookClient
 
-path, workdir = sys.argv[1], sys.argv[2]
+path, workdir, kernel = sys.argv[1:4]
 notebook = nbformat.read(path, as_version=4)
-NotebookClient(notebook, timeout=900, kernel_name="python3", resources={"metadata": {"path": workdir}}).execute()
+client = NotebookClient(notebook, timeout=900, kernel_name=kernel, resources={"metadata": {"path": workdir}})
+with client.setup_kernel():
+    for index, cell in enumerate(notebook.cells):
+        if cell.source.strip().endswith("lab.export()"):
+            nbformat.write(notebook, path)
+        client.execute_cell(cell, index)
 nbformat.write(notebook, path)
 """
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, b""
+
+
+@contextlib.contextmanager
+def _jupyter_lab(bin_dir: Path, env: dict, folder: Path):
+    """JupyterLab from the kit's environment, headless on a free port; yields its base URL and token once
+    ``/api/status`` answers (the server's log is in the assertion message when it does not)."""
+    port, token = _free_port(), secrets.token_hex(16)
+    log = (folder.parent / "jupyter.log").open("w")
+    server = subprocess.Popen([str(bin_dir / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
+                               f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={folder}"],
+                              cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while _get(f"{base}/api/status?token={token}")[0] != 200:
+            assert server.poll() is None and time.monotonic() < deadline, (folder.parent / "jupyter.log").read_text()
+            time.sleep(0.5)
+        yield base, token
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        log.close()
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", DECLARED)
 def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_to_full_marks(kit, tmp_path, version):
+    """README's lines in a fresh venv: the one install command, the kernel registered by its one line, JupyterLab
+    served headless with that kernel; both notebooks run in it to 100 with hand-written rationales, exported with
+    lab.export() and graded from the zip by staff's ``mlsys-grader grade``."""
     python = _interpreter(version)
     if python is None:
-        pytest.skip(f"Python {version} is not installed on this machine")
+        pytest.skip(f"Python {version} is not installed on this machine (ls ~/.pyenv/versions)")
     student = tmp_path / "download"
     shutil.copytree(kit, student)
     bin_dir, env = _venv(python, tmp_path / "venv")
     _run([str(bin_dir / "pip"), "install", "--quiet", "-r", "requirements.txt"], cwd=student, env=env)  # README's one command
+    listed = json.loads(_run([str(bin_dir / "pip"), "list", "--format=json"], cwd=student, env=env).stdout)
+    assert not {"otter-grader", "pandas", "playwright", "sphinx", "python-on-whales"} & {p["name"].lower() for p in listed}
+    _run(shlex.split(KERNEL_COMMAND), cwd=student, env=env)  # README's kernel line (JUPYTER_DATA_DIR: this venv's)
     (tmp_path / "run.py").write_text(DRIVER, encoding="utf-8")
     references = _script("make_references")
-    for lab, track in zip(KIT_LABS, itertools.cycle(TRACKS_BY_PYTHON[version])):
-        answers = references.answers(lab, track)  # the synthesis is a student's own (reference_rationales.toml)
-        notebook = references.fill(nbformat.read(student / f"{lab}.ipynb", as_version=4), answers)
-        nbformat.write(notebook, student / f"{lab}.ipynb")
-        _run([str(bin_dir / "python"), str(tmp_path / "run.py"), str(student / f"{lab}.ipynb"), str(student)], cwd=student, env=env)
-        executed = nbformat.read(student / f"{lab}.ipynb", as_version=4)
-        assert [o for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
-        # the bundle rides in the notebook (core.embed is in the student build), so a bare .ipynb upload carries it
-        assert any(BUNDLE_MIME in o.get("data", {}) for c in executed.cells for o in c.get("outputs", []))
-        bundle = student / f"{lab}-submission.json"
-        report = grade_file(bundle)
-        assert (report.track, report.score, report.findings, report.flags) == (track, 100, [], [])
-        theirs = json.loads(_run([str(bin_dir / "mlsys-grader"), "check", str(bundle), "--all", "--json"], cwd=student, env=env).stdout)
-        assert (theirs["score"], theirs["findings"]) == (100, [])
-        exports = list(student.glob(f"{lab}_*.zip"))
-        assert len(exports) == 1, exports
-        with zipfile.ZipFile(exports[0]) as export:
-            assert {f"{lab}.ipynb", f"{lab}-submission.json"} <= set(export.namelist())
+    with _jupyter_lab(bin_dir, env, student) as (base, token):
+        specs = json.loads(_get(f"{base}/api/kernelspecs?token={token}")[1])
+        assert specs["kernelspecs"][KERNEL_NAME]["spec"]["display_name"] == "MLSys lab (kit)"
+        assert Path(specs["kernelspecs"][KERNEL_NAME]["spec"]["argv"][0]).parent == bin_dir  # the kit's Python
+        status, page = _get(f"{base}/lab/tree/{KIT_LABS[0]}.ipynb?token={token}")
+        assert status == 200 and b"JupyterLab" in page  # the front end the README's second line opens
+        for lab, track in zip(KIT_LABS, itertools.cycle(TRACKS_BY_PYTHON[version])):
+            answers = references.answers(lab, track)  # the synthesis is a student's own (reference_rationales.toml)
+            notebook = references.fill(nbformat.read(student / f"{lab}.ipynb", as_version=4), answers)
+            nbformat.write(notebook, student / f"{lab}.ipynb")
+            _run([str(bin_dir / "python"), str(tmp_path / "run.py"), str(student / f"{lab}.ipynb"), str(student), KERNEL_NAME],
+                 cwd=student, env=env)
+            opened = json.loads(_get(f"{base}/api/contents/{lab}.ipynb?token={token}")[1])  # the server reads what was saved
+            assert opened["type"] == "notebook" and opened["content"]["metadata"]["kernelspec"]["name"] == "python3"
+            executed = nbformat.read(student / f"{lab}.ipynb", as_version=4)
+            assert [o for c in executed.cells for o in c.get("outputs", []) if o.output_type == "error"] == []
+            # the bundle rides in the notebook (core.embed is in the student build), so a bare .ipynb upload carries it
+            assert any(BUNDLE_MIME in o.get("data", {}) for c in executed.cells for o in c.get("outputs", []))
+            (export,) = student.glob(f"{lab}_*.zip")
+            shown = next(c for c in executed.cells if c.source.strip().endswith("lab.export()")).outputs
+            assert [o.data["text/plain"] for o in shown] == [
+                f"[success] Exported {export.name} (your notebook and {lab}-submission.json): upload that zip as it is."]
+            with zipfile.ZipFile(export) as archive:
+                assert archive.namelist() == [f"{lab}.ipynb", f"{lab}-submission.json", "__zip_filename__"]
+                assert archive.read(f"{lab}-submission.json") == (student / f"{lab}-submission.json").read_bytes()
+            theirs = json.loads(_run([str(bin_dir / "mlsys-grader"), "check", str(export), "--json"], cwd=student, env=env).stdout)
+            assert (theirs["score"], theirs["findings"]) == (100, [])  # the student's own check of the zip
+            graded = tmp_path / f"{lab}-graded"
+            graded.mkdir()
+            shutil.copy2(export, graded / export.name)
+            assert cli.main(["grade", str(graded), "-o", str(graded / "grades.csv"), "--no-db", "-q", "--jobs", "1"]) == 0
+            (row,) = csv.DictReader((graded / "grades.csv").open(encoding="utf-8"))  # staff's grade of the zip
+            assert (row["lab"], row["track"], row["status"], float(row["score"]), float(row["max_score"])) == (
+                lab, track, "graded", 100.0, 100.0), row
+            assert grade_file(export).flags == []
     installed = _run([str(bin_dir / "python"), "-c", "import mlsys_grader, sys; print(mlsys_grader.__file__)"], cwd=tmp_path, env=env)
     assert installed.stdout.startswith(str(tmp_path / "venv"))  # the kit's wheel, not this repository
     # solve is staff's: no command, nothing to import (the kit installs mlsys-grader-student)
@@ -413,9 +515,15 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
     assert (solve.returncode, solve.stdout, solve.stderr) == (2, "", "mlsys-grader: `solve` is a course-staff command, not part of "
                                                                      "the student kit; this install has check, schema, rubric\n")
     assert not (student / "solved.json").exists()
+    for command in cli.STAFF_COMMANDS:  # every staff command, the builders and the review app included
+        refused = subprocess.run([str(bin_dir / "mlsys-grader"), command], cwd=student, env=env, capture_output=True, text=True)
+        assert (refused.returncode, refused.stderr) == (2, cli.format_staff_only(command) + "\n"), command
+    assert "review" in cli.STAFF_COMMANDS and "kit" in cli.STAFF_COMMANDS and "solve" in cli.STAFF_COMMANDS
     for statement, error in (("from mlsys_grader import solve", "ImportError: cannot import name 'solve' from 'mlsys_grader'"),
                              ("import mlsys_grader.staff", "ModuleNotFoundError: No module named 'mlsys_grader.staff'"),
-                             ("import mlsys_grader.staff._autograder", "ModuleNotFoundError: No module named 'mlsys_grader.staff'")):
+                             ("import mlsys_grader.staff._autograder", "ModuleNotFoundError: No module named 'mlsys_grader.staff'"),
+                             ("import mlsys_grader.course._review_app",
+                              "ModuleNotFoundError: No module named 'mlsys_grader.course._review_app'")):
         tried = subprocess.run([str(bin_dir / "python"), "-c", statement], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert tried.returncode == 1 and error in tried.stderr.splitlines()[-1], (statement, tried.stderr)
     shown = _run([str(bin_dir / "pip"), "show", "mlsys-grader-student"], cwd=tmp_path, env=env).stdout

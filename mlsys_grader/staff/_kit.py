@@ -1,5 +1,9 @@
 """``mlsys-grader kit``: what a student downloads — both notebooks, the student build's wheel,
-a fully pinned ``requirements.txt`` and a short README with the one install command.
+a fully pinned ``requirements.txt`` and a short README: the one install command, the line that
+opens a lab (``jupyter lab lab07.ipynb``) and the one that registers the kernel for another Jupyter.
+
+The install holds what a student runs and nothing of Otter-Grader: the notebook API, the
+evaluators, JupyterLab and ipykernel (:data:`~mlsys_grader.staff._packaging.STUDENT`).
 
 The wheel is :data:`~mlsys_grader.staff._packaging.STUDENT` (``mlsys-grader-student``): this
 package without staff's tools — no ``solve``, no kit or autograder builder — built from
@@ -18,21 +22,28 @@ environment the instructor's tests ran in — so a student installs what was tes
 The closure is read from the wheel's own requirements through the installed
 distributions' metadata, with environment markers evaluated here; a dependency that
 only another platform needs (``pywin32`` on Windows) is left to pip to resolve there.
+JupyterLab, when this environment lacks it, is resolved by pip with everything installed here
+as constraints (:func:`pinned_requirements`).
 """
 
 from __future__ import annotations
 
 import email.parser
+import json
 import shutil
+import subprocess
+import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from ..errors import KitError, KitRootError, LabDistributionError
 from ..labs import get_lab, lab_ids
 from ._packaging import (
+    FRONT_END,
     FULL,
     LAB_ANSWERS,
     PROJECT_NAME,
@@ -89,20 +100,69 @@ def _wheel_metadata(wheel: Path):
 
 
 def pinned_requirements(requires: list[str]) -> list[str]:
-    """``name==version`` for every distribution ``requires`` needs here, transitively, from the installed metadata.
+    """``name==version`` for every distribution ``requires`` needs, transitively: the versions installed here.
 
-    Raises :class:`KitError` when a needed distribution is not installed, or installed at
-    a version its dependant does not accept: the kit pins only what this environment has.
+    The front end (:data:`~mlsys_grader.staff._packaging.FRONT_END`, JupyterLab) is pinned from here too when it is
+    installed; staff's environment need not have it, and then pip resolves the whole closure for this Python and
+    platform with every distribution installed here as a constraint (:func:`resolved_pins`), so only what this
+    environment lacks comes from the index.  Raises :class:`KitError` when anything else is not installed, or
+    installed at a version its dependant does not accept: the kit pins what this environment has.
     """
+    front = {_requirement_name(line) for line in FRONT_END}
+    ours = [line for line in requires if _requirement_name(line) not in front]
+    theirs = [line for line in requires if _requirement_name(line) in front]
     try:
-        closure = installed_closure(requires, needed_by=PROJECT_NAME)
+        closure = installed_closure(ours, needed_by=PROJECT_NAME)
     except NotInstalledError as exc:
         raise KitError(f"{exc.name} (needed by {exc.needed_by}) is not installed here; install the project first "
                        f"(`pip install .`) so the kit pins what you tested") from exc
     except VersionConflictError as exc:
         raise KitError(f"{exc.needed_by} needs {exc.requirement}, but {exc.name} {exc.installed} is installed here; "
                        "reinstall the project (`pip install .`) before making the kit") from exc
-    return [pinned.pin for _, pinned in sorted(closure.items())]
+    pins = [pinned.pin for _, pinned in sorted(closure.items())]
+    if not theirs:
+        return pins
+    try:
+        front_closure = installed_closure(theirs, needed_by=STUDENT.name)
+    except (NotInstalledError, VersionConflictError):
+        # every distribution installed here is a constraint: what the front end shares with this environment
+        # (requests, urllib3 …) is pinned to the version here as well, and only what is missing comes from the index
+        return resolved_pins(requires, _installed_pins())
+    return [pinned.pin for _, pinned in sorted({**closure, **front_closure}.items())]
+
+
+def _installed_pins() -> list[str]:
+    """``name==version`` of every distribution installed here (the first found of each name, as imports find it)."""
+    from packaging.utils import canonicalize_name  # here: see installed_closure
+
+    found: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            found.setdefault(canonicalize_name(name), f"{name}=={dist.version}")
+    return [pin for _, pin in sorted(found.items())]
+
+
+def resolved_pins(requires: list[str], constraints: list[str]) -> list[str]:
+    """pip's resolution of ``requires`` for this Python and platform, each of ``constraints`` (``name==version``) kept,
+    as ``name==version`` sorted by canonical name (``pip install --dry-run --ignore-installed --report``)."""
+    from packaging.utils import canonicalize_name  # here: see installed_closure
+
+    with tempfile.TemporaryDirectory(prefix="mlsys-kit-resolve-") as scratch:
+        folder = Path(scratch)
+        (folder / "requirements.txt").write_text("".join(f"{line}\n" for line in requires), encoding="utf-8")
+        (folder / "constraints.txt").write_text("".join(f"{line}\n" for line in constraints), encoding="utf-8")
+        done = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet",
+                               "--disable-pip-version-check", "--report", str(folder / "report.json"),
+                               "-r", str(folder / "requirements.txt"), "-c", str(folder / "constraints.txt")],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise KitError(f"pip could not resolve the kit's requirements with the versions installed here (exit "
+                           f"{done.returncode}): {done.stderr.strip()[-800:]}")
+        report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    found = {canonicalize_name(item["metadata"]["name"]): f"{item['metadata']['name']}=={item['metadata']['version']}"
+             for item in report["install"]}
+    return [pin for _, pin in sorted(found.items())]
 
 
 def _python_words(requires_python: str | None) -> str:
@@ -120,21 +180,32 @@ def _python_words(requires_python: str | None) -> str:
     return f"Python {requires_python}"
 
 
+KERNEL_NAME = "mlsys-lab"
+KERNEL_COMMAND = f'python -m ipykernel install --user --name {KERNEL_NAME} --display-name "MLSys lab (kit)"'
+"""The kit README's one line that registers the kit environment's kernel for another Jupyter (VS Code, a JupyterLab
+installed elsewhere); ``jupyter lab`` from the kit's environment needs none (ipykernel's own ``python3`` is there)."""
+
 README = """\
 # {labs} notebooks (MLSysBook)
 
 Install everything once, from a terminal inside this folder ({python}; a fresh virtual
-environment is best):
+environment is best): the labs' packages, JupyterLab and a Python kernel.
 
     {command}
 
-(In a notebook instead of a terminal, run `%{command}` in a cell, then restart the kernel.)
+Then open a lab, from the same terminal (its browser tab opens by itself):
 
-Then open {notebooks} in Jupyter with that Python as the kernel — JupyterLab, VS Code or a
-hosted notebook service; Jupyter itself is not part of this kit. Set `TRACK` in the first
-code cell to your track and run the cells from the top: predict, run, capture, part by
-part. Each notebook saves `<lab>-submission.json` next to itself, and its last cell,
-`grader.export()`, writes the zip you hand in.
+    {open}
+
+Set `TRACK` in the first code cell to your track and run the cells from the top: predict, run,
+capture, part by part. Each notebook saves `<lab>-submission.json` next to itself. Save the
+notebook (File > Save), then run its last cell, `lab.export()`: it says what is still missing
+and writes `<lab>_<timestamp>.zip`, the file you upload.
+
+To use this environment from another Jupyter instead (VS Code, a JupyterLab you already have),
+register its kernel once, then pick the kernel "MLSys lab (kit)":
+
+    {kernel}
 """
 
 
@@ -181,8 +252,13 @@ def build_kit(output: str | Path, root: str | Path = ".") -> Kit:
     readme = output / "README.md"
     readme.write_text(README.format(labs=_lab_words(path.stem for path in notebooks),
                                     python=_python_words(info.get("Requires-Python")), command=INSTALL_COMMAND,
-                                    notebooks=" or ".join(f"`{path.name}`" for path in notebooks)), encoding="utf-8")
+                                    open=open_command(notebooks[0].name), kernel=KERNEL_COMMAND), encoding="utf-8")
     return Kit(output, tuple(notebooks), wheel, requirements, readme, tuple(pins), tuple(lab_wheels))
+
+
+def open_command(notebook: str) -> str:
+    """The kit README's second line: ``jupyter lab lab07.ipynb``."""
+    return f"jupyter lab {notebook}"
 
 
 def _lab_words(labs: Iterable[str]) -> str:

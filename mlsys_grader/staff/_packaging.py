@@ -11,8 +11,8 @@ There are three builds of the one source tree.  :data:`FULL` is the package as i
 without what only staff run.  :data:`STUDENT` is the kit's
 ``mlsys-grader-student``: the same files and version, with the staff-only modules left
 out of the copy before it is built (``mlsys_grader/staff/``: ``solve``, the kit and
-autograder builders, Otter assign, this module), so a student's install cannot run them.  Its dependencies are the project's
-today; a leaner kit is a change of ``STUDENT.dependencies``, nothing else.
+autograder builders, Otter assign, this module), so a student's install cannot run them.  Its dependencies are what a
+student runs (``STUDENT.dependencies``: no Otter-Grader, no pandas) and a Jupyter front end (:data:`FRONT_END`).
 
 A lab may come from another distribution (a course's own lab package, registered through the
 ``mlsys_grader.labs`` entry point): :func:`lab_distributions` finds those installed here, and
@@ -74,6 +74,11 @@ LAB_ANSWERS = "answers.py"
 left out of every build a student or a submission's code can read, and of the lab distributions' wheels shipped
 with them (``*/answers.py``)."""
 
+FRONT_END = ("jupyterlab>=4.2,<5",)
+"""The student's Jupyter front end (``jupyter lab lab07.ipynb``): JupyterLab, the lightest one (Notebook 7 is
+JupyterLab's components plus its own; any front end brings jupyter_server and nbconvert).  Staff's environment need
+not have it: the kit resolves what it needs with pip (:func:`mlsys_grader.staff._kit.pinned_requirements`)."""
+
 FULL = WheelSpec(PROJECT_NAME)
 """The package as it is: staff installs (``pip install .``)."""
 IMAGE = WheelSpec(
@@ -97,6 +102,14 @@ STUDENT = WheelSpec(
                "mlsys_grader/templates/review.html",
                # each lab's hand-written reference answers are solutions (the master's, the references')
                f"mlsys_grader/labs/*/{LAB_ANSWERS}"),
+    # NOTE: what a student runs, measured by benchmarks/kit.py (issue 20): the notebook API and its charts
+    # (matplotlib), the evaluators (mlsysim, pint, pyyaml), the grader's models and pages (pydantic, jinja2), the
+    # check command (rich), a kernel (ipykernel) and a front end (FRONT_END).  Not Otter-Grader (its hard
+    # requirements pull Playwright, Sphinx and python-on-whales; the notebook checks with lab.check and exports
+    # with lab.export), not pandas (the notebook's tables are its own), not what only a batch or the Gradescope
+    # runner needs (pebble, nbformat, platformdirs, packaging).  Each specifier is the project's own.
+    dependencies=("mlsysim==0.3.0", "pydantic>=2,<3", "pint>=0.23", "matplotlib>=3.8", "ipykernel>=6", "pyyaml>=6",
+                  "rich>=13", "jinja2>=3.1", *FRONT_END),
 )
 
 
