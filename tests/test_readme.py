@@ -85,3 +85,7 @@ def test_readme_layout_names_exactly_the_packages_and_public_modules_of_the_tree
         assert seams <= set(re.findall(r"\b\w+\b", labs)), (lab.name, seams - set(re.findall(r"\b\w+\b", labs)))
     for helper in (package / "labs").glob("_*.py"):  # the helpers the lab packages share (_charts.py)
         assert helper.name == "__init__.py" or helper.name in labs, helper.name
+    for layer in ("core", "staff"):  # each module by its name (a private module's without its underscore)
+        words = set(re.findall(r"\b\w+\b", named[f"mlsys_grader/{layer}/"]))
+        modules = {path.stem.lstrip("_") for path in (package / layer).glob("*.py") if path.stem != "__init__"}
+        assert modules <= words, (layer, sorted(modules - words))
