@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .._mlsysim import import_mlsysim
 from .._version import __version__
 from ..api import default_rubric, grade_submission, load_rubric
 from ..core import flags as flag_names
@@ -49,7 +48,7 @@ from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
-from ..labs import get_lab, lab_ids
+from ..labs import get_lab, lab_ids, prepare_worker
 from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
@@ -566,7 +565,7 @@ def grade_paths(
                 progress(done[0], len(candidates))
 
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
-                  memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else import_mlsysim)
+                  memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else prepare_worker)
         fresh, reused = [], 0
         final: list[Result] = []
         for index, candidate in enumerate(candidates):
