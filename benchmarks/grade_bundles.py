@@ -394,10 +394,10 @@ def main() -> None:
         if not identical:
             raise SystemExit(1)
     if args.breakdown:
-        quick(args, skip_build=False)
+        quick(args)
 
 
-def quick(args: argparse.Namespace, *, skip_build: bool = False) -> None:
+def quick(args: argparse.Namespace) -> None:
     """The breakdown (5.) and the profile (6.), on COUNT freshly generated bundles and freshly built tables."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submissions"
