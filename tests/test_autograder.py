@@ -855,3 +855,105 @@ def test_otter_run_notebook_that_never_finishes_times_out_and_still_gets_its_sco
     assert_reports_record(results, bundle)
     assert "kernel_results_rejected" in results["extra_data"]["mlsys_grader"]["flags"]
     assert any("CellTimeoutError" in note for note in results["extra_data"]["mlsys_grader"]["notes"])
+
+
+# -- the score of record through the image's replay table (issue 19) ------------------------------------------------
+
+@pytest.fixture(scope="module")
+def replay_dir(tmp_path_factory) -> Path:
+    """Lab 07's replay table, built as ``setup.sh`` builds the image's (:func:`build_replay_tables`, live through mlsysim)."""
+    from mlsys_grader.gradescope._runner import build_replay_tables
+
+    where = tmp_path_factory.mktemp("replay") / "tables"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("mlsys_grader.gradescope._runner.lab_ids", lambda: ("lab07",))
+        assert build_replay_tables(where) == []
+    return where
+
+
+def _gradescope_folder(root: Path, bundle: bytes) -> Path:
+    (root / "source").mkdir(parents=True)
+    _test_files(root / "source" / "tests", {"A": ["captured", "replay"], "E": ["captured", "decision"]})
+    (root / "source" / "otter_config.json").write_text(json.dumps({"plugins": [{PLUGIN_NAME: {"lab": "lab07"}}]}))
+    (root / "submission").mkdir()
+    (root / "submission" / "lab07-submission.json").write_bytes(bundle)
+    return root
+
+
+def _graded(root: Path, replay: Path | None) -> tuple[dict, bytes, list[str]]:
+    from mlsys_grader.gradescope._runner import grade_submission
+    from mlsys_grader.labs import get_lab
+
+    lines: list[str] = []
+    document = grade_submission(root, log=lines.append, replay_dir=replay)
+    assert get_lab("lab07").replay_table is None  # released after the submission
+    return document, (root / "results" / "results.json").read_bytes(), lines
+
+
+def test_the_score_of_record_through_the_verified_table_is_byte_identical_to_live_replay(replay_dir, tmp_path):
+    _, reference = _reference("lab07", HOSTILE_TRACK)
+    for name, bundle in (("reference", reference.encode()), ("partial", _bundle(drop=("B", "D")))):
+        by_table, table_bytes, table_log = _graded(_gradescope_folder(tmp_path / f"{name}-table", bundle), replay_dir)
+        live, live_bytes, live_log = _graded(_gradescope_folder(tmp_path / f"{name}-live", bundle), None)
+        assert table_bytes == live_bytes and by_table == live
+        assert table_log[0].startswith(f"replay: verified table in {replay_dir} (") and "evaluations" in table_log[0]
+        assert live_log[0] == "replay: live (no replay table folder configured)"
+    assert by_table["score"] < 100 and reference  # the partial bundle really lost points
+
+
+def test_a_missing_tampered_or_untrusted_table_leaves_live_replay_and_the_staff_log_says_why(replay_dir, tmp_path):
+    from mlsys_grader.gradescope._record import use_replay_table
+
+    table = next(replay_dir.glob("lab07-*.replay"))
+    tampered = tmp_path / "tampered"
+    shutil.copytree(replay_dir, tampered)
+    copy = tampered / table.name
+    head, _, payload = copy.read_bytes().partition(b"\n")
+    copy.write_bytes(head + b"\n" + payload.replace(b"cloud", b"cl0ud", 1))  # the header's digest no longer matches
+    writable = tmp_path / "writable"
+    shutil.copytree(replay_dir, writable)
+    writable.chmod(0o777)
+    expected = {tmp_path / "absent": "there is no table folder", tampered: "(truncated or tampered)",
+                writable: "is writable by others (mode 777)", tmp_path / "empty": "no replay table at"}
+    (tmp_path / "empty").mkdir()
+    for folder, why in expected.items():
+        verdict = use_replay_table("lab07", folder)
+        assert verdict.startswith("replay: live — the table is not used: ") and why in verdict, verdict
+        from mlsys_grader.labs import get_lab
+
+        assert get_lab("lab07").replay_table is None
+    bundle = _bundle()
+    document, _, lines = _graded(_gradescope_folder(tmp_path / "ag", bundle), tampered)
+    assert "(truncated or tampered)" in lines[0] and document["score"] == grade_bundle(bundle).score
+
+
+FRESH_GRADER = """
+import sys
+from pathlib import Path
+from mlsys_grader.gradescope._runner import grade_submission
+document = grade_submission(sys.argv[1], replay_dir=Path(sys.argv[2]), own_process=True)
+print("mlsysim imported:", "mlsysim" in sys.modules)
+"""
+
+
+@pytest.mark.slow
+def test_a_fresh_runner_grades_through_the_table_without_importing_mlsysim(replay_dir, tmp_path):
+    _, reference = _reference("lab07", HOSTILE_TRACK)
+    root = _gradescope_folder(tmp_path / "ag", reference.encode())
+    done = subprocess.run([sys.executable, "-I", "-c", FRESH_GRADER, str(root), str(replay_dir)], capture_output=True,
+                          text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "imported so far: mlsysim no" in done.stdout and done.stdout.rstrip().endswith("mlsysim imported: False"), done.stdout
+    live, _, _ = _graded(_gradescope_folder(tmp_path / "live", reference.encode()), None)
+    assert json.loads((root / "results" / "results.json").read_text()) == live
+
+
+def test_the_image_lock_pins_mlsysim_even_when_nothing_grading_imports_needs_it():
+    from mlsys_grader.staff._autograder import IMAGE_ALWAYS, image_roots
+
+    assert "mlsysim" in IMAGE_ALWAYS and set(IMAGE_ALWAYS) <= set(image_roots(ROOT))
+    pinned = lock([*IMAGE_ALWAYS])
+    from importlib.metadata import version
+
+    assert f"mlsysim=={version('mlsysim')}" in pinned.pins
+    assert not any(pin.startswith("mlsysim==") for pin in lock(["pydantic"]).pins)  # the pin comes from IMAGE_ALWAYS

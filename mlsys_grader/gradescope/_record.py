@@ -8,8 +8,11 @@ upload becomes a zero report whose one submission-level finding says why and wha
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import stat
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,12 +22,18 @@ from ..core import grading
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle, submission_filename
 from ..core.report import Finding, GradeReport
+from ..course import attach_replay_table, detach_replay_table
 from ..errors import GraderError
 from ..intake import ORIGIN_WORDS, Format, read_submission
+from ..labs import get_lab
 from ._upload import FLAG_NO_BUNDLE, FLAG_WRONG_LAB, Upload, export_advice, inspect_upload, lab_title, read_regular_file
 
 FLAG_GRADER_ERROR = flag_names.GRADER_ERROR
 FLAG_UNREADABLE = flag_names.INTEGRITY
+
+REPLAY_DIR = Path(sys.prefix) / "share" / "mlsys-grader" / "replay"
+"""The image's replay tables: built by ``setup.sh`` (:func:`._runner.check_image`), as root and before any student code
+exists, inside the environment (root's, under ``/root``, which the notebook's user may enter but not write)."""
 
 SAVE_AGAIN = "save it again from the notebook (never edit it by hand), then run the export cell and upload the zip it makes"
 
@@ -139,6 +148,51 @@ def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_pat
         return grade_upload(inspect_upload(submission_dir, lab_id))
     except Exception as exc:
         return grader_failed(lab_id, exc)
+
+
+def untrusted_table_dir(directory: Path) -> str | None:
+    """Why the tables in ``directory`` may not be trusted (None: they may): the folder and every file in it must be
+    this process's user's (root's on Gradescope) and writable by no one else, so no student process could have
+    written them; their digest then catches corruption."""
+    try:
+        entries = [directory, *sorted(directory.iterdir())]
+        for path in entries:
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                return f"{path} is a symbolic link"
+            if info.st_uid != os.geteuid():
+                return f"{path} belongs to uid {info.st_uid}, not to the grader's (uid {os.geteuid()})"
+            if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return f"{path} is writable by others (mode {stat.S_IMODE(info.st_mode):o})"
+    except FileNotFoundError:
+        return f"there is no table folder {directory}"
+    except OSError as exc:
+        return f"{directory} cannot be read ({exc})"
+    return None
+
+
+def use_replay_table(lab_id: str, directory: Path | None) -> str:
+    """Attach ``lab_id``'s verified table in ``directory`` for this process; the sentence for the staff log.
+
+    Never builds and never trusts: a missing, unverified or untrusted table (:func:`untrusted_table_dir`) leaves the
+    lab on live replay (mlsysim imported on its first evaluation), which gives the same grades, only slower.
+    """
+    if directory is None:
+        return "replay: live (no replay table folder configured)"
+    problem = untrusted_table_dir(directory)
+    if problem is not None:
+        return f"replay: live — the table is not used: {problem}"
+    try:
+        lab = attach_replay_table(get_lab(lab_id), directory, rebuild=False)
+    except GraderError as exc:  # ReplayTableError: missing, refused or for another key
+        return f"replay: live — the table is not used: {exc}"
+    return f"replay: verified table in {directory} ({len(lab.replay_table or ())} evaluations)"
+
+
+def release_replay_table(lab_id: str) -> None:
+    """``lab_id`` back on live replay (after :func:`use_replay_table`), so a later grading in this process starts clean."""
+    with contextlib.suppress(GraderError):  # a lab that does not load had no table attached
+        detach_replay_table(get_lab(lab_id))
 
 
 def saved_at(raw: bytes | str) -> str | None:

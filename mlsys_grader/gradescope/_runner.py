@@ -34,7 +34,8 @@ from typing import Any
 
 from ..api import default_rubric
 from ..core import flags as flag_names
-from ..errors import OptionsError
+from ..course import attach_replay_table, detach_replay_table
+from ..errors import GraderError, OptionsError
 from ..labs import get_lab, lab_ids
 from . import _sandbox as sandbox
 from . import _watch as watch
@@ -42,7 +43,7 @@ from ._late import read_metadata
 from ._options import read_options
 from ._otter_tests import import_test_files
 from ._pipeline import Pipeline
-from ._record import FLAG_GRADER_ERROR
+from ._record import FLAG_GRADER_ERROR, REPLAY_DIR, release_replay_table, use_replay_table
 from ._upload import FLAG_NO_BUNDLE, Upload, inspect_upload, read_notebook
 
 # Everything above is light enough to load before the score of record; Otter loads later, inside
@@ -155,14 +156,25 @@ def _notebook_phase(autograder: Path, pipeline: Pipeline, upload: Upload, writer
     pipeline.compare_kernel(run.kernel, run.why_not)
 
 
+def loaded(*modules: str) -> str:
+    """Which of ``modules`` this process has imported so far, for the staff log (``mlsysim no, pint yes``)."""
+    return ", ".join(f"{name} {'yes' if name in sys.modules else 'no'}" for name in modules)
+
+
+LOGGED_MODULES = ("mlsysim", "pint", "otter")
+
+
 def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: Log | None = None,
-                     own_process: bool = False) -> dict[str, Any]:
+                     own_process: bool = False, replay_dir: Path | None = REPLAY_DIR) -> dict[str, Any]:
     """Grade the submission in ``autograder_dir`` as Gradescope lays it out; return the final results document.
 
     The steps are :class:`._pipeline.Pipeline`'s; this function adds what only Gradescope has:
     the autograder folder made root's, results.json written after each step, the sandbox.
     ``own_process``: this process does nothing else (``run_autograder``), so Otter's package
     ``__init__`` may be skipped when its test files are loaded (see :func:`._otter_tests.import_test_files`).
+    ``replay_dir``: the image's replay tables (:data:`._record.REPLAY_DIR`, built by ``setup.sh``); the lab's verified
+    table is attached while this submission is graded (same grades as live replay, without importing mlsysim), and a
+    missing, unverified or untrusted one leaves it on live replay — the staff log says which.
     """
     log = log or Log()
     autograder = Path(autograder_dir)
@@ -180,13 +192,16 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
         for change in sandbox.protect_autograder(autograder):
             log(change)
     try:
+        log(use_replay_table(options.lab, replay_dir))
         upload = inspect_upload(autograder / "submission", options.lab)
         record = pipeline.grade_upload(upload)
         writer.write(pipeline.results())
         log(f"score of record {record.report.score:g} / {record.report.max_score:g} from {record.source}; "
             f"flags: {', '.join(record.all_flags) or 'none'}; results.json written")
+        log(f"imported so far: {loaded(*LOGGED_MODULES)}")
         tests = pipeline.run_otter_tests()
         log(f"Otter's tests ran on the graded bundle: {tests.by_question()}")
+        log(f"imported so far: {loaded(*LOGGED_MODULES)}")
         regenerate = record.problem is not None and upload.flag == FLAG_NO_BUNDLE and upload.notebook is not None
         if options.rerun_notebook or regenerate:
             writer.write(pipeline.results())
@@ -196,24 +211,54 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
     except Exception as exc:
         pipeline.fail(exc)
     document = pipeline.results()
+    release_replay_table(options.lab)
     writer.write(document)
     log(f"final results.json written: {document['score']:g} / 100; flags: "
         f"{', '.join(document['extra_data']['mlsys_grader']['flags']) or 'none'}")
     return document
 
 
+def build_replay_tables(directory: Path = REPLAY_DIR) -> list[str]:
+    """Build (or verify) every lab's replay table in ``directory`` through the image's pinned mlsysim; problems.
+
+    Run by :func:`check_image` in ``setup.sh``: as root, before any student code exists, into a folder of the
+    environment that only root writes.  Each table is then checked as grading checks it (:func:`._record.use_replay_table`);
+    a lab whose domain is over the table's cap stays on live replay, which is not a problem.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o755)
+    problems = []
+    for lab_id in lab_ids():
+        started = time.perf_counter()
+        lab = get_lab(lab_id)
+        try:
+            attach_replay_table(lab, directory, rebuild=True)
+        except GraderError as exc:  # over the cap: this lab grades by live replay
+            print(f"mlsys-grader image check: {lab_id}: no replay table ({exc}); it grades by live replay")
+            continue
+        finally:
+            detach_replay_table(lab)
+        verdict = use_replay_table(lab_id, directory)
+        release_replay_table(lab_id)
+        print(f"mlsys-grader image check: {lab_id}: {verdict} ({time.perf_counter() - started:.1f} s)")
+        if not verdict.startswith("replay: verified"):
+            problems.append(f"{lab_id}: the replay table just built is not usable ({verdict})")
+    return problems
+
+
 def check_image() -> int:
-    """``setup.sh``'s last step: the grading environment imports, loads both labs and is not writable by others."""
+    """``setup.sh``'s last step: the grading environment imports, loads both labs, builds their replay tables
+    (:func:`build_replay_tables`) and is not writable by others."""
     for lab in lab_ids():
         get_lab(lab)
         default_rubric(lab)
+    problems = build_replay_tables()
     import_test_files()
     # Imported here, not at the top: they are what this check verifies (the sandbox's kernel and notebook
     # client), and grading never imports them in this process — the score of record is written without them.
     import ipykernel  # noqa: F401
     import nbclient  # noqa: F401
 
-    problems = []
     fixed = 0
     for folder, dirs, files in os.walk(sys.prefix):
         for name in dirs + files:

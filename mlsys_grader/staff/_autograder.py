@@ -45,6 +45,11 @@ MINIFORGE_ENVS = "/root/miniforge3/envs"
 LOCK_NAME = "requirements-lock.txt"
 SANDBOX_PACKAGES = ("ipykernel", "nbclient", "jupyter_client")
 """Roots the sandbox needs beyond the package's own dependencies (the kernel and the notebook client)."""
+IMAGE_ALWAYS = ("mlsysim",)
+"""Roots pinned whatever grading imports: the image builds its replay tables with mlsysim at ``setup.sh``
+(:func:`mlsys_grader.gradescope._runner.build_replay_tables`), and a lab without a table replays live through it, so
+it must stay installable even when grading a table-covered bundle no longer imports it (the pin walk of
+:func:`imported_distributions` would not see it)."""
 
 
 @dataclass(frozen=True)
@@ -86,7 +91,8 @@ def _requirement_lines(text: str) -> list[str]:
 
 
 def image_roots(root: Path) -> list[str]:
-    """What the image needs: the package's dependencies (pyproject), ``autograder/requirements.txt``, the sandbox's."""
+    """What the image needs: the package's dependencies (pyproject), ``autograder/requirements.txt``, the sandbox's,
+    and :data:`IMAGE_ALWAYS`."""
     import tomllib
 
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
@@ -94,7 +100,7 @@ def image_roots(root: Path) -> list[str]:
     extra = root / "autograder" / "requirements.txt"
     if extra.is_file():
         roots += _requirement_lines(extra.read_text(encoding="utf-8"))
-    return roots + list(SANDBOX_PACKAGES)
+    return roots + list(SANDBOX_PACKAGES) + list(IMAGE_ALWAYS)
 
 
 def imported_distributions() -> list[str]:
@@ -163,6 +169,8 @@ def setup_sh(original: str, env_name: str) -> str:
             "# mlsys-grader: a notebook re-run executes as an unprivileged user, which must be able to start this\n"
             "# environment's Python under /root: others may enter /root (not list or write it).\n"
             "chmod 711 /root\n"
+            "# The check also builds each lab's replay table through the pinned mlsysim, as root and before any student\n"
+            "# code exists, into the environment (root's): the score of record is then a lookup, without importing mlsysim.\n"
             f"{python} -I -m mlsys_grader.gradescope --check-image\n")
 
 
