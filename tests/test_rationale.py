@@ -664,3 +664,15 @@ def test_the_rationale_is_read_once_per_grade(monkeypatch):
     report = _report("lab07", "edge", None, f"I recommend compiled with fusion and reject eager execution: {EDGE}.", **L07)
     assert len(calls) == 1
     assert all(item.certainty is not None for item in report.parts["synthesis"].items if item.item.startswith("rationale_"))
+
+
+def test_a_rationale_is_read_once_per_text_and_a_wall_of_text_is_never_kept():
+    """The check and the review page read the same rationale: its document and quantities are kept for a
+    few texts; a text longer than ``CACHED_TEXT_CHARS`` (a hostile one) is read afresh each time, never held."""
+    short = "I recommend compiled with fusion: 28.49 ms against 31.20 ms for eager."
+    assert R._document(short) is R._document(short)
+    assert R.cited_quantities(short) == R.cited_quantities(short) and len(R.cited_quantities(short)) == 2
+    wall = "It took 28.49 ms. " * (R.CACHED_TEXT_CHARS // 18 + 1)
+    assert R._document(wall) is not R._document(wall)
+    assert R._document(wall).tokens == R._document(wall).tokens
+    assert len(R.cited_quantities(wall)) == R.MAX_CITED

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from mlsys_grader import grade_bundle
 from mlsys_grader.core import rationale
-from mlsys_grader.core.text import Visible, readable, visible
+from mlsys_grader.core.text import CACHED_CHARS, Visible, readable, visible
 from mlsys_grader.course import _collusion
 from mlsys_grader.student._session import INVISIBLE_NOTE, open_lab
 
@@ -159,3 +159,14 @@ def test_the_notebook_keeps_what_was_typed_and_says_once_that_invisible_characte
     assert INVISIBLE_NOTE not in again.lines
     clean = open_lab("lab11", "edge", directory=tmp_path).synthesis(rationale="I choose the primary and reject the alternative.")
     assert INVISIBLE_NOTE not in clean.lines
+
+
+def test_a_short_text_is_folded_once_and_a_wall_of_text_is_never_kept():
+    """Every reader asks for the same rationale, so a text is kept once folded; one longer than
+    ``CACHED_CHARS`` (a hostile submission) is folded afresh, equal each time, and never held by the cache."""
+    short = "I recommend compiled\u200b execution over eager."
+    assert visible(short) is visible(short) and visible(short).removed == 1
+    wall = ("word\u200b " * (CACHED_CHARS // 5 + 1))
+    first, again = visible(wall), visible(wall)
+    assert first == again and first.removed == CACHED_CHARS // 5 + 1
+    assert first is not again

@@ -55,7 +55,7 @@ from .capture import plan_all
 from .labspec import Choice, PartPlan
 from .models import EvidenceRecord, part_key
 from .report import Finding
-from .text import visible
+from .text import CACHED_CHARS, visible
 
 if TYPE_CHECKING:
     from .context import GradingContext
@@ -324,7 +324,8 @@ def _context_template_use(ctx: GradingContext) -> TemplateUse:
         return TemplateUse(None, (), text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     options = (*terms.options, *ctx.lab.triggers, *ctx.lab.limitations)
-    return _template_use(text, templates, _name_words(options, terms.slots))
+    use = _template_use if len(text) <= CACHED_CHARS else _template_use.__wrapped__  # a hostile wall of text is never kept
+    return use(text, templates, _name_words(options, terms.slots))
 
 
 def own_text(ctx: GradingContext) -> str:

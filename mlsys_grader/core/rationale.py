@@ -177,6 +177,7 @@ DERIVED_TOLERANCE = 0.002  # a derived value agrees within the rounding written 
 CHANGE_TOLERANCE = 0.001   # … and a relative change c within that rounding plus 0.1 % of 1 + c
 MAX_CITED = 200        # quantities considered per rationale, so a wall of numbers costs bounded time
 DOCUMENT_CACHE_SIZE = 8  # texts whose reading is kept: the rationale check and the review page's spans read one text per grade
+CACHED_TEXT_CHARS = 20_000  # … when they are no longer than this (a hostile wall of text is read afresh, never kept)
 
 # -- text normalisation -----------------------------------------------------------------
 
@@ -538,12 +539,12 @@ def cited_quantities(text: str) -> list[CitedQuantity]:
     """Every quantity with a unit, percentage, multiplier or dollar sign in ``text`` (read by
     :func:`plain_text`), in order; a number whose comma the text leaves open ("4,096 ms") is followed
     by its decimal reading, marked :data:`COMMA_AMBIGUOUS`."""
-    return list(_cited_in(plain_text(text)))
+    text = plain_text(text)
+    return list(_kept_cited_in(text) if len(text) <= CACHED_TEXT_CHARS else _cited_in(text))
 
 
-@lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
 def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
-    """:func:`cited_quantities` of a :func:`plain_text` (read once per text: the check and the review page ask)."""
+    """:func:`cited_quantities` of a :func:`plain_text`."""
     text = text.replace("\u00a0", " ").replace("\u2009", " ").replace("\u202f", " ")
     if "⁰" in text or any(ch in text for ch in "¹²³⁴⁵⁶⁷⁸⁹"):
         text = _SUPERSCRIPT_POWER.sub(lambda m: "10^" + m.group(1).translate(_SUPERSCRIPT), text)
@@ -572,6 +573,10 @@ def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
         if len(found) >= MAX_CITED:
             break
     return tuple(found[:MAX_CITED])
+
+
+_kept_cited_in = lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_cited_in)
+""":func:`_cited_in`, kept for a few texts (read once per text: the check and the review page ask)."""
 
 
 def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str, ...], reading: str) -> CitedQuantity | None:
@@ -1232,10 +1237,13 @@ class _Text:
         return _BREAKS.isdisjoint(self.tokens[low:high])
 
 
-@lru_cache(maxsize=DOCUMENT_CACHE_SIZE)
 def _document(text: str) -> _Text:
-    """``_Text(text)``, normalised and tokenised once per text (a ``_Text`` is never changed but for its memo)."""
-    return _Text(text)
+    """``_Text(text)``, normalised and tokenised once per text of up to :data:`CACHED_TEXT_CHARS` (a ``_Text`` is
+    never changed but for its memo)."""
+    return _kept_document(text) if len(text) <= CACHED_TEXT_CHARS else _Text(text)
+
+
+_kept_document = lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_Text)
 
 
 _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)

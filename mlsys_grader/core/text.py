@@ -94,10 +94,18 @@ def _compatibility_folded(text: str) -> str:
     return "".join(pieces)
 
 
-@lru_cache(maxsize=2048)
+CACHED_CHARS = 20_000
+"""Texts up to this length are kept (every reader asks for the same rationale); a longer one, a hostile wall
+of text, is folded afresh each time rather than held by the cache (2,048 such texts would be gigabytes)."""
+
+
 def visible(text: str) -> Visible:
     """``text`` with invisible characters removed, confusable spaces folded and compatibility
     forms folded (see the module docstring); ``removed`` counts the invisible code points."""
+    return _kept_visible(text) if len(text) <= CACHED_CHARS else _visible(text)
+
+
+def _visible(text: str) -> Visible:
     if text.isascii() and not _ASCII_CONTROL.search(text):
         return Visible(text)  # the common case: nothing to do
     cleaned, removed = _INVISIBLE.subn("", text)
@@ -105,6 +113,9 @@ def visible(text: str) -> Visible:
     if not cleaned.isascii():
         cleaned = _compatibility_folded(cleaned)
     return Visible(_SPACE.sub(" ", cleaned), removed)
+
+
+_kept_visible = lru_cache(maxsize=2048)(_visible)
 
 
 def readable(text: str) -> str:
