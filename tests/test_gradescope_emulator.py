@@ -44,7 +44,8 @@ RERUN = {"rerun_notebook": True, "notebook_budget_s": 90, "cell_timeout_s": 20}
 
 @pytest.fixture(scope="module")
 def images(tmp_path_factory) -> dict[str, Path]:
-    """The lab's default image and one with the notebook re-run on, built from the zip ``mlsys-grader autograder`` made."""
+    """The lab's default image and one with the notebook re-run on, built from the zip ``mlsys-grader autograder`` made
+    (and, as ``zip``, the default image's zip)."""
     needs.shared_path("gradescope-emulator", "gradescope-emulator")
     needs.root("the Gradescope emulator uses namespaces, overlayfs and chroot")
     try:
@@ -55,7 +56,7 @@ def images(tmp_path_factory) -> dict[str, Path]:
     default, relaxed = emulator.for_emulator(built.zips[LAB], out / f"{LAB}-autograder.zip")
     print(f"pins relaxed for the emulator's Python: {relaxed or 'none'}")
     rerun = emulator.zip_with_config(default, out / f"{LAB}-rerun.zip", **RERUN)
-    return {"default": emulator.build(default), "rerun": emulator.build(rerun)}
+    return {"default": emulator.build(default), "rerun": emulator.build(rerun), "zip": default}
 
 
 def _upload(folder: Path, notebook: Path, bundle: str | None, extra: dict[str, bytes] | None = None) -> Path:
@@ -84,9 +85,40 @@ def test_reference_is_graded_without_running_the_notebook_at_gradescopes_limits(
     assert mlsys["flags"] == sorted(grade_bundle(bundle.encode()).flags)
     assert "notebook_run" not in mlsys and mlsys["otter_tests"]["error"] is None
     log = _log(run)
-    assert log[0].startswith("score of record ") and log[0].endswith("results.json written"), log
+    # setup.sh built the lab's replay table: the record is a lookup, graded without importing mlsysim
+    assert log[0].startswith("replay: verified table in /root/miniforge3/envs/") and "evaluations" in log[0], log
+    assert log[1].startswith("score of record ") and log[1].endswith("results.json written"), log
+    assert log[2].startswith("imported so far: mlsysim no, pint "), log
     assert not any("sandbox" in line for line in log)
     emulator.remove_run(run)
+
+
+def _with_setup_line(zip_path: Path, target: Path, line: str) -> Path:
+    """A copy of an autograder zip whose ``setup.sh`` ends with ``line``."""
+    with zipfile.ZipFile(zip_path) as source, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in source.infolist():
+            data = source.read(info.filename)
+            out.writestr(info, data.rstrip(b"\n") + b"\n" + line.encode() + b"\n" if info.filename == "setup.sh" else data)
+    return target
+
+
+def test_the_images_replay_table_changes_nothing_in_what_gradescope_reads(images, tmp_path):
+    """The reference graded with the image's table and with the table folder made untrusted (live replay): the same
+    results.json, byte for byte; the staff log says which replay each used."""
+    notebook, bundle = _reference(LAB, HOSTILE_TRACK)
+    by_table = emulator.run(images["default"], _upload(tmp_path / "table", notebook, bundle), cpu=2, name="table")
+    live_zip = _with_setup_line(images["zip"], tmp_path / "live.zip",  # after the image check built the tables
+                                "chmod 777 /root/miniforge3/envs/*/share/mlsys-grader/replay")
+    live = emulator.run(emulator.build(live_zip), _upload(tmp_path / "live", notebook, bundle), cpu=2, name="live")
+    for run in (by_table, live):
+        _valid(run)
+    assert _log(by_table)[0].startswith("replay: verified table")
+    assert _log(live)[0].startswith("replay: live — the table is not used: ") and "writable by others" in _log(live)[0]
+    assert "imported so far: mlsysim yes" in _log(live)[2]
+    table_bytes = (by_table.folder / "results" / "results.json").read_bytes()
+    assert table_bytes == (live.folder / "results" / "results.json").read_bytes()
+    emulator.remove_run(by_table)
+    emulator.remove_run(live)
 
 
 def _one_line_per_part(public: str) -> None:
@@ -185,5 +217,5 @@ def test_hostile_notebook_rerun_in_the_sandbox_ends_with_the_score_of_record_and
     staff = next(t for t in run.results["tests"] if t["name"] == "Staff review")
     assert staff["visibility"] == "hidden"
     log = _log(run)
-    assert log[0].endswith("results.json written") and "none left" in next(line for line in log if "notebook run ended" in line)
+    assert log[1].endswith("results.json written") and "none left" in next(line for line in log if "notebook run ended" in line)
     emulator.remove_run(run)
