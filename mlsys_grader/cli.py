@@ -27,13 +27,12 @@ from .core.labspec import LabSpec
 from .core.models import bundle_json_schema
 from .core.report import GradeReport
 from .core.rubric import rubric_markdown
-from .course import BatchOptions, GradebookResult, grade_paths, resolve_rubrics, write_summary
-from .course._final import default_final_path
+from .course import BatchOptions, GradebookResult, default_final_path, grade_paths, resolve_rubrics, write_summary
 from .errors import GraderError
 from .labs import lab_ids
 
 if TYPE_CHECKING:
-    from .course._review import Entry
+    from .course import Entry
 
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
@@ -89,7 +88,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_warm(args: argparse.Namespace) -> int:
-    from .course._replay_table import warm
+    from .course import warm_replay_tables as warm
     from .labs import lab_ids
 
     for lab_id, path, entries, status in warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None):
@@ -100,7 +99,8 @@ def _cmd_warm(args: argparse.Namespace) -> int:
 def _cmd_grade(args: argparse.Namespace) -> int:
     if args.live_replay:
         return _grade(args)
-    from .course._replay_table import ensure_tables, replay_tables
+    from .course import ensure_replay_tables as ensure_tables
+    from .course import replay_tables
 
     cache = Path(args.replay_cache) if args.replay_cache else None
     ensure_tables(cache)
@@ -184,7 +184,7 @@ def format_grade_summary(result: GradebookResult, csv_path: str, html_path: str 
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from .course._lms import export_lms
+    from .course import export_lms
 
     if not Path(args.db).is_file():
         print(f"mlsys-grader export: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
@@ -197,7 +197,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_feedback(args: argparse.Namespace) -> int:
-    from .course._feedback import write_feedback
+    from .course import write_feedback
 
     if not Path(args.db).is_file():
         print(f"mlsys-grader feedback: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
@@ -220,8 +220,7 @@ def format_queue(entries: Sequence[Entry]) -> str:
 def _cmd_review(args: argparse.Namespace) -> int:
     import os
 
-    from .course import GradebookDB
-    from .course._review import add_request, build_queue, export_queue, import_decisions
+    from .course import GradebookDB, add_request, build_queue, export_queue, import_decisions
     from .errors import DecisionError
 
     if not Path(args.db).is_file():
@@ -259,7 +258,7 @@ def _cmd_review(args: argparse.Namespace) -> int:
     finally:
         db.close()
     try:
-        from .course._review_app import serve
+        from .course import serve_review as serve
     except ImportError as exc:
         print(f"mlsys-grader review: the review page needs the review extra (pip install \"mlsys-grader[review]\"): {exc}",
               file=sys.stderr)

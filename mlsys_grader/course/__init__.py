@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._final import FINAL_COLUMNS, build_final
+from ._final import FINAL_COLUMNS, build_final, default_final_path
 from ._gradebook import BatchOptions, GradebookDB, GradebookResult, grade_paths, gradebook_dataframe, resolve_rubrics
 from ._identity import Roster, RosterStudent, read_manifest, read_roster
 from ._late import Course, read_course
@@ -28,16 +28,37 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.labspec import LabSpec
+    from ._feedback import write_feedback
+    from ._lms import export_lms
+    from ._replay_table import ensure_tables as ensure_replay_tables
+    from ._replay_table import replay_tables
+    from ._replay_table import warm as warm_replay_tables
+    from ._review import Entry, add_request, build_queue, export_queue, import_decisions
+    from ._review_app import serve as serve_review
 
-_LAZY = {"export_lms": "._lms", "write_feedback": "._feedback"}
-"""Loaded on first use: ``grade`` (the common command) never needs them."""
+_LAZY = {
+    "export_lms": ("._lms", "export_lms"),
+    "write_feedback": ("._feedback", "write_feedback"),
+    "warm_replay_tables": ("._replay_table", "warm"),
+    "ensure_replay_tables": ("._replay_table", "ensure_tables"),
+    "replay_tables": ("._replay_table", "replay_tables"),
+    "Entry": ("._review", "Entry"),
+    "add_request": ("._review", "add_request"),
+    "build_queue": ("._review", "build_queue"),
+    "export_queue": ("._review", "export_queue"),
+    "import_decisions": ("._review", "import_decisions"),
+    "serve_review": ("._review_app", "serve"),
+}
+"""Public name → (module, attribute), loaded on first use: ``grade`` (the common command) never needs them, the
+review page needs Flask (the ``review`` extra), and the student build leaves the replay table and review modules out."""
 
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module, __name__), attribute)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -57,4 +78,4 @@ def detach_replay_table(lab: LabSpec) -> LabSpec:
     return detach(lab)
 
 
-__all__ = ["BatchOptions", "Course", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "attach_replay_table", "build_final", "detach_replay_table", "export_lms", "grade_paths", "gradebook_dataframe", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "write_feedback", "write_summary"]
+__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "add_request", "attach_replay_table", "build_final", "build_queue", "default_final_path", "detach_replay_table", "ensure_replay_tables", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "render_summary", "replay_tables", "resolve_rubrics", "serve_review", "warm_replay_tables", "write_feedback", "write_summary"]
