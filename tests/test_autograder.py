@@ -174,7 +174,7 @@ def test_the_package_exports_its_embedding_helpers_and_every_lazily_loaded_name(
 def test_empty_upload_gets_one_sentence_and_the_full_maximum(tmp_path):
     record = grade_upload(inspect_upload(tmp_path, "lab07"))
     assert record.problem == ("Your upload is empty: upload the zip that the last cell of your Lab 07 notebook "
-                              "(grader.export()) makes, after running every part's capture cell.")
+                              "(lab.export()) makes, after running every part's capture cell.")
     assert "empty_upload" in record.all_flags
     document = gradescope_results(record)
     assert sum(t.get("max_score", 0) for t in document["tests"]) == 100
@@ -639,7 +639,7 @@ def grade_as_gradescope(autograder: Path, upload: Path | bytes, workdir: Path, n
 
 
 def export_zip(notebook: Path, bundle_text: str | None, lab: str, extra: dict[str, bytes] | None = None) -> bytes:
-    """A submission zip as ``grader.export()`` makes it: the notebook and ``<lab>-submission.json``."""
+    """A submission zip as ``lab.export()`` makes it: the notebook and ``<lab>-submission.json``."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.write(notebook, arcname=f"{lab}.ipynb")

@@ -1,7 +1,7 @@
 """What a student uploaded to Gradescope, read as data: which notebook, which bundle, or why neither.
 
 Gradescope unpacks an uploaded zip into ``/autograder/submission``; the export cell
-(``grader.export()``) makes a zip of the notebook and ``<lab>-submission.json``.  Students
+(``lab.export()``) makes a zip of the notebook and ``<lab>-submission.json``.  Students
 also upload a bare notebook, the bundle alone, a zip they zipped again, the other lab's
 work, or nothing.  :func:`inspect_upload` tells these apart without running anything:
 files are opened without following symbolic links, read with size limits, and parsed as
@@ -44,7 +44,7 @@ def lab_title(lab_id: str) -> str:
 
 
 def export_advice(lab_id: str) -> str:
-    return (f"upload the zip that the last cell of your {lab_title(lab_id)} notebook (grader.export()) makes, "
+    return (f"upload the zip that the last cell of your {lab_title(lab_id)} notebook (lab.export()) makes, "
             "after running every part's capture cell")
 
 

@@ -319,7 +319,7 @@ def hostile(name: str) -> nbformat.NotebookNode:
     notebook = nbformat.read(BASE, as_version=4)
     cells = list(notebook.cells)
     opener = next(i for i, cell in enumerate(cells) if cell.cell_type == "code" and "open_lab(" in cell.source)
-    export = max(i for i, cell in enumerate(cells) if cell.cell_type == "code" and "grader.export" in cell.source)
+    export = max(i for i, cell in enumerate(cells) if cell.cell_type == "code" and ".export(" in cell.source)
     if late:
         cells.insert(export, new_code_cell(late))
     if early:
