@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
-from conftest import FIXTURES, reseal, solved
+from conftest import FIXTURES, LABS, reseal, solved
 
 from mlsys_grader import grade_file, load_bundle
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE, main
@@ -65,7 +65,7 @@ def test_schema_is_the_bundle_json_schema(capsys):
 def test_grade_writes_one_row_per_input_and_never_stops(tmp_path, capsys):
     folder = tmp_path / "subs"
     folder.mkdir()
-    for lab in ("lab07", "lab11"):
+    for lab in LABS:
         assert main(["solve", "--lab", lab, "--track", "edge", "--seed", "2", "-o", str(folder / f"{lab}.json")]) == EXIT_OK
     (folder / "broken.json").write_text("{not json")
     out = tmp_path / "grades.csv"

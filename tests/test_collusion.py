@@ -11,7 +11,7 @@ import sys
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from conftest import reseal, solved
+from conftest import LABS, reseal, solved
 
 from mlsys_grader import grade_bundle, solve
 from mlsys_grader.core.models import PARTS, load_bundle
@@ -262,7 +262,7 @@ def test_solve_bundles_of_different_seeds_are_never_paired_and_copies_of_one_see
     The copy is always paired (its rationale is the same); it is paired on its times as well only
     when solve draws them from the seed (see :func:`solve_times_from_seed`)."""
     cases = [(lab, track, 1000 + n) for n, (lab, track) in
-             enumerate((lab, track) for lab in ("lab07", "lab11") for track in ("tinyml", "cloud") for _ in range(3))]
+             enumerate((lab, track) for lab in LABS for track in ("tinyml", "cloud") for _ in range(3))]
     subs = [submission(i, json.loads(solve(*case).to_json())) for i, case in enumerate(cases)]
     copied = submission(len(subs), json.loads(solve(*cases[0]).to_json()), who="copier")
     group = only_group([*subs, copied])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import TRACKS, reseal, solved, sweep
+from conftest import LABS, TRACKS, reseal, solved, sweep
 
 import mlsys_grader
 
@@ -113,7 +113,7 @@ def _bundles(tmp_path: Path) -> list[Path]:
     """Full-marks bundles of both labs on every track, and on two tracks a stale one and one with an edited number
     (their messages show recorded quantities in readable units)."""
     paths = []
-    for lab_id in ("lab07", "lab11"):
+    for lab_id in LABS:
         for track in TRACKS:
             paths.append(tmp_path / f"{lab_id}-{track}.json")
             paths[-1].write_text(json.dumps(solved(lab_id, track, 5)))

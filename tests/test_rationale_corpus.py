@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from conftest import reference_answers, reseal, solved
+from conftest import LABS, TRACKS, reference_answers, reseal, solved
 
 from mlsys_grader import grade_bundle
 
@@ -84,7 +84,7 @@ REFERENCE_CASES = [pytest.param(lab, track, id=f"{lab}-{track}")
 def test_every_lab_and_track_has_a_reference_answer():
     data = reference_answers()
     assert {(lab, track) for lab, tracks in data.items() for track in tracks} == {
-        (lab, track) for lab in ("lab07", "lab11") for track in ("tinyml", "mobile", "edge", "cloud")}
+        (lab, track) for lab in LABS for track in TRACKS}
     for lab, tracks in data.items():
         expected = set(SYNTHESIS_FIELDS) if lab == "lab07" else {"reevaluation_trigger", "residual_risk", "rationale"}
         assert all(set(entry) == expected for entry in tracks.values()), lab
