@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from ._version import __version__
 from .api import grade_file
-from .core.labspec import LabSpec
+from .core.labspec import DEFAULT_TRACKS
 from .core.models import bundle_json_schema
 from .core.report import GradeReport
 from .core.rubric import rubric_markdown
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
 STUDENT_COMMANDS = ("check", "schema", "rubric")
 STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit", "generate")
-TRACKS = LabSpec.tracks  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
+TRACKS = DEFAULT_TRACKS  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
 
 def format_report(report: GradeReport, *, as_json: bool, staff: bool = False) -> str:

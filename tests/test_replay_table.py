@@ -35,7 +35,7 @@ def cache_dir(tmp_path_factory) -> Path:
 def _live(lab_id: str, key: str) -> dict:
     """The arm ``key`` names, evaluated live through mlsysim (the same normalisation as ``evaluate``)."""
     track, model_key, inputs = json.loads(key)
-    return json.loads(json.dumps(get_lab(lab_id)._evaluate(track, model_key, inputs), sort_keys=True))
+    return json.loads(json.dumps(get_lab(lab_id).rules.evaluate(track, model_key, inputs), sort_keys=True))
 
 
 @pytest.mark.parametrize("lab_id, stride", sweep([("lab07", 1), ("lab11", 1), ("lab11", 37)], fast=[("lab07", 1), ("lab11", 37)]))

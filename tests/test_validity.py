@@ -117,18 +117,21 @@ def test_a_missing_label_is_never_cheaper_than_an_honest_one():
 def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
     """Measured: a KeyError injected into a lab's plan became a replay finding, 91/100, an integrity
     flag and "recapture the part"."""
-    from mlsys_grader.labs.lab07 import Lab07  # loads mlsysim, which collecting the tests must not
+    from mlsys_grader.labs.lab07 import LAB, rules
 
-    class _LabWithABug(Lab07):
-        """Lab 07 whose part C plan hits a bug of the grader's own (a KeyError)."""
+    class _RulesWithABug:
+        """Lab 07's rules, except that part C's plan hits a bug of the grader's own (a KeyError)."""
 
-        def _plan(self, track, part, controls, upstream):
+        def __getattr__(self, name):
+            return getattr(rules, name)
+
+        def plan(self, lab, track, part, controls, upstream):
             if part == "C":
                 raise KeyError("fused_region_count")
-            return super()._plan(track, part, controls, upstream)
+            return rules.plan(lab, track, part, controls, upstream)
 
     bundle = bundle_from_mapping(solved("lab07", "edge", 4))
-    report = grade(bundle, _LabWithABug(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, LAB.replace(rules=_RulesWithABug()), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part == "C"]
     assert all(f.criterion == "grader" for f in report.findings if f.part not in ("C", "synthesis"))
@@ -145,14 +148,19 @@ def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
 def test_a_check_that_fails_is_a_grader_error_not_a_crash():
     """Measured: the failure became one ``grader`` finding on ``bundle``, so nothing was held and part E's
     decision was paid (tests/test_held.py holds every check to this)."""
-    from mlsys_grader.labs.lab07 import Lab07  # loads mlsysim, which collecting the tests must not
+    from mlsys_grader.labs.lab07 import LAB, rules
 
-    class _LabWithABrokenRule(Lab07):
+    class _BrokenRules:
+        """Lab 07's rules, except that the decision rule fails."""
+
+        def __getattr__(self, name):
+            return getattr(rules, name)
+
         def decision_problems(self, track, part, plan, record):
             raise AttributeError("'NoneType' object has no attribute 'status'")
 
     bundle = bundle_from_mapping(solved("lab07", "cloud", 1))
-    report = grade(bundle, _LabWithABrokenRule(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, LAB.replace(rules=_BrokenRules()), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part != "synthesis"]
     assert (finding.part, finding.criterion, finding.rubric_item) == ("E", "grader", None)

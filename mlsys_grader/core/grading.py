@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from . import flags as flag_names
 from .audits import CHECKS, Check, PartCheck, held
 from .context import GradingContext, build_context
-from .labspec import LabSpec
+from .labspec import GradingLab
 from .models import PARTS, Bundle
 from .rationale import rationale_verdicts, with_verdicts
 from .report import INTEGRITY_CRITERIA, Criterion, Finding, FindingCode, GradeReport, ItemScore, PartName, PartScore
@@ -117,7 +117,7 @@ def staff_flags(findings: Sequence[Finding]) -> list[str]:
     return sorted(flags)
 
 
-def finding_order(lab: LabSpec) -> dict[str, int]:
+def finding_order(lab: GradingLab) -> dict[str, int]:
     """Where a finding on each part goes in a report: the lab's parts in its order, any other
     part letter of the bundle after them, then the synthesis and the bundle itself."""
     others = [part for part in PARTS if part not in lab.parts]
@@ -164,7 +164,7 @@ def _excused(findings: Sequence[Finding], excuses: Sequence[Excuse]) -> list[Fin
     return kept + notes
 
 
-def _contradictions(findings: Sequence[Finding], lab: LabSpec, complete: OnlyWhenComplete | None) -> list[Finding]:
+def _contradictions(findings: Sequence[Finding], lab: GradingLab, complete: OnlyWhenComplete | None) -> list[Finding]:
     """The integrity findings a source written only once complete earns from the grade's own findings."""
     if complete is None:
         return []
@@ -181,7 +181,7 @@ def _contradictions(findings: Sequence[Finding], lab: LabSpec, complete: OnlyWhe
     return found
 
 
-def grade(bundle: Bundle, lab: LabSpec, rubric: Rubric, *, mlsysim_version: str, grader_version: str,
+def grade(bundle: Bundle, lab: GradingLab, rubric: Rubric, *, mlsysim_version: str, grader_version: str,
           checks: Sequence[Check] = CHECKS, importer_findings: Sequence[Finding] = (), excuses: Sequence[Excuse] = (),
           only_when_complete: OnlyWhenComplete | None = None) -> GradeReport:
     """Grade one validated bundle with ``checks`` (every registered check by default); never raises for a

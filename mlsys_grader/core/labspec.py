@@ -18,7 +18,6 @@ and a master notebook, and nothing here changes.
 """
 from __future__ import annotations
 
-import abc
 import dataclasses
 import json
 import math
@@ -27,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, final, runtime_checkable
 
 from ..errors import DomainError
 from .jsonio import canonical_dumps, sha256_of
@@ -438,35 +437,131 @@ class GradingLab(LabRules, RationaleWords, ReferenceAnswers, Protocol):
     reference answers the ``generated`` check re-renders (no views, no notebook text, no marimo layout)."""
 
 
-class LabSpec(abc.ABC):
-    """The base a lab subclasses: it implements every Protocol above, the lab fills in its seams.
 
-    Methods that run evaluators go through :meth:`evaluate`, which the grader
-    memoises, so building a plan and replaying a record share one computation.
-    """
+# -- what a lab package provides: one small Protocol per seam ----------------------------------------------------
+# A lab's modules implement these (a module with these functions is one: ``rules=rules``), and :class:`Lab` assembles
+# them.  A function that needs the assembled lab (to evaluate, plan, or name an option) takes it first.
+@runtime_checkable
+class PartRules(Protocol):
+    """The lab's rules (its ``rules`` module): live evaluation, how a part's plan is built, and the judgements on it."""
 
-    lab_id: str
-    title: str
-    model_id: str
-    tracks: tuple[str, ...] = ("tinyml", "mobile", "edge", "cloud")
-    parts: Mapping[str, PartSpec]
-    """The lab's parts in notebook order (a subset of the bundle's part letters A–E)."""
-    triggers: tuple[Choice, ...]
-    limitations: tuple[Choice, ...]
-    synthesis_fields: tuple[str, ...] = ("reevaluation_trigger", "residual_risk", "rationale")
-    """The synthesis answers the notebook asks for, in its order (names from :data:`SYNTHESIS_ANSWERS`).
-    The default suits a lab whose recommendation is a part's decision; ``rationale`` is free text."""
+    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the pinned evaluator on JSON-safe ``inputs`` and return the arm as the seed shapes it (the only
+        call that may import mlsysim; :meth:`Lab.evaluate` memoises it and consults the replay table first)."""
+        ...
+
+    def plan(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+        """Build a part's arms from validated ``controls``, evaluating through ``lab.evaluate`` (see :meth:`Lab.plan`)."""
+        ...
+
+    def infer_controls(self, lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+        """Recover the controls and upstream results that would produce ``record``, or None."""
+        ...
+
+    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
+        """The prediction value the notebook shows as observed for these arms (in the lab's option words, next to the
+        result, so it is what a student reads as the answer; :meth:`accepted_predictions` always holds it)."""
+        ...
+
+    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
+        """Prediction values judged right for these arms: the displayed one and any answer the numbers equally
+        support (a tie, or a judgement inside the band around one of its thresholds)."""
+        ...
+
+    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+        """Each decision rule the record breaks."""
+        ...
+
+    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
+        """Each synthesis rule the bundle breaks."""
+        ...
+
+
+@runtime_checkable
+class LabWords(Protocol):
+    """What the rationale reader matches (the lab's ``words`` module)."""
+
+    def synthesis_choices(self, lab: Lab) -> dict[str, tuple[Choice, ...]]:
+        """The closed synthesis answers the notebook offers: field → its options."""
+        ...
+
+    def final_choice_terms(self, lab: Lab, bundle: Bundle) -> ChoiceTerms:
+        """Every option a rationale may name on this bundle's track, and which of them are the submission's
+        recommendation and rejected alternative (see :mod:`.rationale`)."""
+        ...
+
+    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]:
+        """(magnitude, unit) for every quantity a record shows the student, and for what a student derives from
+        them (:func:`.rationale.compared`, :func:`.rationale.share`).  ``unit`` is a pint unit of mlsysim's
+        registry, or :data:`.rationale.RATIO` / :data:`.rationale.FRACTION` for "3.7x" / "88 %"."""
+        ...
+
+
+@runtime_checkable
+class LabViews(Protocol):
+    """What the notebook shows (the lab's ``views`` module).  Nothing here may run an evaluator for a part's
+    result: the numbers come from the plan, so what a student sees is what the evidence keeps."""
+
+    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
+        """The part's table, chart and observation (opening with ``verdict_words``) for ``plan``'s arms."""
+        ...
+
+    def header_facts(self, lab: Lab, track: str) -> list[tuple[str, str]]:
+        """The notebook header's meta boxes (label, value) for ``track``."""
+        ...
+
+    def track_facts(self, lab: Lab, track: str) -> dict[str, str]:
+        """What the book fills in from ``track`` (a device's or host's name…; ``scenario``: the investigation in one
+        line, for the closing report)."""
+        ...
+
+    def captured_decision(self, lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
+        """(heading, the book's label) for the answers a part's captured decision gives, which the closing report
+        lists before the synthesis answers (none when the synthesis holds the recommendation)."""
+        ...
+
+
+@runtime_checkable
+class LabReferences(Protocol):
+    """What ``solve`` and the ``generated`` check use (the lab's ``references`` module)."""
+
+    def sample_controls(self, lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+        """Valid, contrasting controls; seeded draws cover the domain, ``None`` gives defaults."""
+        ...
+
+    def complete_decision(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any],
+                          rng: random.Random | None) -> dict[str, Any]:
+        """``controls`` with decision controls set to values the lab's rules accept."""
+        ...
+
+    def reference_synthesis(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+        """Synthesis answers a diligent student would give for these plans."""
+        ...
+
+    def reference_rationale(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str,
+                            limitation: str) -> str | None:
+        """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
+        ...
+
+    def reference_answers(self, lab: Lab, track: str) -> dict[str, Any]:
+        """The hand-written synthesis answers for the default bundle on ``track`` (the fields the lab asks for): what the
+        master's solution and the reference submissions answer.  LookupError when there are none (staff data)."""
+        ...
+
+
+@dataclass(frozen=True)
+class LabText:
+    """The book's words a lab's notebook, master and closing report show (the lab's ``notebook`` module)."""
+
     notebook: NotebookText | None = None
     """The words of the lab's Otter master notebook; None for a lab whose master is written by hand."""
-    marimo_layout: MarimoLayout | None = None
-    """The layout of the book's marimo export of this lab; None when the book has no marimo lab for it."""
-    scenarios: Mapping[str, str] = MappingProxyType({})
-    """Part → its scenario where the book words it per track (Markdown, ``{name}`` placeholders filled
-    from :meth:`track_facts`).  A part not listed reads the same on every track (its notebook holds it)."""
-    track_labels: Mapping[tuple[str, str], Mapping[str, str]] = MappingProxyType({})
-    """(synthesis answer, value) → {track: label, ``"*"``: every other track} for an option the book
-    labels differently on some tracks; an option not listed keeps its :class:`Choice` label."""
-    decision_labels: Mapping[tuple[str, str], Mapping[str, str]] = MappingProxyType({})
+    scenarios: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Part → its scenario where the book words it per track (Markdown, ``{name}`` placeholders filled from
+    :meth:`Lab.track_facts`).  A part not listed reads the same on every track (its notebook holds it)."""
+    track_labels: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))
+    """(synthesis answer, value) → {track: label, ``"*"``: every other track} for an option the book labels
+    differently on some tracks; an option not listed keeps its :class:`Choice` label."""
+    decision_labels: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))
     """(part, decision control) → {value: the book's radio label}; a decision not listed shows its values."""
     learning_objectives: tuple[str, ...] = ()
     """The closing "Local evidence report"'s learning objectives (the seeds' ``build_lab_report``)."""
@@ -475,56 +570,149 @@ class LabSpec(abc.ABC):
     source_trace: str = ""
     """The closing report's source trace: where the lab's numbers come from."""
 
-    # -- evaluators -------------------------------------------------------------
-    cache_size: int = 8192
 
-    @abc.abstractmethod
-    def _evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """Run the pinned evaluator on JSON-safe ``inputs``; return the arm as the seed shapes it."""
+DEFAULT_TRACKS = ("tinyml", "mobile", "edge", "cloud")
+DEFAULT_SYNTHESIS = ("reevaluation_trigger", "residual_risk", "rationale")
+"""The synthesis answers of a lab whose recommendation is a part's decision (``rationale`` is free text)."""
 
+
+def default_master_path(lab_id: str, root: Path) -> Path:
+    """``<root>/solutions/<lab_id>/<lab_id>-master.ipynb``: outside the package, so solutions never ship in the wheel."""
+    return Path(root) / "solutions" / lab_id / f"{lab_id}-master.ipynb"
+
+
+@final
+class Lab:
+    """One lab, assembled from its package's seams; it implements every consumer Protocol above.
+
+    The lab's own modules fill the seams (:class:`PartRules`, :class:`LabWords`, :class:`LabViews`,
+    :class:`LabReferences`, :class:`LabText`); this class adds what every lab shares: memoised
+    evaluation and plans, the replay table, and the few views the contract derives (the verdict a
+    view states, the per-track scenario and labels).  It is not subclassed: a variant of a lab is
+    :meth:`replace` with other parts or seams.
+
+    Methods that run evaluators go through :meth:`evaluate`, which is memoised, so building a plan
+    and replaying a record share one computation.
+    """
+
+    cache_size = 8192
+
+    def __init__(self, *, lab_id: str, title: str, model_id: str, parts: Mapping[str, PartSpec], triggers: tuple[Choice, ...],
+                 limitations: tuple[Choice, ...], rules: PartRules, words: LabWords, views: LabViews,
+                 references: LabReferences, text: LabText = LabText(), marimo_layout: MarimoLayout | None = None,
+                 tracks: tuple[str, ...] = DEFAULT_TRACKS, synthesis_fields: tuple[str, ...] = DEFAULT_SYNTHESIS,
+                 module: str = "", master: Callable[[Path], Path] | None = None) -> None:
+        unknown = sorted(set(synthesis_fields) - set(SYNTHESIS_ANSWERS))
+        if unknown:
+            raise ValueError(f"lab {lab_id!r}: synthesis fields {unknown} are not bundle schema answers; "
+                             f"expected some of {list(SYNTHESIS_ANSWERS)}")
+        self.lab_id = lab_id
+        self.title = title
+        self.model_id = model_id
+        self.parts: Mapping[str, PartSpec] = MappingProxyType(dict(parts))
+        """The lab's parts in notebook order (a subset of the bundle's part letters A–E)."""
+        self.triggers = triggers
+        self.limitations = limitations
+        self.rules = rules
+        self.words = words
+        self.views = views
+        self.references = references
+        self.text = text
+        self.marimo_layout = marimo_layout
+        """The layout of the book's marimo export of this lab; None when the book has no marimo lab for it."""
+        self.tracks = tracks
+        self.synthesis_fields = synthesis_fields
+        """The synthesis answers the notebook asks for, in its order (names from :data:`SYNTHESIS_ANSWERS`)."""
+        self.module = module
+        """The module the registry loaded the lab from (:func:`mlsys_grader.labs.get_lab` sets it): the replay
+        table digests the source and rubric of its package."""
+        self._master = master
+        self.replay_table: Mapping[str, dict[str, Any]] | None = None
+        """Evaluation key (the canonical JSON of ``[track, model_key, inputs]``) → arm, precomputed over the
+        whole domain (:mod:`mlsys_grader.course._replay_table`); None evaluates live.  An input the table
+        lacks is evaluated live, so a table changes speed, never a grade."""
+        self._cache: dict[str, dict[str, Any]] = {}
+        self._plans: dict[tuple[Any, ...], PartPlan] = {}
+        self._recorder: dict[str, dict[str, Any]] | None = None
+
+    def replace(self, **changes: Any) -> Lab:
+        """A new lab with ``changes`` to the constructor's arguments (its own caches, no replay table; the registry
+        sets its ``module`` when it loads it)."""
+        arguments = {name: getattr(self, name) for name in ("lab_id", "title", "model_id", "parts", "triggers", "limitations",
+                                                            "rules", "words", "views", "references", "text",
+                                                            "marimo_layout", "tracks", "synthesis_fields")}
+        arguments["master"] = self._master
+        return Lab(**{**arguments, **changes})
+
+    def __repr__(self) -> str:
+        return f"<Lab {self.lab_id} from {self.module}>"
+
+    # -- the book's words ----------------------------------------------------------------------------------------
+    @property
+    def notebook(self) -> NotebookText | None:
+        return self.text.notebook
+
+    @property
+    def scenarios(self) -> Mapping[str, str]:
+        return self.text.scenarios
+
+    @property
+    def track_labels(self) -> Mapping[tuple[str, str], Mapping[str, str]]:
+        return self.text.track_labels
+
+    @property
+    def decision_labels(self) -> Mapping[tuple[str, str], Mapping[str, str]]:
+        return self.text.decision_labels
+
+    @property
+    def learning_objectives(self) -> tuple[str, ...]:
+        return self.text.learning_objectives
+
+    @property
+    def big_takeaways(self) -> tuple[str, ...]:
+        return self.text.big_takeaways
+
+    @property
+    def source_trace(self) -> str:
+        return self.text.source_trace
+
+    # -- evaluators ----------------------------------------------------------------------------------------------
     def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`_evaluate`, memoised on the canonical JSON of its arguments.
+        """:meth:`PartRules.evaluate`, memoised on the canonical JSON of its arguments.
 
-        The evaluators are deterministic, so a batch that replays the same inputs
-        many times (every student's baseline arm) computes each once.  The returned
-        arm is shared with later callers: treat it as read-only (copy before editing).
+        The evaluators are deterministic, so a batch that replays the same inputs many times (every
+        student's baseline arm) computes each once.  The returned arm is shared with later callers:
+        treat it as read-only (copy before editing).
         """
-        cache = self.__dict__.setdefault("_cache", {})
         key = canonical_dumps([track, model_key, inputs])
-        arm = cache.get(key)
+        arm = self._cache.get(key)
         if arm is None and self.replay_table is not None:
             arm = self.replay_table.get(key)
         if arm is None:
             # One JSON round trip normalises the arm to exactly what a bundle holds.
-            arm = json.loads(canonical_dumps(self._evaluate(track, model_key, inputs)))
-            if len(cache) >= self.cache_size:
-                cache.pop(next(iter(cache)))
-            cache[key] = arm
-        recorder = self.__dict__.get("_recorder")
-        if recorder is not None:  # a replay table being built (see :meth:`evaluations`)
-            recorder[key] = arm
+            arm = json.loads(canonical_dumps(self.rules.evaluate(track, model_key, inputs)))
+            if len(self._cache) >= self.cache_size:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = arm
+        if self._recorder is not None:  # a replay table being built (see :meth:`evaluations`)
+            self._recorder[key] = arm
         return arm
-
-    replay_table: Mapping[str, dict[str, Any]] | None = None
-    """Evaluation key (the canonical JSON of ``[track, model_key, inputs]``) → arm, precomputed over the
-    whole domain (:mod:`mlsys_grader.course._replay_table`); None evaluates live.  An input the
-    table lacks is evaluated live, so a table changes speed, never a grade."""
 
     def clear_caches(self) -> None:
         """Forget every memoised evaluation and plan (the replay table, if any, stays)."""
-        self.__dict__.pop("_cache", None)
-        self.__dict__.pop("_plans", None)
+        self._cache.clear()
+        self._plans.clear()
 
     def evaluations(self, track: str, part: str, controls: Mapping[str, Any],
                     upstream: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         """Every evaluation (key → arm) building this part's plan runs, evaluated live."""
         recorder: dict[str, dict[str, Any]] = {}
         table, self.replay_table = self.replay_table, None
-        self.__dict__["_recorder"] = recorder
+        self._recorder = recorder
         try:
-            self._plan(track, part, controls, upstream)
+            self.rules.plan(self, track, part, controls, upstream)
         finally:
-            self.__dict__.pop("_recorder", None)
+            self._recorder = None
             self.replay_table = table
         return recorder
 
@@ -533,123 +721,83 @@ class LabSpec(abc.ABC):
         """The inputs an arm records (:func:`arm_inputs`)."""
         return arm_inputs(arm)
 
-    # -- building ---------------------------------------------------------------
-    @abc.abstractmethod
-    def _plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
-        """Build a part's arms from validated ``controls`` (see :meth:`plan`)."""
-
+    # -- building ------------------------------------------------------------------------------------------------
     def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
         """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
 
-        Memoised like :meth:`evaluate` (a grader sees the same few settings again and
-        again): calls with the same arguments share one frozen :class:`PartPlan`.
+        Memoised like :meth:`evaluate` (a grader sees the same few settings again and again): calls
+        with the same arguments share one frozen :class:`PartPlan`.
         """
-        cache = self.__dict__.setdefault("_plans", {})
         key = (track, part, tuple(sorted(controls.items())), canonical_dumps(upstream) if upstream else "")
-        plan = cache.get(key)
+        plan = self._plans.get(key)
         if plan is None:
-            plan = self._plan(track, part, controls, upstream)
-            if len(cache) >= self.cache_size:
-                cache.pop(next(iter(cache)))
-            cache[key] = plan
+            plan = self.rules.plan(self, track, part, controls, upstream)
+            if len(self._plans) >= self.cache_size:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = plan
         return plan
 
-    @abc.abstractmethod
     def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
-        """Recover the controls and upstream results that would produce ``record``, or None."""
+        return self.rules.infer_controls(self, track, part, record)
 
-    # -- judging ----------------------------------------------------------------
-    @abc.abstractmethod
+    # -- judging -------------------------------------------------------------------------------------------------
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
-        """The prediction value the notebook shows as observed for these arms.
+        return self.rules.displayed_prediction(track, part, plan)
 
-        The notebook states it in the lab's option words next to the result, so it is
-        what a student reads as the answer; :meth:`accepted_predictions` always holds it.
-        """
-
-    @abc.abstractmethod
     def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
-        """Prediction values judged right for these replayed arms: :meth:`displayed_prediction`
-        and any answer the numbers equally support (a tie, or a judgement inside the band
-        around one of its thresholds)."""
+        return self.rules.accepted_predictions(track, part, plan)
 
-    @abc.abstractmethod
     def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
-        """Each decision rule the record breaks."""
+        return self.rules.decision_problems(track, part, plan, record)
 
-    @abc.abstractmethod
     def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
-        """Each synthesis rule the bundle breaks."""
+        return self.rules.synthesis_problems(bundle)
 
-    @abc.abstractmethod
     def final_choice_terms(self, bundle: Bundle) -> ChoiceTerms:
-        """Every option a rationale may name on this bundle's track, and which of them are the
-        submission's recommendation and rejected alternative (see :mod:`.rationale`)."""
+        return self.words.final_choice_terms(self, bundle)
 
-    @abc.abstractmethod
     def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]:
-        """(magnitude, unit) for every quantity a record shows the student, and for what a student
-        derives from them (:func:`.rationale.compared`, :func:`.rationale.share`).
+        return self.words.evidence_quantities(record)
 
-        ``unit`` is a pint unit of mlsysim's registry, or :data:`.rationale.RATIO` /
-        :data:`.rationale.FRACTION` for dimensionless values cited as "3.7x" / "88 %".
-        """
+    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]:
+        return self.words.synthesis_choices(self)
 
-    # -- reference answers ------------------------------------------------------
-    @abc.abstractmethod
+    # -- reference answers ---------------------------------------------------------------------------------------
     def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
-        """Valid, contrasting controls; seeded draws cover the domain, ``None`` gives defaults."""
+        return self.references.sample_controls(self, track, part, rng)
 
-    @abc.abstractmethod
     def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
-        """``controls`` with decision controls set to values the lab's rules accept."""
+        return self.references.complete_decision(self, track, part, controls, rng)
 
-    @abc.abstractmethod
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
-        """Synthesis answers a diligent student would give for these plans."""
+        return self.references.reference_synthesis(self, track, plans, rng)
 
     def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str | None:
-        """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
-        return None
+        return self.references.reference_rationale(self, track, plans, trigger, limitation)
 
     def reference_answers(self, track: str) -> dict[str, Any]:
-        """The hand-written synthesis answers for the default bundle on ``track`` (the fields the lab asks for): what
-        the master's solution and the reference submissions answer, since ``solve``'s template rationale is flagged
-        as generated.  LookupError when the lab has none for ``track`` (default: none; staff data, never a grade's)."""
-        raise LookupError(f"lab {self.lab_id} has no hand-written reference answers")
+        return self.references.reference_answers(self, track)
 
-    # -- what the notebook shows -----------------------------------------------------
+    # -- what the notebook shows ---------------------------------------------------------------------------------
     def part_ids(self) -> tuple[str, ...]:
         """The lab's part letters, in notebook order."""
         return tuple(self.parts)
 
-    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]:
-        """The closed synthesis answers: field → its options (default: the triggers and the limitations)."""
-        return {"reevaluation_trigger": self.triggers, "residual_risk": self.limitations}
-
     def view(self, track: str, part: str, plan: PartPlan) -> View:
-        """What the notebook shows for a part's result: :meth:`render` given the verdict of
+        """What the notebook shows for a part's result: the lab's view given the verdict of
         :meth:`displayed_prediction` in the part's option words (the one place that decides it)."""
         verdict = self.displayed_prediction(track, part, plan)
-        shown = self.render(track, part, plan, self.parts[part].predictions[verdict])
+        shown = self.views.render(track, part, plan, self.parts[part].predictions[verdict])
         return dataclasses.replace(shown, verdict=verdict)
 
-    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-        """The part's table, chart and observation (opening with ``verdict_words``) for ``plan``'s arms.
-
-        Nothing here may run an evaluator: the numbers come from the plan, so what a
-        student sees is what the evidence keeps.  Default: the verdict alone.
-        """
-        return View([], None, f"{verdict_words}.")
-
     def header_facts(self, track: str) -> list[tuple[str, str]]:
-        """The notebook header's meta boxes (label, value) for ``track``; default: the track alone."""
-        return [("Track", track.title())]
+        return self.views.header_facts(self, track)
 
     def track_facts(self, track: str) -> dict[str, str]:
-        """What the book fills in from ``track`` (a device's or host's name…; ``scenario``: the
-        investigation in one line, for the closing report).  Default: nothing."""
-        return {}
+        return self.views.track_facts(self, track)
+
+    def captured_decision(self, bundle: Bundle) -> list[tuple[str, str]]:
+        return self.views.captured_decision(self, bundle)
 
     def scenario(self, track: str, part: str) -> str | None:
         """The part's scenario in the book's words for ``track`` (Markdown), or None when it reads the same on every track."""
@@ -664,21 +812,12 @@ class LabSpec(abc.ABC):
             return default
         return labels.get(track, labels.get("*", default))
 
-    def captured_decision(self, bundle: Bundle) -> list[tuple[str, str]]:
-        """(heading, the book's label) for the answers a part's captured decision gives, which the closing
-        report lists before the synthesis answers.  Default: none (the synthesis holds the recommendation)."""
-        return []
-
     def master_path(self, root: Path) -> Path:
-        """The lab's Otter master notebook, for the source tree at ``root``.
+        """The lab's Otter master notebook, for the source tree at ``root``: where the lab's ``master`` says
+        (a lab from another package may keep it beside its module), else :func:`default_master_path`."""
+        return self._master(Path(root)) if self._master is not None else default_master_path(self.lab_id, root)
 
-        Default: ``<root>/solutions/<lab_id>/<lab_id>-master.ipynb``, outside the package, so
-        solutions never ship in the wheel students install.  A lab from another package
-        may return a path beside its module instead (``root`` is then ignored).
-        """
-        return Path(root) / "solutions" / self.lab_id / f"{self.lab_id}-master.ipynb"
-
-    # -- shared helpers ---------------------------------------------------------
+    # -- shared helpers ------------------------------------------------------------------------------------------
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str:
         return fingerprint(self.lab_id, track, part, upstream)
 
@@ -694,8 +833,32 @@ class LabSpec(abc.ABC):
         return found
 
 
+def default_synthesis_choices(lab: Lab) -> dict[str, tuple[Choice, ...]]:
+    """The closed synthesis answers of a lab whose recommendation is a part's decision: the triggers and the limitations."""
+    return {"reevaluation_trigger": lab.triggers, "residual_risk": lab.limitations}
+
+
+def hand_written_answers(lab_id: str, track: str, load: Callable[[], Mapping[str, Mapping[str, Any]]]) -> dict[str, Any]:
+    """The hand-written synthesis answers ``load()`` returns for ``track`` (track → answers), in schema order.
+
+    ``load`` imports the lab's answers module, which the student build and the Gradescope image leave out:
+    its absence is a LookupError naming that, as is a track it has no answers for.
+    """
+    try:
+        answers = load()
+    except ModuleNotFoundError:  # the student build leaves the solutions out
+        raise LookupError(f"{lab_id}: the hand-written reference answers are not in this install (staff only)") from None
+    if track not in answers:
+        raise LookupError(f"{lab_id}: no hand-written reference answers for track {track!r}; expected one of {', '.join(answers)}")
+    return {name: answers[track][name] for name in SYNTHESIS_FIELDS if name in answers[track]}
+
+
+LabSpec = Lab
+"""The assembled lab's former name."""
+
+
 if TYPE_CHECKING:
-    def _implements_every_role(lab: LabSpec) -> tuple[LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation,
-                                                       MarimoMapping, GradingLab]:
-        """Checked by mypy: a :class:`LabSpec` is each of the Protocols (``isinstance`` checks names only)."""
+    def _implements_every_role(lab: Lab) -> tuple[LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation,
+                                                   MarimoMapping, GradingLab]:
+        """Checked by mypy: a :class:`Lab` is each of the consumer Protocols (``isinstance`` checks names only)."""
         return lab, lab, lab, lab, lab, lab, lab

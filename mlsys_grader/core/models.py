@@ -22,14 +22,14 @@ SCHEMA_VERSION: Final = 2
 
 PartId = Literal["A", "B", "C", "D", "E"]
 PARTS: tuple[PartId, ...] = get_args(PartId)
-"""The part letters bundle schema 2 holds, in order; a lab's parts are some of them (``LabSpec.parts``)."""
+"""The part letters bundle schema 2 holds, in order; a lab's parts are some of them (``Lab.parts``)."""
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
 def part_key(part: str) -> PartId:
     """A lab's part id as a key of the bundle's per-part maps (``evidence``, ``controls``, ``runs``).
 
-    Labs name their parts with the bundle's letters (``LabSpec.parts`` holds some of
+    Labs name their parts with the bundle's letters (``Lab.parts`` holds some of
     :data:`PARTS`); this states that for the type checker, and the bundle's own
     validation rejects any other key.
     """

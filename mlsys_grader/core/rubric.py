@@ -67,11 +67,17 @@ class Rubric(BaseModel):
 
 
 def rubric_from_toml(text: str, *, expected_lab: str | None = None, source: str = "rubric") -> Rubric:
-    """Parse a rubric from TOML text; raise :class:`RubricError` naming the problem."""
+    """Parse a rubric from TOML text; raise :class:`RubricError` naming the problem.
+
+    A rubric that names no ``lab`` is the rubric of ``expected_lab`` (a lab package's own ``rubric.toml``
+    need not repeat the lab's id); one that names a lab must name ``expected_lab``.
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RubricError(f"{source}: not valid TOML ({exc})") from exc
+    if expected_lab is not None and "lab" not in data:
+        data["lab"] = expected_lab
     try:
         rubric = Rubric.model_validate(_expand(data))
     except (ValidationError, ValueError) as exc:

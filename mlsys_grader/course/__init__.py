@@ -27,7 +27,7 @@ from ._summary import render_summary, write_summary
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ..core.labspec import LabSpec
+    from ..core.labspec import Lab
     from ._feedback import write_feedback
     from ._lms import export_lms
     from ._replay_table import ensure_tables as ensure_replay_tables
@@ -62,7 +62,7 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def attach_replay_table(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> LabSpec:
+def attach_replay_table(lab: Lab, cache_dir: Path | None = None, *, rebuild: bool = True) -> Lab:
     """``lab`` grading through its verified replay table in ``cache_dir`` (:func:`._replay_table.attach`; a missing or
     refused table raises :class:`~mlsys_grader.errors.ReplayTableError` unless ``rebuild``).  Imported on use: the
     student build leaves the table module out."""
@@ -71,7 +71,7 @@ def attach_replay_table(lab: LabSpec, cache_dir: Path | None = None, *, rebuild:
     return attach(lab, cache_dir, rebuild=rebuild)
 
 
-def detach_replay_table(lab: LabSpec) -> LabSpec:
+def detach_replay_table(lab: Lab) -> Lab:
     """``lab`` evaluating live again (:func:`._replay_table.detach`)."""
     from ._replay_table import detach
 

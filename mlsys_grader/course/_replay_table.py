@@ -3,7 +3,7 @@
 Every control has a finite set of allowed values, so the evaluations grading can run are
 bounded: for each track, part and allowed setting (decisions included, and each result of a
 part the part depends on, such as Lab 11 D on every part C setting) the table holds the arms
-the pinned mlsysim computes, keyed exactly as :meth:`LabSpec.evaluate` memoises them.  With a
+the pinned mlsysim computes, keyed exactly as :meth:`Lab.evaluate` memoises them.  With a
 table attached, grading looks arms up instead of evaluating them; an input the table lacks is
 evaluated live, so a table changes speed, never a grade (``tests/test_replay_table.py``).
 
@@ -36,7 +36,7 @@ from typing import Any
 
 from ..core.context import evaluator_errors
 from ..core.jsonio import canonical_dumps
-from ..core.labspec import LabSpec
+from ..core.labspec import Lab
 from ..errors import ReplayTableError
 
 FORMAT = 2
@@ -77,22 +77,22 @@ def lab_digest(module: str) -> str:
     if spec is None or spec.origin is None:
         raise ReplayTableError(f"cannot find the source of lab module {module!r}")
     package = Path(spec.origin).parent
-    contract = Path(sys.modules[LabSpec.__module__].__file__ or "")
+    contract = Path(sys.modules[Lab.__module__].__file__ or "")
     digest = hashlib.sha256()
     for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), contract]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def table_key(lab: LabSpec) -> TableKey:
-    return key_for(lab.lab_id, type(lab).__module__)
+def table_key(lab: Lab) -> TableKey:
+    return key_for(lab.lab_id, lab.module)
 
 
 def key_for(lab_id: str, module: str) -> TableKey:
     return TableKey(lab_id, lab_digest(module), metadata.version("mlsysim"))
 
 
-def _settings(lab: LabSpec, part: str) -> Iterator[dict[str, Any]]:
+def _settings(lab: Lab, part: str) -> Iterator[dict[str, Any]]:
     """Every control setting a plan is built for: allowed values, and decisions also None
     (the grader builds an out-of-choices decision's plan without it)."""
     controls = lab.parts[part].controls
@@ -101,7 +101,7 @@ def _settings(lab: LabSpec, part: str) -> Iterator[dict[str, Any]]:
         yield dict(zip((control.name for control in controls), combination, strict=True))
 
 
-def domain(lab: LabSpec) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+def domain(lab: Lab) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
     """(track, part, controls, upstream) for every plan the lab's domain holds.
 
     A part's upstream is every combination of the results of the parts it depends on, each
@@ -145,7 +145,7 @@ class Entries(Mapping[str, dict[str, Any]]):
         return len(self._texts)
 
 
-def build_entries(lab: LabSpec) -> dict[str, dict[str, Any]]:
+def build_entries(lab: Lab) -> dict[str, dict[str, Any]]:
     """Evaluation key → arm for the lab's whole domain, evaluated live through the pinned mlsysim."""
     entries: dict[str, dict[str, Any]] = {}
     for track, part, controls, upstream in domain(lab):
@@ -209,7 +209,7 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def build(lab: LabSpec, cache_dir: Path | None = None) -> Path:
+def build(lab: Lab, cache_dir: Path | None = None) -> Path:
     """Build the lab's table and store it (replacing any file of the same key)."""
     key = table_key(lab)
     path = (cache_dir or default_cache_dir()) / key.filename()
@@ -217,7 +217,7 @@ def build(lab: LabSpec, cache_dir: Path | None = None) -> Path:
     return path
 
 
-def load(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> Mapping[str, dict[str, Any]]:
+def load(lab: Lab, cache_dir: Path | None = None, *, rebuild: bool = True) -> Mapping[str, dict[str, Any]]:
     """The lab's verified table, built (or rebuilt, when the stored one is refused) if ``rebuild``."""
     key = table_key(lab)
     path = (cache_dir or default_cache_dir()) / key.filename()
@@ -235,13 +235,13 @@ def load(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -
     return entries
 
 
-def attach(lab: LabSpec, cache_dir: Path | None = None, *, rebuild: bool = True) -> LabSpec:
+def attach(lab: Lab, cache_dir: Path | None = None, *, rebuild: bool = True) -> Lab:
     """Make ``lab`` look its evaluations up in its verified table (built on first use if ``rebuild``)."""
     lab.replay_table = load(lab, cache_dir, rebuild=rebuild)
     return lab
 
 
-def detach(lab: LabSpec) -> LabSpec:
+def detach(lab: Lab) -> Lab:
     """Make ``lab`` evaluate live again."""
     lab.replay_table = None
     return lab
@@ -257,9 +257,9 @@ def replay_tables(cache_dir: Path | None = None) -> Iterator[None]:
     time limit in every worker."""
     from ..labs import on_load, remove_on_load
 
-    attached: list[LabSpec] = []
+    attached: list[Lab] = []
 
-    def attach_once(lab: LabSpec) -> None:
+    def attach_once(lab: Lab) -> None:
         if lab.replay_table is None:
             with contextlib.suppress(ReplayTableError):  # missing, refused or over the cap: live replay
                 attached.append(attach(lab, cache_dir, rebuild=False))

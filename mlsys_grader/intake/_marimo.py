@@ -31,7 +31,7 @@ mlsysim is decided by the grader from the pattern of the mismatch.
 
 The layout of each lab's export (which snapshot keys hold the synthesis answers, what
 ``binding_constraints`` repeats) is the book's report code, declared by the lab module
-(:attr:`~mlsys_grader.core.labspec.LabSpec.marimo_layout`); an export is matched to the
+(:attr:`~mlsys_grader.core.labspec.Lab.marimo_layout`); an export is matched to the
 lab by the evaluator family its captures name.
 """
 
@@ -69,7 +69,7 @@ def marimo_fingerprint(track: Any, inputs: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-# -- the layout of each lab's export (the lab declares it: LabSpec.marimo_layout) ----------
+# -- the layout of each lab's export (the lab declares it: Lab.marimo_layout) ----------
 
 def _layout(lab_id: str) -> MarimoLayout:
     layout = get_lab(lab_id).marimo_layout

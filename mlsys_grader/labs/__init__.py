@@ -1,8 +1,8 @@
 """The lab registry: the only place that lists labs.
 
-A lab is one package (or module) exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.LabSpec`)
-with its rubric ``<lab_id>.toml`` in that package (beside a module), and one Otter master notebook
-where ``LAB.master_path`` says (README, "Adding a lab").  Everything lab-specific is in
+A lab is one package (or module) exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.Lab`, assembled from
+the package's seams) with its rubric ``rubric.toml`` in that package (``<lab_id>.toml`` beside a module), and one
+Otter master notebook where ``LAB.master_path`` says (README, "Adding a lab").  Everything lab-specific is in
 the lab's package (``labs/lab07/``: rules, evaluate, words, views, notebook, marimo,
 references, answers); nothing outside this package names a lab.  Labs come from three places,
 later ones overriding earlier ones:
@@ -30,17 +30,17 @@ from functools import lru_cache
 from importlib import metadata, resources
 
 from .._mlsysim import import_mlsysim, unit_registry
-from ..core.labspec import LabSpec
-from ..errors import UnknownLabError
+from ..core.labspec import Lab
+from ..errors import RubricError, UnknownLabError
 
 ENTRY_POINT_GROUP = "mlsys_grader.labs"
 _BUILTIN = {"lab07": "mlsys_grader.labs.lab07", "lab11": "mlsys_grader.labs.lab11"}
 _REGISTERED: dict[str, str] = {}
-_LOADED: dict[str, LabSpec] = {}
-_ON_LOAD: list[Callable[[LabSpec], None]] = []
+_LOADED: dict[str, Lab] = {}
+_ON_LOAD: list[Callable[[Lab], None]] = []
 
 
-def on_load(callback: Callable[[LabSpec], None]) -> None:
+def on_load(callback: Callable[[Lab], None]) -> None:
     """Run ``callback`` on every lab loaded from now on, and on those already loaded (the replay
     table attaches itself this way: ``mlsys_grader.course._replay_table.use_replay_tables``)."""
     _ON_LOAD.append(callback)
@@ -48,7 +48,7 @@ def on_load(callback: Callable[[LabSpec], None]) -> None:
         callback(lab)
 
 
-def remove_on_load(callback: Callable[[LabSpec], None]) -> None:
+def remove_on_load(callback: Callable[[Lab], None]) -> None:
     """Stop running ``callback`` on labs loaded from now on (labs it already ran on stay as they are)."""
     if callback in _ON_LOAD:
         _ON_LOAD.remove(callback)
@@ -85,34 +85,51 @@ def _module(lab_id: str) -> str:
     return modules[lab_id]
 
 
-def get_lab(lab_id: str) -> LabSpec:
-    """The :class:`LabSpec` for ``lab_id`` (its module imported on first use; mlsysim is not imported here)."""
+def get_lab(lab_id: str) -> Lab:
+    """The :class:`Lab` for ``lab_id`` (its module imported on first use; mlsysim is not imported here)."""
     if lab_id in _LOADED:
         return _LOADED[lab_id]
     module = _module(lab_id)
     if lab_id not in _LOADED:
         lab = importlib.import_module(module).LAB
+        if not isinstance(lab, Lab):
+            raise UnknownLabError(f"module {module}: LAB must be a mlsys_grader.core.labspec.Lab, assembled from the lab's "
+                                  f"seams (got {type(lab).__name__}); README, 'Adding a lab'", lab=lab_id)
         if lab.lab_id != lab_id:
             raise UnknownLabError(f"module {module} implements lab {lab.lab_id!r}, registered as {lab_id!r}")
+        lab.module = module  # what the replay table's key digests (the package of the registered module)
         for callback in _ON_LOAD:
             callback(lab)
         _LOADED[lab_id] = lab
     return _LOADED[lab_id]
 
 
+def _is_package(lab_id: str) -> bool:
+    spec = importlib.util.find_spec(_module(lab_id))
+    return spec is not None and spec.submodule_search_locations is not None
+
+
 def _data_package(lab_id: str) -> str:
     """The package holding the lab's data files: the lab itself when it is a package
     (``mlsys_grader.labs.lab07``), else the package its module sits in; the lab is not imported."""
     module = _module(lab_id)
-    spec = importlib.util.find_spec(module)
-    if spec is not None and spec.submodule_search_locations is not None:
-        return module
-    return module.rpartition(".")[0] or module
+    return module if _is_package(lab_id) else module.rpartition(".")[0] or module
+
+
+RUBRIC_FILE = "rubric.toml"
 
 
 def rubric_text(lab_id: str) -> str:
-    """The rubric TOML shipped with the lab (``<lab_id>.toml`` in its package), without importing the lab."""
-    return resources.files(_data_package(lab_id)).joinpath(f"{lab_id}.toml").read_text(encoding="utf-8")
+    """The rubric TOML shipped with the lab, without importing the lab: ``rubric.toml`` in a lab package
+    (``<lab_id>.toml`` there too, as earlier labs name it), ``<lab_id>.toml`` beside a lab module."""
+    folder = resources.files(_data_package(lab_id))
+    names = ([RUBRIC_FILE] if _is_package(lab_id) else []) + [f"{lab_id}.toml"]
+    for name in names:
+        path = folder.joinpath(name)
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    raise RubricError(f"lab {lab_id!r} ships no rubric: expected {' or '.join(names)} in {_data_package(lab_id)}",
+                      source=names[0])
 
 
 def prepare_worker() -> None:

@@ -3,7 +3,7 @@
 Layout (relative to the project root)::
 
     solutions/<lab>/<lab>-master.ipynb   instructor source (Otter assign format): where the
-                                         lab's LabSpec.master_path says, this by default
+                                         lab's Lab.master_path says, this by default
     assignments/<lab>.ipynb              what students get (generated, committed)
 
 :func:`run_otter_assign` is the one way this package runs ``otter assign``: the
@@ -34,7 +34,7 @@ from ..labs import get_lab, lab_ids
 
 def master_path(root: str | Path, lab_id: str) -> Path:
     """The lab's Otter master for the source tree at ``root``, as the lab declares it
-    (:meth:`~mlsys_grader.core.labspec.LabSpec.master_path`; by default ``<root>/solutions/<lab>/<lab>-master.ipynb``)."""
+    (:meth:`~mlsys_grader.core.labspec.Lab.master_path`; by default ``<root>/solutions/<lab>/<lab>-master.ipynb``)."""
     return get_lab(lab_id).master_path(Path(root))
 
 

@@ -3,10 +3,10 @@
 Three kinds, each for every registered lab (or ``--lab``), each with ``--check`` (write nothing; list the
 committed files that differ from what would be generated; exit 1 when any does):
 
-- **masters** — each lab's Otter master (where :meth:`LabSpec.master_path` says), written from the lab
-  alone: its notebook text (:attr:`LabSpec.notebook`, the seed lab's words part by part), controls, the
+- **masters** — each lab's Otter master (where :meth:`Lab.master_path` says), written from the lab
+  alone: its notebook text (:attr:`Lab.notebook`, the seed lab's words part by part), controls, the
   rubric's points, and as the solution the answers of :func:`~mlsys_grader.staff.solve` for the masters'
-  track with the lab's hand-written synthesis (:meth:`LabSpec.reference_answers`).  A lab without notebook
+  track with the lab's hand-written synthesis (:meth:`Lab.reference_answers`).  A lab without notebook
   text has a hand-written master and is skipped.  ``--check`` compares the notebook file byte for byte
   (cell ids are stable: an unchanged lab rebuilds an identical master).
 - **notebooks** — the student notebooks in ``assignments/``, by ``otter assign`` from the masters
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import default_rubric
-from ..core.labspec import Control, LabSpec, NotebookText
+from ..core.labspec import Control, Lab, NotebookText
 from ..core.models import part_key
 from ..core.report import HIDDEN_ITEMS
 from ..labs import get_lab, lab_ids
@@ -80,7 +80,7 @@ def _allowed(control: Control) -> str:
     return control.describe()
 
 
-def _control_lines(lab: LabSpec, part: str, defaults: Mapping[str, Any], solution: Mapping[str, Any]) -> list[str]:
+def _control_lines(lab: Lab, part: str, defaults: Mapping[str, Any], solution: Mapping[str, Any]) -> list[str]:
     labels = _text(lab).labels
     lines = []
     for control in lab.parts[part].controls:
@@ -134,15 +134,15 @@ def _check(part: str) -> Any:
     return new_code_cell(f"lab.check({part!r})")
 
 
-def _text(lab: LabSpec) -> NotebookText:
+def _text(lab: Lab) -> NotebookText:
     if lab.notebook is None:
-        raise LookupError(f"lab {lab.lab_id} declares no notebook text (LabSpec.notebook), so its master is written by hand")
+        raise LookupError(f"lab {lab.lab_id} declares no notebook text (Lab.notebook), so its master is written by hand")
     return lab.notebook
 
 
 def build_master(lab_id: str, synthesis: dict[str, Any] | None = None) -> Any:
     """The master notebook of ``lab_id``; its synthesis solution is ``synthesis`` (default: the lab's hand-written
-    reference answers for the master's track, :meth:`~mlsys_grader.core.labspec.LabSpec.reference_answers`)."""
+    reference answers for the master's track, :meth:`~mlsys_grader.core.labspec.Lab.reference_answers`)."""
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_raw_cell
 
@@ -344,7 +344,7 @@ def make_reference(root: str | Path, lab_id: str, track: str) -> tuple[Path, flo
 
 # -- masters ---------------------------------------------------------------------------------------------------
 def master_labs(labs: Iterable[str] | None = None) -> list[str]:
-    """``labs`` (default: every registered lab whose master is written from its words, :attr:`LabSpec.notebook`)."""
+    """``labs`` (default: every registered lab whose master is written from its words, :attr:`Lab.notebook`)."""
     return list(labs) if labs else [lab for lab in lab_ids() if get_lab(lab).notebook is not None]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from .. import api
 from .._version import __version__
 from ..core.capture import plan_all, record_from_plan
-from ..core.labspec import LabSpec
+from ..core.labspec import Lab
 from ..core.models import Bundle, EvidenceRecord, PartId, PartRun, Scalar, Synthesis, part_key
 from ..errors import UnknownLabError
 from ..labs import get_lab
@@ -52,13 +52,13 @@ def session_times(rng: random.Random, start: datetime,
     return times, moment + _seconds(rng, WRITING_SYNTHESIS_S)
 
 
-def _run_controls(lab: LabSpec, part: str, controls: Mapping[str, Any]) -> dict[str, Scalar]:
+def _run_controls(lab: Lab, part: str, controls: Mapping[str, Any]) -> dict[str, Scalar]:
     """The controls a run takes (``lab.run``): the part's own, without the decisions set at capture."""
     return {control.name: controls[control.name] for control in lab.parts[part].controls if not control.decision}
 
 
 def bundle_from_controls(
-    lab: LabSpec, track: str, controls: Mapping[str, Mapping[str, Any]], *, mlsysim_version: str, grader_version: str,
+    lab: Lab, track: str, controls: Mapping[str, Mapping[str, Any]], *, mlsysim_version: str, grader_version: str,
     rng: random.Random | None = None, start: datetime | None = None, session_rng: random.Random | None = None,
 ) -> Bundle:
     """A complete bundle for these controls: right predictions, locked first, and a reference synthesis.
@@ -94,7 +94,7 @@ def bundle_from_controls(
     return bundle.sealed()
 
 
-def solve_spec(lab: LabSpec, track: str, seed: int | None, *, mlsysim_version: str, grader_version: str,
+def solve_spec(lab: Lab, track: str, seed: int | None, *, mlsysim_version: str, grader_version: str,
                start: datetime | None = None) -> Bundle:
     """A complete bundle as a diligent student produces it; ``seed`` draws controls across the domain.
 

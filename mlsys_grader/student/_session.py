@@ -56,7 +56,7 @@ from ..core.capture import record_from_plan
 from ..core.embed import bundle_display_data
 from ..core.grading import RECAPTURE_CRITERIA
 from ..core.jsonio import canonical_dumps
-from ..core.labspec import LabSpec, PartPlan
+from ..core.labspec import Lab, PartPlan
 from ..core.models import Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, part_key, submission_filename
 from ..core.report import GradeReport
 from ..core.text import visible
@@ -151,7 +151,7 @@ class LabSession:
     def _open(self, lab_id: str, track: str, path: Path, clock: Callable[[], datetime]) -> None:
         from ..api import mlsysim_version
 
-        self.lab: LabSpec = get_lab(lab_id)
+        self.lab: Lab = get_lab(lab_id)
         if track not in self.lab.tracks:
             raise UnknownLabError(f"TRACK must be one of {choices_text(self.lab.tracks)}; you set {literal(track)}"
                                   f"{near_miss(track, self.lab.tracks)}", lab=lab_id, track=track, known=self.lab.tracks)
@@ -488,7 +488,7 @@ class LabSession:
         if names:
             upstream = {dep: built.result for dep in spec.depends_on if (built := self._parts[dep].plan) is not None}
             plan = self.lab.plan(self.track, part, {**state.controls, **decided}, upstream)
-        if LabSpec.arm_inputs(plan.baseline) == LabSpec.arm_inputs(plan.result):
+        if Lab.arm_inputs(plan.baseline) == Lab.arm_inputs(plan.result):
             return Notice("warn", f"Part {part}'s intervention is identical to its baseline.",
                           ["Change a control so the two differ, run the part again, then capture."])
         now = self._stamp()

@@ -1,9 +1,9 @@
 """What a notebook shows for one part's result, and the header above the notebook: asked of the lab.
 
-Each lab renders its own parts (:meth:`~mlsys_grader.core.labspec.LabSpec.view`): table
+Each lab renders its own parts (:meth:`~mlsys_grader.core.labspec.Lab.view`): table
 rows as the seed's ``table(rows)`` shows them, a chart drawn on a matplotlib ``Axes``
 and the seed's "Observed analytically" sentence, opening with the observed verdict
-from :meth:`~mlsys_grader.core.labspec.LabSpec.displayed_prediction` — the one place
+from :meth:`~mlsys_grader.core.labspec.Lab.displayed_prediction` — the one place
 that decides it, and a value the grader always accepts.  Nothing here runs an
 evaluator or knows a lab: the numbers come from the plan the session already built,
 so what a student sees is exactly what the evidence record keeps.
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 
 from ..core.labspec import PartPlan, View
 from ..labs import get_lab, lab_ids
-from ..labs._charts import plain_number, plural, readable, readable_payload
+from ..labs.charts import plain_number, plural, readable, readable_payload
 
 __all__ = ["VIEWS", "View", "header_facts", "part_view", "plain_number", "plural", "readable", "readable_payload"]
 

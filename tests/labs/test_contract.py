@@ -90,7 +90,7 @@ def test_solved_bundles_earn_every_evidence_point_and_are_flagged_generated(lab,
             seed, [f.message for f in report.findings])
         assert report.score == report.max_score - _rationale_points(lab)
         assert all(part.score == part.max_score for name, part in report.parts.items() if name != "synthesis")
-        assert report.flags == ["generated"]
+        assert report.flags == ("generated",)
 
 
 @pytest.mark.parametrize("lab, track", sweep(LAB_TRACKS, fast=FAST))
@@ -104,7 +104,7 @@ def test_every_recorded_number_is_what_the_labs_evaluator_computes(lab, track):
             if record["chosen_result"] is not None:
                 arms.append(record["chosen_result"])
             for arm in arms:
-                fresh = json.loads(canonical_dumps(spec._evaluate(track, record["model_key"], spec.arm_inputs(arm))))
+                fresh = json.loads(canonical_dumps(spec.rules.evaluate(track, record["model_key"], spec.arm_inputs(arm))))
                 assert fresh == arm, (seed, part)
 
 

@@ -6,8 +6,8 @@ package does not import mlsysim (only :mod:`.evaluate` does, on first evaluation
 
 from __future__ import annotations
 
-from .lab import LAB, Lab07
+from .lab import LAB, LAB_ID
 from .rules import MODEL_KEY, OPERATION_COUNT, PARTS
 from .words import LIMITATIONS, RECOMMENDATIONS, REJECTABLE, TRIGGERS
 
-__all__ = ["LAB", "LIMITATIONS", "MODEL_KEY", "OPERATION_COUNT", "PARTS", "RECOMMENDATIONS", "REJECTABLE", "TRIGGERS", "Lab07"]
+__all__ = ["LAB", "LIMITATIONS", "MODEL_KEY", "OPERATION_COUNT", "PARTS", "RECOMMENDATIONS", "REJECTABLE", "TRIGGERS", "LAB_ID"]

@@ -9,7 +9,7 @@ only after part E was captured with that decision (TinyML's default part E is un
 with "none").
 
 These are solutions: the student build of the package leaves this module out
-(``mlsys_grader.staff._packaging.STUDENT``), and :meth:`LabSpec.reference_answers` says so.
+(``mlsys_grader.staff._packaging.STUDENT``), and :meth:`Lab.reference_answers` says so.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...core.labspec import Binding, DecisionCopy, MarimoLayout
+from mlsys_grader.core.labspec import Binding, DecisionCopy, MarimoLayout
 
 
 def _chosen_or_result(capture: Mapping[str, Any]) -> Any:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.labspec import NotebookText, PartText
+from mlsys_grader.core.labspec import LabText, NotebookText, PartText
 
 # -- the Otter master's words (the seeds' text, part by part) ----------------------------
 # A scenario of None is one the seed words for the track (it names the target device or the
@@ -95,7 +95,7 @@ NOTEBOOK = NotebookText(
 
 # -- the words the book fills in from the track, and its closing report ------------------
 # Part scenarios the seeds word per track (the parts whose ``NOTEBOOK`` scenario is None);
-# placeholders come from ``Lab07.track_facts``.
+# placeholders come from ``views.track_facts``.
 SCENARIOS = {
     "A": ("Maya, the performance engineer, keeps arithmetic and payload fixed on **{device}** while "
           "changing only the number of dispatches."),
@@ -117,3 +117,6 @@ BIG_TAKEAWAYS = ("Fine-grained work can spend more time dispatching than computi
 SOURCE_TRACE = "Illustrative operation graph and support fixture; MLSysIM v1_07_experiments evaluators."
 
 
+TEXT = LabText(notebook=NOTEBOOK, scenarios=SCENARIOS, track_labels=TRACK_LABELS, decision_labels=DECISION_LABELS, learning_objectives=LEARNING_OBJECTIVES,
+               big_takeaways=BIG_TAKEAWAYS, source_trace=SOURCE_TRACE)
+"""The lab's words for :class:`~mlsys_grader.core.labspec.Lab`."""

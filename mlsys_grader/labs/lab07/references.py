@@ -10,16 +10,16 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...core.labspec import PartPlan
-from ...core.models import SYNTHESIS_FIELDS
+from mlsys_grader.core.labspec import PartPlan, hand_written_answers
+
 from .rules import PARTS
 from .words import LIMITATIONS, RECOMMENDATIONS, TRIGGERS
 
 if TYPE_CHECKING:
-    from .lab import Lab07
+    from mlsys_grader.core.labspec import Lab
 
 
-def sample_controls(lab: Lab07, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+def sample_controls(lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
     """Valid, contrasting controls (part E never the baseline's relu + static); ``None`` gives the defaults."""
     spec = PARTS[part]
     if rng is None:
@@ -33,7 +33,7 @@ def sample_controls(lab: Lab07, track: str, part: str, rng: random.Random | None
     return controls
 
 
-def complete_decision(lab: Lab07, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+def complete_decision(lab: Lab, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
     """``controls`` with a decision the lab's rules accept (drawn with ``rng``, else the first)."""
     controls = dict(controls)
     if part != "E":
@@ -54,7 +54,7 @@ def reference_choices(plans: Mapping[str, PartPlan]) -> tuple[str, str]:
     return "eager", "compiled_fused"
 
 
-def reference_rationale(lab: Lab07, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
+def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
     """The rationale ``solve`` writes for these plans, trigger and limitation (values from the lab's lists)."""
     b, c, d, e = plans["B"].result, plans["C"], plans["D"], plans["E"]
     recommendation, rejected = reference_choices(plans)
@@ -76,7 +76,7 @@ def reference_rationale(lab: Lab07, plans: Mapping[str, PartPlan], trigger: str,
     )
 
 
-def reference_synthesis(lab: Lab07, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+def reference_synthesis(lab: Lab, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
     """Synthesis answers a diligent student would give for these plans (the template rationale included)."""
     recommendation, rejected = reference_choices(plans)
     trigger = rng.choice(TRIGGERS)
@@ -86,16 +86,16 @@ def reference_synthesis(lab: Lab07, plans: Mapping[str, PartPlan], rng: random.R
         "rejected_alternative": rejected,
         "reevaluation_trigger": trigger.value,
         "residual_risk": risk.value,
-        "rationale": reference_rationale(lab, plans, trigger.value, risk.value),
+        "rationale": reference_rationale(lab, track, plans, trigger.value, risk.value),
     }
 
 
-def hand_written(lab_id: str, track: str) -> dict[str, Any]:
+def _answers() -> Mapping[str, Mapping[str, Any]]:
+    from .answers import ANSWERS  # left out of the student build and the Gradescope image
+
+    return ANSWERS
+
+
+def reference_answers(lab: Lab, track: str) -> dict[str, Any]:
     """The hand-written synthesis answers for the default bundle on ``track`` (:mod:`.answers`), in schema order."""
-    try:
-        from .answers import ANSWERS
-    except ModuleNotFoundError:  # the student build leaves the solutions out
-        raise LookupError(f"{lab_id}: the hand-written reference answers are not in this install (staff only)") from None
-    if track not in ANSWERS:
-        raise LookupError(f"{lab_id}: no hand-written reference answers for track {track!r}; expected one of {', '.join(ANSWERS)}")
-    return {name: ANSWERS[track][name] for name in SYNTHESIS_FIELDS if name in ANSWERS[track]}
+    return hand_written_answers(lab.lab_id, track, _answers)

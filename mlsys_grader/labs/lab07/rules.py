@@ -1,6 +1,6 @@
 """Lab 07's domain and rules: parts, controls, how each part's arms are built, the decision rules.
 
-Nothing here imports mlsysim: the arms come from :func:`evaluator` (the lab's
+This module is the lab's :class:`~mlsys_grader.core.labspec.PartRules`.  Nothing here imports mlsysim: the arms come from :func:`evaluator` (the lab's
 :mod:`.evaluate`, loaded on first use), so grading code that does not evaluate never
 loads it.  ``MODEL_KEY``, ``OPERATION_COUNT``, ``TENSOR_ELEMENTS`` and ``TARGETS`` restate the
 evaluator's constants (``tests/labs/test_lab07.py`` pins them to it), so building a part's
@@ -14,11 +14,16 @@ import math
 from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...core.labspec import ArmInputs, Control, PartPlan, PartSpec, Problem
-from ...core.models import Bundle, EvidenceRecord
+from mlsys_grader.core.labspec import ArmInputs, Control, InferredControls, PartPlan, PartSpec, Problem
+from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
+from mlsys_grader.core.models import Bundle, EvidenceRecord
+
 from .words import LIMITATIONS, RECOMMENDATIONS, REJECTABLE, TRIGGERS
+
+if TYPE_CHECKING:
+    from mlsys_grader.core.labspec import Lab
 
 MODEL_KEY = "v1_07_experiments"
 OPERATION_COUNT = 6
@@ -33,7 +38,7 @@ TARGETS = {"tinyml": "ESP32-S3 (AI)", "mobile": "Google Pixel 8 (Tensor G3)", "e
 @cache
 def evaluator() -> ModuleType:
     """The lab's :mod:`.evaluate` module (imports mlsysim on first use: it is slow to import)."""
-    from ..._mlsysim import import_mlsysim  # mlsysim's own import, with libyaml when PyYAML has it
+    from mlsys_grader._mlsysim import import_mlsysim  # mlsysim's own import, with libyaml when PyYAML has it
 
     import_mlsysim()
     return importlib.import_module(f"{__package__}.evaluate")
@@ -95,7 +100,37 @@ def _bucket(fraction: float) -> str:
     return "above_75"
 
 
+def evaluate(track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """One arm through the pinned evaluator (``track`` is in the inputs already)."""
+    return evaluator().replay(model_key, inputs)
+
+
 # -- building ---------------------------------------------------------------
+def plan(lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    """A part's plan: its baseline, result and alternative arms, evaluated through ``lab``, and part E's decision."""
+    arms = arm_inputs(track, part, controls, TENSOR_ELEMENTS[track])
+    baseline = lab.evaluate(track, MODEL_KEY, arms.baseline)
+    result = lab.evaluate(track, MODEL_KEY, arms.result)
+    return PartPlan(
+        part=part,
+        model_key=MODEL_KEY,
+        upstream=arms.upstream,
+        baseline=baseline,
+        result=result,
+        alternatives=tuple(lab.evaluate(track, MODEL_KEY, item) for item in arms.alternatives),
+        **decide(part, controls, baseline, result),
+    )
+
+
+def infer_controls(lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+    """The controls a record's result arm was built from (no part depends on another), or None."""
+    result_inputs = recorded_inputs(record.result) if record.result else None
+    if not isinstance(result_inputs, Mapping):
+        return None
+    controls = inferred_controls(part, result_inputs, record.decision)
+    return None if controls is None else InferredControls(controls, {})
+
+
 def arm_inputs(track: str, part: str, c: Mapping[str, Any], tensor_elements: int) -> ArmInputs:
     """The evaluator inputs of a part's arms for validated controls ``c``, and the upstream inputs its record keeps."""
     base = {"track_id": track, "tensor_elements": tensor_elements}
@@ -157,7 +192,7 @@ def inferred_controls(part: str, result_inputs: Mapping[str, Any], decision: Any
 
 
 # -- judging ----------------------------------------------------------------
-def displayed_prediction(part: str, plan: PartPlan) -> str:
+def displayed_prediction(track: str, part: str, plan: PartPlan) -> str:
     """The verdict the notebook shows; part B's is the seed's ``compilation_repaid`` outcome."""
     base, result = plan.baseline, plan.result
     if part == "A":
@@ -177,19 +212,15 @@ def displayed_prediction(part: str, plan: PartPlan) -> str:
     return result["status"]
 
 
-def accepted_predictions(part: str, plan: PartPlan) -> frozenset[str]:
+def accepted_predictions(track: str, part: str, plan: PartPlan) -> frozenset[str]:
     """The displayed verdict; in part B, when the two totals tie, "They are equal" too."""
-    accepted = {displayed_prediction(part, plan)}
+    accepted = {displayed_prediction(track, part, plan)}
     if part == "B" and math.isclose(plan.result["eager_total_ms"], plan.result["compiled_total_ms"], rel_tol=1e-12):
         accepted.add("equal")
     return frozenset(accepted)
 
 
-def _arm_inputs(arm: Any) -> Any:
-    return arm.get("inputs") if isinstance(arm, Mapping) else None
-
-
-def decision_problems(part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+def decision_problems(track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
     """Part E's runtime decision: one of the three, "none" only for a path that cannot execute, the matching arm kept."""
     if part != "E":
         return []
@@ -203,7 +234,7 @@ def decision_problems(part: str, plan: PartPlan, record: EvidenceRecord) -> list
                                 f"({plan.result['status']}), so use it or hold the baseline.", "selected or hold", decision))
     expected_chosen = "baseline" if decision == "hold" else "result"
     chosen = record.chosen_result
-    if chosen is None or _arm_inputs(chosen) != _arm_inputs(getattr(record, expected_chosen) or {}):
+    if chosen is None or recorded_inputs(chosen) != recorded_inputs(getattr(record, expected_chosen) or {}):
         problems.append(Problem(f"With decision {decision!r} the chosen result must be the {expected_chosen} arm; recapture part E.",
                                 expected_chosen, "missing" if chosen is None else "another arm"))
     return problems

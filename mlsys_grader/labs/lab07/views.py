@@ -1,13 +1,22 @@
 """Lab 07's part views: the seeds' table, chart and "Observed analytically" sentence for each part.
 
 A chart painter receives the matplotlib ``Axes`` (the notebook owns the figure), so
-nothing here imports matplotlib or runs an evaluator: the numbers come from the plan.
+nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come
+from the plan.  This module is the lab's :class:`~mlsys_grader.core.labspec.LabViews`.
 """
 
 from __future__ import annotations
 
-from ...core.labspec import PartPlan, View
-from .._charts import BLUE, ORANGE, RED, bars, plural
+from typing import TYPE_CHECKING
+
+from mlsys_grader.core.labspec import PartPlan, View
+from mlsys_grader.core.models import Bundle
+from mlsys_grader.labs.charts import BLUE, ORANGE, RED, bars, plural
+
+from . import rules
+
+if TYPE_CHECKING:
+    from mlsys_grader.core.labspec import Lab
 
 
 def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
@@ -127,3 +136,23 @@ VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
 def render(track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
     """The part's view for ``plan``'s arms, its observation opening with ``verdict_words``."""
     return VIEWS[part](plan, track, verdict_words)
+
+
+def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
+    """The track, its target device and its workload, as the seed's header shows them."""
+    return rules.evaluator().header_facts(track)
+
+
+def track_facts(lab: Lab, track: str) -> dict[str, str]:
+    """The target device, part D's default training host, how this track recompiles, and the workload."""
+    host = lab.plan(track, "D", lab.parts["D"].defaults(), {}).baseline["training_host"]
+    context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
+               "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
+    ev = rules.evaluator()
+    return {"device": ev.target_name(track), "training_host": host, "recompile_context": context,
+            "scenario": ev.workload(track)}
+
+
+def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
+    """None: the synthesis holds the recommendation (part E's decision is a runtime path, not the plan)."""
+    return []

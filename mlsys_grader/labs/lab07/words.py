@@ -1,5 +1,7 @@
 """The words Lab 07's rationale reader uses: option names, triggers, limitations, devices, evidence quantities.
 
+This module is the lab's :class:`~mlsys_grader.core.labspec.LabWords`.
+
 Everything here is matched by :mod:`mlsys_grader.core.rationale` on the normalised
 text of a student's rationale; nothing imports mlsysim (the track's device name is
 :data:`.rules.TARGETS`, pinned to the evaluator by ``tests/labs/test_lab07.py``).
@@ -8,11 +10,11 @@ text of a student's rationale; nothing imports mlsysim (the track's device name 
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...core.labspec import Choice
-from ...core.models import Bundle
-from ...core.rationale import FRACTION, RATIO, UNMEASURED_ON, ChoiceTerms, RecordedArms, compared, device_names, share
+from mlsys_grader.core.labspec import Choice, default_synthesis_choices
+from mlsys_grader.core.models import Bundle
+from mlsys_grader.core.rationale import FRACTION, RATIO, UNMEASURED_ON, ChoiceTerms, RecordedArms, compared, device_names, share
 
 # How people name each option and state each limitation and trigger.  Keywords and
 # phrasings are matched as whole words on text normalised by
@@ -183,12 +185,23 @@ _SHARES = (("dispatch_time_us", "total_time_us"), ("useful_time_us", "total_time
            ("fallback_time_us", "total_time_us"))
 
 
-def final_choice_terms(lab_id: str, bundle: Bundle) -> ChoiceTerms:
+if TYPE_CHECKING:
+    from mlsys_grader.core.labspec import Lab
+
+
+def synthesis_choices(lab: Lab) -> dict[str, tuple[Choice, ...]]:
+    """The recommendation (any tested path, hold or none), the rejected alternative (a tested path), trigger, limitation."""
+    return {"recommendation": RECOMMENDATIONS,
+            "rejected_alternative": tuple(c for c in RECOMMENDATIONS if c.value in REJECTABLE),
+            **default_synthesis_choices(lab)}
+
+
+def final_choice_terms(lab: Lab, bundle: Bundle) -> ChoiceTerms:
     """The synthesis options; the recommendation and rejected alternative are the synthesis answers."""
     s = bundle.synthesis
     recommended = {c.value for c in RECOMMENDATIONS if c.value == s.recommendation}
     rejected = {value for value in REJECTABLE if value == s.rejected_alternative}
-    return ChoiceTerms(f"{lab_id}:{bundle.track}", RECOMMENDATIONS, frozenset(recommended), frozenset(rejected),
+    return ChoiceTerms(f"{lab.lab_id}:{bundle.track}", RECOMMENDATIONS, frozenset(recommended), frozenset(rejected),
                        slots=(("device", devices(bundle.track)),))
 
 

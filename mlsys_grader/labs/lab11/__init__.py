@@ -8,7 +8,7 @@ The judgements' thresholds and gains (``A_*``, ``D_*``, :func:`roofline_gain`,
 
 from __future__ import annotations
 
-from .lab import LAB, Lab11
+from .lab import LAB, LAB_ID
 from .rules import (
     A_LARGE_SHARE,
     A_SWITCH_NEAR_FULL,
@@ -26,5 +26,5 @@ from .rules import (
 from .words import DECISIONS, LIMITATIONS, TRIGGERS
 
 __all__ = ["A_LARGE_SHARE", "A_SWITCH_NEAR_FULL", "A_SWITCH_NEAR_NONE", "DECISIONS", "D_NEAR_BAND", "D_NEAR_SHARE",
-           "D_SMALL_BAND", "D_SMALL_GAIN", "EXPERIMENTS", "LAB", "LIMITATIONS", "MODEL_ID", "PARTS", "TRIGGERS", "Lab11",
+           "D_SMALL_BAND", "D_SMALL_GAIN", "EXPERIMENTS", "LAB", "LIMITATIONS", "MODEL_ID", "PARTS", "TRIGGERS", "LAB_ID",
            "roofline_gain", "whole_path_gain"]

@@ -8,7 +8,7 @@ The recommendation and the rejected candidate are part E's captured decision (th
 alternative, on every track's defaults), so each track holds only the trigger, the limitation and the rationale.
 
 These are solutions: the student build of the package leaves this module out
-(``mlsys_grader.staff._packaging.STUDENT``), and :meth:`LabSpec.reference_answers` says so.
+(``mlsys_grader.staff._packaging.STUDENT``), and :meth:`Lab.reference_answers` says so.
 """
 
 from __future__ import annotations

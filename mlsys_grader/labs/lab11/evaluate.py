@@ -20,7 +20,8 @@ from typing import Any, TypeGuard
 from mlsysim.core.units import Q_
 from mlsysim.labs.experiments import v1_11_experiments as ev
 
-from ...core.labspec import ArmInputs
+from mlsys_grader.core.labspec import ArmInputs
+
 from .rules import EXPERIMENTS, PARTS, QUALITY_OBSERVATION
 
 MODEL_ID: str = ev.MODEL_ID

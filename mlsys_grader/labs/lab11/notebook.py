@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...core.labspec import NotebookText, PartText
+from mlsys_grader.core.labspec import LabText, NotebookText, PartText
 
 # -- the Otter master's words (the seeds' text, part by part) ----------------------------
 NOTEBOOK = NotebookText(
@@ -113,3 +113,6 @@ BIG_TAKEAWAYS = ("Peak arithmetic helps only when compute binds.", "Local capaci
 SOURCE_TRACE = "MLSysIM registry hardware; analytical MLSysIM Chapter 11 experiment models, not measured benchmarks."
 
 
+TEXT = LabText(notebook=NOTEBOOK, decision_labels=DECISION_LABELS, learning_objectives=LEARNING_OBJECTIVES,
+               big_takeaways=BIG_TAKEAWAYS, source_trace=SOURCE_TRACE)
+"""The lab's words for :class:`~mlsys_grader.core.labspec.Lab`."""

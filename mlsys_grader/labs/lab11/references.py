@@ -10,16 +10,16 @@ import random
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ...core.labspec import PartPlan
-from ...core.models import SYNTHESIS_FIELDS
+from mlsys_grader.core.labspec import PartPlan, hand_written_answers
+
 from .rules import PARTS, feasible_candidates
 from .words import LIMITATIONS, TRIGGERS, candidate_terms
 
 if TYPE_CHECKING:
-    from .lab import Lab11
+    from mlsys_grader.core.labspec import Lab
 
 
-def sample_controls(lab: Lab11, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+def sample_controls(lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
     """Valid, contrasting controls (never the baseline's own setting); ``None`` gives the defaults."""
     spec = PARTS[part]
     draw = (lambda control: control.sample(rng)) if rng else (lambda control: control.default)
@@ -34,7 +34,7 @@ def sample_controls(lab: Lab11, track: str, part: str, rng: random.Random | None
     return complete_decision(lab, track, part, controls, rng)
 
 
-def complete_decision(lab: Lab11, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+def complete_decision(lab: Lab, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
     """``controls`` with a decision the lab's rules accept (drawn with ``rng``, else the first)."""
     controls = dict(controls)
     if part != "E":
@@ -50,7 +50,7 @@ def complete_decision(lab: Lab11, track: str, part: str, controls: Mapping[str, 
     return controls
 
 
-def reference_rationale(lab: Lab11, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
+def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
     """The rationale ``solve`` writes for these plans, trigger and limitation (values from the lab's lists).
 
     The ``generated`` check re-renders it from a bundle's replayed plans, whose part E
@@ -82,21 +82,19 @@ def reference_rationale(lab: Lab11, track: str, plans: Mapping[str, PartPlan], t
     )
 
 
-def reference_synthesis(lab: Lab11, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
+def reference_synthesis(lab: Lab, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
     """Synthesis answers a diligent student would give for these plans (the template rationale included)."""
     trigger, risk = rng.choice(TRIGGERS), rng.choice(LIMITATIONS)
     return {"reevaluation_trigger": trigger.value, "residual_risk": risk.value,
             "rationale": reference_rationale(lab, track, plans, trigger.value, risk.value)}
 
 
+def _answers() -> Mapping[str, Mapping[str, Any]]:
+    from .answers import ANSWERS  # left out of the student build and the Gradescope image
+
+    return ANSWERS
 
 
-def hand_written(lab_id: str, track: str) -> dict[str, Any]:
+def reference_answers(lab: Lab, track: str) -> dict[str, Any]:
     """The hand-written synthesis answers for the default bundle on ``track`` (:mod:`.answers`), in schema order."""
-    try:
-        from .answers import ANSWERS
-    except ModuleNotFoundError:  # the student build leaves the solutions out
-        raise LookupError(f"{lab_id}: the hand-written reference answers are not in this install (staff only)") from None
-    if track not in ANSWERS:
-        raise LookupError(f"{lab_id}: no hand-written reference answers for track {track!r}; expected one of {', '.join(ANSWERS)}")
-    return {name: ANSWERS[track][name] for name in SYNTHESIS_FIELDS if name in ANSWERS[track]}
+    return hand_written_answers(lab.lab_id, track, _answers)

@@ -1,5 +1,9 @@
 """Lab 11's domain and rules: parts, controls, how each part's arms are built, the judgements' thresholds,
-the decision rules.
+the decision rules.  This module is the lab's :class:`~mlsys_grader.core.labspec.PartRules`.
+
+Arms are shaped as the book's marimo lab shapes them: ``{"inputs": …, "outputs": …}`` with
+``model_key`` ``v1_11_experiments.<experiment>``.  Part D's baseline kernel time is part C's
+selected result latency, so part D depends on part C.
 
 Nothing here imports mlsysim: the arms' inputs are built from the track scenarios' data
 (:mod:`.domain`, written from mlsysim and checked against the seed's construction over the
@@ -37,13 +41,17 @@ import json
 from collections.abc import Mapping
 from functools import cache
 from types import ModuleType
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..._mlsysim import pint_errors
-from ...core.labspec import ArmInputs, Control, PartPlan, PartSpec, Problem
-from ...core.models import Bundle, EvidenceRecord
+from mlsys_grader._mlsysim import pint_errors
+from mlsys_grader.core.labspec import ArmInputs, Control, InferredControls, PartPlan, PartSpec, Problem
+from mlsys_grader.core.models import Bundle, EvidenceRecord
+
 from .domain import SCENARIOS
 from .words import LIMITATIONS, TRIGGERS
+
+if TYPE_CHECKING:
+    from mlsys_grader.core.labspec import Lab
 
 MODEL_ID = "v1_11_experiments"
 """The evaluators' module id (``v1_11_experiments.MODEL_ID``); a part's model key is ``<MODEL_ID>.<experiment>``."""
@@ -52,7 +60,7 @@ MODEL_ID = "v1_11_experiments"
 @cache
 def evaluator() -> ModuleType:
     """The lab's :mod:`.evaluate` module (imports mlsysim on first use: it is slow to import)."""
-    from ..._mlsysim import import_mlsysim  # mlsysim's own import, with libyaml when PyYAML has it
+    from mlsys_grader._mlsysim import import_mlsysim  # mlsysim's own import, with libyaml when PyYAML has it
 
     import_mlsysim()
     return importlib.import_module(f"{__package__}.evaluate")
@@ -60,6 +68,11 @@ def evaluator() -> ModuleType:
 
 def model_key(part: str) -> str:
     return f"{MODEL_ID}.{EXPERIMENTS[part]}"
+
+
+def evaluate(track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """One arm through the pinned evaluator of ``track``."""
+    return evaluator().replay(track, model_key, inputs)
 
 
 EXPERIMENTS = {"A": "roofline", "B": "tile_mapping", "C": "execution_path", "D": "application_comparison", "E": "accelerator_ranking"}
@@ -173,6 +186,38 @@ def _in_unit(payload: Mapping[str, Any], unit: str) -> Any:
 
 
 # -- building (the seed's cell that computes every arm, over the scenarios' data) --------------
+def plan(lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    """A part's plan: its arms evaluated through ``lab`` (part D on part C's result in ``upstream``), and part E's decision."""
+    key = model_key(part)
+    arms = arm_inputs(track, part, controls, upstream)
+    baseline = lab.evaluate(track, key, arms.baseline)
+    result = lab.evaluate(track, key, arms.result)
+    alternatives = tuple(lab.evaluate(track, key, item) for item in arms.alternatives)
+    return PartPlan(part=part, model_key=key, upstream=arms.upstream, baseline=baseline, result=result,
+                    alternatives=alternatives, **decide(part, controls, baseline, result, alternatives))
+
+
+def infer_controls(lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+    """The controls a record was built from and (part D) the part C result it builds on, or None."""
+    try:
+        found = infer(track, part, record)
+    except record_shape_errors():  # hostile inputs (odd units, wrong shapes) mean "no allowed setting"
+        return None
+    if found is None:
+        return None
+    if part != "D":
+        return InferredControls(*found)
+    # Part D builds on a part C result: find the C setting whose latency it records.
+    # Outside the try above, so an error in building part C is the grader's, not the record's.
+    controls, kernel = found
+    for shape in ("aligned", "misaligned"):
+        for operation in ("gemm", "scatter"):
+            c_result = lab.plan(track, "C", {"shape": shape, "operation": operation}, {}).result
+            if c_result["outputs"]["latency"] == kernel:
+                return InferredControls(controls, {"C": c_result})
+    return None
+
+
 def scenario(track: str) -> dict[str, Any]:
     """``track``'s scenario data (:mod:`.domain`); ValueError for a track the evaluators do not know."""
     if track not in SCENARIOS:
@@ -294,7 +339,7 @@ def decide(part: str, controls: Mapping[str, Any], baseline: dict[str, Any], res
 
 
 # -- judging ----------------------------------------------------------------
-def displayed_prediction(part: str, plan: PartPlan) -> str:
+def displayed_prediction(track: str, part: str, plan: PartPlan) -> str:
     """The verdict the notebook shows; parts A and D apply the module docstring's thresholds."""
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     if part == "A":
@@ -316,9 +361,9 @@ def displayed_prediction(part: str, plan: PartPlan) -> str:
     return recommendation["candidate_id"] if recommendation else "none"
 
 
-def accepted_predictions(part: str, plan: PartPlan) -> frozenset[str]:
+def accepted_predictions(track: str, part: str, plan: PartPlan) -> frozenset[str]:
     """The displayed verdict and, inside a judgement's band, its neighbour (see the module docstring)."""
-    accepted = {displayed_prediction(part, plan)}
+    accepted = {displayed_prediction(track, part, plan)}
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     if part == "A" and base["bottleneck"] != result["bottleneck"]:
         share = roofline_gain(base, result)[2]
@@ -340,7 +385,7 @@ def feasible_candidates(plan: PartPlan) -> dict[str, bool]:
     return {row["candidate_id"]: row["feasible"] for row in plan.alternatives[0]["outputs"]["rows"]}
 
 
-def decision_problems(part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+def decision_problems(track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
     """Part E's deployment decision: a feasible choice (or a hold of a feasible primary rejecting the alternative,
     or "none" only when no candidate is feasible), a different rejected candidate, the matching ranking kept."""
     if part != "E":

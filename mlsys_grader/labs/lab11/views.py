@@ -1,14 +1,25 @@
 """Lab 11's part views: the seeds' table, chart and "Observed analytically" sentence for each part.
 
 A chart painter receives the matplotlib ``Axes`` (the notebook owns the figure), so
-nothing here imports matplotlib or runs an evaluator: the numbers come from the plan.
+nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come
+from the plan.  This module is the lab's :class:`~mlsys_grader.core.labspec.LabViews`.
 """
 
 from __future__ import annotations
 
-from ...core.labspec import PartPlan, View
-from .._charts import BLUE, GREEN, MUTED, ORANGE, RED, bars, q, readable_payload
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from mlsys_grader.core.labspec import PartPlan, View
+from mlsys_grader.core.models import Bundle
+from mlsys_grader.labs.charts import BLUE, GREEN, MUTED, ORANGE, RED, bars, q, readable_payload
+
+from . import rules
+from .notebook import DECISION_LABELS
 from .rules import roofline_gain, whole_path_gain
+
+if TYPE_CHECKING:
+    from mlsys_grader.core.labspec import Lab
 
 
 def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
@@ -126,3 +137,24 @@ VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
 def render(track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
     """The part's view for ``plan``'s arms, its observation opening with ``verdict_words``."""
     return VIEWS[part](plan, track, verdict_words)
+
+
+def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
+    """The track, its accelerator and its workload, as the seed's header shows them."""
+    return rules.evaluator().header_facts(track)
+
+
+def track_facts(lab: Lab, track: str) -> dict[str, str]:
+    """The track's accelerator and the investigation in one line."""
+    return rules.evaluator().track_facts(track)
+
+
+def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
+    """Part E's captured recommendation and rejected candidate, in the book's radio labels."""
+    record = bundle.evidence.get("E")
+    chosen = record.decision if record is not None else None
+    if not isinstance(chosen, Mapping):
+        return []
+    labels = DECISION_LABELS[("E", "choice")]
+    return [("Recommendation (part E)", labels.get(chosen.get("recommendation") or "", "—")),
+            ("Rejected candidate (part E)", labels.get(chosen.get("rejected") or "", "—"))]

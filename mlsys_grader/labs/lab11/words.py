@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ...core.labspec import Choice
-from ...core.models import Bundle
-from ...core.rationale import RATIO, ChoiceTerms, RecordedArms, compared, device_names, magnitude_in, share
+from mlsys_grader.core.labspec import Choice, default_synthesis_choices
+from mlsys_grader.core.models import Bundle
+from mlsys_grader.core.rationale import RATIO, ChoiceTerms, RecordedArms, compared, device_names, magnitude_in, share
 
 # How people state each trigger and limitation, and name each deployment decision.
 # Keywords and phrasings are matched as whole words on text normalised by
@@ -207,7 +207,16 @@ def candidate_terms(track: str, candidate: str | None) -> tuple[str, ...]:
     return (candidate, name.lower(), ref.rsplit(".", 1)[-1].lower().replace("_", "-"))
 
 
-def final_choice_terms(lab_id: str, bundle: Bundle) -> ChoiceTerms:
+if TYPE_CHECKING:
+    from mlsys_grader.core.labspec import Lab
+
+
+def synthesis_choices(lab: Lab) -> dict[str, tuple[Choice, ...]]:
+    """The trigger and the limitation (part E's captured decision holds the recommendation)."""
+    return default_synthesis_choices(lab)
+
+
+def final_choice_terms(lab: Lab, bundle: Bundle) -> ChoiceTerms:
     """Part E's captured decision: the chosen option (a hold also stands for keeping the
     primary) and the rejected candidate, named by role or hardware on the bundle's track."""
     e = bundle.evidence.get("E")
@@ -217,7 +226,7 @@ def final_choice_terms(lab_id: str, bundle: Bundle) -> ChoiceTerms:
     if choice == "hold":
         recommended.add("primary")
     options, slots = track_options(bundle.track)
-    return ChoiceTerms(f"{lab_id}:{bundle.track}", options, frozenset(recommended),
+    return ChoiceTerms(f"{lab.lab_id}:{bundle.track}", options, frozenset(recommended),
                        frozenset({rejected} if rejected in ("primary", "alternative") else ()), slots)
 
 

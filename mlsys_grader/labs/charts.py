@@ -1,6 +1,6 @@
 """What the lab modules draw their part views with: the seeds' palette, bars, readable numbers.
 
-A lab's :meth:`~mlsys_grader.core.labspec.LabSpec.render` builds a
+A lab's :meth:`~mlsys_grader.core.labspec.Lab.render` builds a
 :class:`~mlsys_grader.core.labspec.View` from its plan's arms; these helpers keep
 every lab's tables and charts in the book's style.  Nothing here imports matplotlib
 (a chart painter receives the ``Axes``) and mlsysim's units load on first use.
