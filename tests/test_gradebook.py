@@ -114,7 +114,7 @@ def test_rubric_change_reports_exactly_the_students_whose_score_moved(course, gr
     first, db = graded
     from mlsys_grader.api import default_rubric
 
-    shipped = (ROOT / "mlsys_grader" / "labs" / "lab07" / "lab07.toml").read_text(encoding="utf-8")
+    shipped = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text(encoding="utf-8")
     changed = shipped.replace("rationale_names_trigger = 1", "rationale_names_trigger = 3")
     assert changed != shipped
     rubric = tmp_path / "lab07.toml"

@@ -54,7 +54,7 @@ def _readme_entry_point() -> tuple[str, str, str]:
 
 
 def _own_synthesis(lab_id: str, track: str) -> dict:
-    """The lab's hand-written synthesis (``LabSpec.reference_answers``; the copy's numbers are Lab 07's)."""
+    """The lab's hand-written synthesis (``Lab.reference_answers``; the copy's numbers are Lab 07's)."""
     return get_lab(lab_id).reference_answers(track)
 
 
@@ -68,7 +68,7 @@ def _course_package(tmp_path: Path) -> Path:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / f"{module_name}.py").write_text(_readme_block("python"))
-    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "lab07.toml").read_text().replace('lab = "lab07"', f'lab = "{lab_id}"')
+    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text()
     (package / f"{lab_id}.toml").write_text(rubric)
     info = tmp_path / f"{package_name}-1.0.dist-info"
     info.mkdir()
@@ -181,9 +181,9 @@ def test_readme_adding_a_lab_shows_the_module_entry_point_and_commands_the_tests
     group, lab_id, module = _readme_entry_point()
     assert (group, lab_id, module) == (ENTRY_POINT_GROUP, COPY, f"course_labs.{COPY}")
     source = _readme_block("python")
-    assert f'lab_id = "{COPY}"' in source and "\nLAB = " in source and "def master_path(self, root):" in source
+    assert f'lab_id="{COPY}"' in source and "\nLAB = LAB_07.replace(" in source and "master=lambda root:" in source
     section = _readme_section()
-    for named in (f'register_lab("{COPY}", "{module}")', f"course_labs/{COPY}.toml", f'lab = "{COPY}"',
+    for named in (f'register_lab("{COPY}", "{module}")', f"course_labs/{COPY}.toml", f'lab = "{COPY}"', "rubric.toml", 'LAB_ID',
                   f"mlsys-grader generate masters --lab {COPY}", f"mlsys-grader assign --lab {COPY}", "mlsys-grader autograder"):
         assert named in section, named
 
@@ -192,7 +192,7 @@ def test_a_registered_lab_shows_its_own_views_header_and_synthesis_options(regis
     from mlsys_grader.student import open_lab
 
     lab = get_lab(COPY)
-    assert type(lab).__module__ == f"course_labs.{COPY}"
+    assert lab.module == f"course_labs.{COPY}" and lab.rules is get_lab("lab07").rules
     assert lab.master_path(ROOT) == registered / "solutions" / f"{COPY}-master.ipynb"
     session = open_lab(COPY, "cloud", directory=registered)
     assert session.synthesis_options().keys() == {"recommendation", "rejected_alternative", "reevaluation_trigger",
@@ -212,7 +212,7 @@ def test_a_registered_lab_solved_with_a_hand_written_rationale_scores_full_marks
 
     text = _solved_with_own_rationale(COPY, "cloud")
     report = grade_bundle(text)
-    assert (report.lab, report.score, report.max_score, report.findings, report.flags) == (COPY, 100, 100, [], [])
+    assert (report.lab, report.score, report.max_score, report.findings, report.flags) == (COPY, 100, 100, (), ())
     path = registered / "s.json"
     path.write_text(text)
     assert cli.main(["check", str(path), "--json"]) == 0
@@ -305,15 +305,9 @@ def test_a_registered_lab_speaks_the_words_of_the_lab_it_extends(registered):
 
 
 BACKWARDS = '''
-from mlsys_grader.labs.lab07 import PARTS, Lab07
+from mlsys_grader.labs.lab07 import LAB as LAB_07, PARTS
 
-
-class BackwardsLab(Lab07):
-    lab_id = "lab07back"
-    parts = {part: PARTS[part] for part in reversed(PARTS)}
-
-
-LAB = BackwardsLab()
+LAB = LAB_07.replace(lab_id="lab07back", parts={part: PARTS[part] for part in reversed(PARTS)})
 '''
 
 
@@ -324,7 +318,7 @@ def test_the_core_follows_the_labs_own_parts_in_its_order(tmp_path, monkeypatch)
 
     site = _course_package(tmp_path)
     (site / "course_labs" / "lab07back.py").write_text(BACKWARDS)
-    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "lab07.toml").read_text().replace('lab = "lab07"', 'lab = "lab07back"')
+    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text()
     (site / "course_labs" / "lab07back.toml").write_text(rubric)
     _forget_course_package()
     monkeypatch.syspath_prepend(str(site))
@@ -335,7 +329,7 @@ def test_the_core_follows_the_labs_own_parts_in_its_order(tmp_path, monkeypatch)
         locked = [solved.evidence[part].prediction_locked_at for part in ("E", "D", "C", "B", "A")]
         assert locked == sorted(locked), "part E is worked first, part A last"
         report = grade_bundle(_solved_with_own_rationale("lab07back", "edge"))
-        assert (report.score, report.findings, report.flags) == (100, [], [])
+        assert (report.score, report.findings, report.flags) == (100, (), ())
         empty = grade_bundle(mlsys_grader.Bundle(lab="lab07back", track="edge").sealed().to_json())
         missing = [f.part for f in empty.findings if f.criterion == "missing"]
         assert missing == ["E", "D", "C", "B", "A"]

@@ -22,8 +22,14 @@ from mlsys_grader.core.jsonio import canonical_dumps
 from mlsys_grader.core.labspec import (
     Evaluator,
     GradingLab,
+    Lab,
+    LabReferences,
     LabRules,
+    LabText,
+    LabViews,
+    LabWords,
     MarimoMapping,
+    PartRules,
     Presentation,
     RationaleWords,
     ReferenceAnswers,
@@ -59,6 +65,48 @@ def test_a_lab_plays_every_role_of_the_contract(lab_id):
     lab = get_lab(lab_id)
     roles = (LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation, MarimoMapping, GradingLab)
     assert [role.__name__ for role in roles if not isinstance(lab, role)] == []
+
+
+@pytest.mark.parametrize("lab_id", LABS)
+def test_a_lab_is_assembled_from_seams_that_each_implement_one_small_protocol(lab_id):
+    """No lab subclasses anything: ``LAB`` is a :class:`Lab` whose seams are the lab's own modules (or objects),
+    each one of the provider Protocols; the registry recorded where it loaded the lab from."""
+    from mlsys_grader.labs import lab_modules
+
+    lab = get_lab(lab_id)
+    assert type(lab) is Lab and lab.module == lab_modules()[lab_id]
+    seams = {"rules": PartRules, "words": LabWords, "views": LabViews, "references": LabReferences}
+    assert [name for name, role in seams.items() if not isinstance(getattr(lab, name), role)] == []
+    assert isinstance(lab.text, LabText)
+    assert lab.replace(title="another title").lab_id == lab_id and lab.replace(lab_id="x").title == lab.title
+
+
+def test_a_lab_that_is_not_assembled_is_refused_with_the_reason(tmp_path, monkeypatch):
+    """A module whose ``LAB`` is something else (a class of an earlier release's style) is refused by name."""
+    from mlsys_grader import UnknownLabError, register_lab
+    from mlsys_grader import labs as registry
+
+    (tmp_path / "old_style_lab.py").write_text("class OldStyle:\n    lab_id = 'oldstyle'\n\nLAB = OldStyle()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_lab("oldstyle", "old_style_lab")
+    try:
+        with pytest.raises(UnknownLabError, match=r"old_style_lab: LAB must be a mlsys_grader.core.labspec.Lab.*got OldStyle"):
+            get_lab("oldstyle")
+    finally:
+        registry._REGISTERED.pop("oldstyle", None)
+
+
+def test_a_rubric_that_names_no_lab_is_its_labs_and_one_that_names_another_is_refused():
+    from mlsys_grader.core.rubric import rubric_from_toml
+    from mlsys_grader.errors import RubricError
+    from mlsys_grader.labs import rubric_text
+
+    text = rubric_text("lab07")
+    assert not any(line.startswith("lab =") for line in text.splitlines())
+    assert rubric_from_toml(text, expected_lab="lab07").lab == "lab07"
+    assert rubric_from_toml('lab = "lab07"\n' + text, expected_lab="lab07") == rubric_from_toml(text, expected_lab="lab07")
+    with pytest.raises(RubricError, match="rubric is for lab 'lab11', expected 'lab07'"):
+        rubric_from_toml('lab = "lab11"\n' + text, expected_lab="lab07")
 
 
 @pytest.mark.parametrize("lab_id", LABS)
