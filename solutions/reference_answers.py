@@ -1,4 +1,4 @@
-"""Shim: the hand-written reference answers live with each lab (``labs/<lab>/answers.py``, ``LabSpec.reference_answers``)."""
+"""Shim: the hand-written reference answers live with each lab (``labs/<lab>/answers.py``, ``Lab.reference_answers``)."""
 from typing import Any
 
 from mlsys_grader.labs import get_lab

@@ -26,7 +26,7 @@ from mlsys_grader import __version__, get_lab, grade_bundle, mlsysim_version, so
 from mlsys_grader.api import default_rubric
 from mlsys_grader.core import generated
 from mlsys_grader.core.capture import plan_all
-from mlsys_grader.core.labspec import LabSpec
+from mlsys_grader.core.labspec import Lab
 from mlsys_grader.core.models import PARTS, load_bundle
 from mlsys_grader.staff import bundle_from_controls
 
@@ -206,7 +206,7 @@ def test_solve_keeps_every_evidence_point_but_its_rationale_earns_nothing_and_is
         assert [f.criterion for f in report.findings] == ["generated"], (seed, [f.message for f in report.findings])
         assert report.score == report.max_score - rationale_points == 88
         assert all(part.score == part.max_score for name, part in report.parts.items() if name != "synthesis")
-        assert report.flags == ["generated"]
+        assert report.flags == ("generated",)
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -320,8 +320,8 @@ def test_the_export_settings_rebuild_the_recorded_inputs(name):
     plans = plan_all(get_lab(lab_id), track, controls)
     for part in PARTS:
         capture = snapshot["captures"][part]
-        rebuilt = json.loads(json.dumps(LabSpec.arm_inputs(plans[part].result)))
-        assert rebuilt == LabSpec.arm_inputs(capture["result"]), part
+        rebuilt = json.loads(json.dumps(Lab.arm_inputs(plans[part].result)))
+        assert rebuilt == Lab.arm_inputs(capture["result"]), part
         assert plans[part].decision == capture["decision"], part
 
 
@@ -362,7 +362,7 @@ def _corpus() -> list[tuple[str, str]]:
             raise AssertionError(f"{CORPUS_DIR} holds no rationale this test can read (.txt, .md, .toml or .json)")
     texts = _toml_texts("the labs' reference answers", reference_answers())
     if not texts:
-        raise AssertionError("the labs' reference answers (LabSpec.reference_answers) hold no rationale of 20 words or more")
+        raise AssertionError("the labs' reference answers (Lab.reference_answers) hold no rationale of 20 words or more")
     found += texts
     return found
 
@@ -383,7 +383,7 @@ def _labs_of(where: str) -> tuple[str, ...]:
 
 
 def test_hand_written_rationales_in_the_repository_are_not_the_template():
-    """Every rationale in tests/rationale_corpus/ and the labs' reference answers (LabSpec.reference_answers), plus
+    """Every rationale in tests/rationale_corpus/ and the labs' reference answers (Lab.reference_answers), plus
     the ones in this file, against every template of its lab (every track, trigger and limitation;
     the default settings' plans: numbers are normalised, so only a few words depend on them)."""
     texts = _corpus() + [(f"{lab} {track} (this file)", text) for lab, track, _, _, _, text in HANDWRITTEN]

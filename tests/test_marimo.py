@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
-from mlsys_grader.core.labspec import LabSpec
+from mlsys_grader.core.labspec import Lab
 from mlsys_grader.course._gradebook import check_file, grade_candidate, resolve_rubrics
 from mlsys_grader.course._ingest import Candidate, discover, load_candidate
 from mlsys_grader.intake._marimo import export_bundle, export_from_json, export_from_markdown
@@ -257,7 +257,7 @@ def _recapture_c(report: dict, track: str, controls: dict) -> None:
     capture = report["result_snapshot"]["captures"]["C"]
     plan = lab.plan(track, "C", controls, {})
     capture.update(baseline=json.loads(json.dumps(plan.baseline)), result=json.loads(json.dumps(plan.result)),
-                   inputs={"baseline": LabSpec.arm_inputs(plan.baseline), "result": LabSpec.arm_inputs(plan.result)},
+                   inputs={"baseline": Lab.arm_inputs(plan.baseline), "result": Lab.arm_inputs(plan.result)},
                    prediction="fallback")
 
 

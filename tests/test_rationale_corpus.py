@@ -2,7 +2,7 @@
 
 ``tests/rationale_corpus/<lab>.toml`` holds honest rationales in many styles (each must earn
 every rationale point) and gaming texts (each must lose exactly the items it fakes, with the
-message that says what is missing).  each lab's ``answers.py`` (``LabSpec.reference_answers``) holds the
+message that says what is missing).  each lab's ``answers.py`` (``Lab.reference_answers``) holds the
 reference answers for each track's default bundle, which must earn the whole synthesis.
 """
 

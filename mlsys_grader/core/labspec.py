@@ -1,7 +1,7 @@
 """What a lab declares: controls and their domains, parts, and the lab contract.
 
-A lab is one package (``mlsys_grader.labs.lab07``…) whose ``LAB`` is a :class:`LabSpec`
-subclass.  The contract is a few small Protocols, one per role, and the core types each
+A lab is one package (``mlsys_grader.labs.lab07``…) whose ``LAB`` is a :class:`Lab` assembled from
+the package's seams.  The contract is a few small Protocols, one per role, and the core types each
 use of a lab with the narrowest: :class:`LabRules` (parts, plans, the answers the numbers
 support, decision rules: the part checks), :class:`Evaluator` (memoised replay),
 :class:`RationaleWords` (what the rationale reader matches), :class:`ReferenceAnswers`
@@ -11,10 +11,12 @@ export); :class:`GradingLab` is what ``grade`` needs.  Values that cross the con
 typed: the core's :class:`~.models.Bundle` and :class:`~.models.EvidenceRecord`, frozen
 :class:`PartPlan`, :class:`Problem` and :class:`InferredControls`.
 
-:class:`LabSpec` implements them all, with defaults where one makes sense (the verdict
-alone as a view, the track alone as the header, the master under ``solutions/``), so a lab
-subclasses it and fills in its seams; adding a lab means adding a package, a rubric file
-and a master notebook, and nothing here changes.
+Those are what the core asks of a lab.  What a lab provides is smaller still: one Protocol per
+seam (:class:`PartRules`, :class:`LabWords`, :class:`LabViews`, :class:`LabReferences`, and the
+data :class:`LabText`), each implemented by one module of the lab's package, and :class:`Lab`
+(final, never subclassed) assembles them and implements every consumer Protocol, adding the
+memoised evaluation and plans, the replay table and the views the contract derives.  Adding a
+lab means adding a package, its ``rubric.toml`` and a master notebook; nothing here changes.
 """
 from __future__ import annotations
 
@@ -185,7 +187,7 @@ class ArmInputs(NamedTuple):
 
 
 class InferredControls(NamedTuple):
-    """What :meth:`LabSpec.infer_controls` recovers from a record: the part's controls and the
+    """What :meth:`Lab.infer_controls` recovers from a record: the part's controls and the
     upstream result arms (dependency part → arm) that produce it."""
 
     controls: dict[str, Any]
@@ -231,7 +233,7 @@ class View:
     ``draw`` paints on a matplotlib ``Axes`` (the notebook owns the figure);
     ``observation`` opens with the observed verdict in the part's option words;
     ``kind`` is the notice style (``info``, ``success``, ``warn``, ``danger``);
-    ``verdict`` is the prediction value the observation states (set by :meth:`LabSpec.view`).
+    ``verdict`` is the prediction value the observation states (set by :meth:`Lab.view`).
     """
 
     rows: Sequence[Mapping[str, Any]]
@@ -321,8 +323,8 @@ def arm_inputs(arm: Any) -> Any:
 
 
 # -- the contract: one small Protocol per role ------------------------------------------------------------------
-# The core types each use of a lab with the narrowest of these; :class:`LabSpec` implements them all (with
-# memoised evaluation and plans), so a lab subclasses it and fills in its own seams.
+# The core types each use of a lab with the narrowest of these; :class:`Lab` implements them all (with
+# memoised evaluation and plans), assembled from the seams a lab provides (below).
 @runtime_checkable
 class LabRules(Protocol):
     """What the part checks need: the lab's parts and plans, the answers its numbers support, its decision rules."""
@@ -851,10 +853,6 @@ def hand_written_answers(lab_id: str, track: str, load: Callable[[], Mapping[str
     if track not in answers:
         raise LookupError(f"{lab_id}: no hand-written reference answers for track {track!r}; expected one of {', '.join(answers)}")
     return {name: answers[track][name] for name in SYNTHESIS_FIELDS if name in answers[track]}
-
-
-LabSpec = Lab
-"""The assembled lab's former name."""
 
 
 if TYPE_CHECKING:
