@@ -13,6 +13,7 @@ from typing import Any
 
 from .._mlsysim import pint_errors
 from ..errors import DomainError
+from .jsonio import exact_key
 from .labspec import Control, GradingLab, LabRules, PartPlan, arm_inputs
 from .models import Bundle, EvidenceRecord, PartId, part_key
 from .rubric import Rubric
@@ -65,12 +66,15 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, A
 
     Strings and booleans compare exactly (``true`` is not ``1``), integers exactly, floats
     to 1e-9 relative.  Python's ``==`` treats ``True == 1``, so equal values are walked
-    again unless their ``repr`` (which tells the types apart) is identical too.
+    again unless they are identical to the type as well: the same :func:`exact_key`.
     """
     if expected != actual:
         return _difference(expected, actual, path)
-    if repr(expected) == repr(actual):  # equal values, types and order: the honest case, at C speed
-        return None
+    try:
+        if exact_key(expected) == exact_key(actual):  # equal values, types and order: the honest case, at C speed
+            return None
+    except ValueError:  # not JSON values (a caller's own objects): compared in full
+        pass
     return _difference(expected, actual, path)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import math
 import re
 import sys
@@ -38,18 +39,25 @@ _FLOAT_RUN = b"0" * 100  # 10^100 mantissa times a two-digit exponent is still a
 _BIG_EXPONENTS = (b"e000", b"es000")
 
 
-def _check_depth(text: str, max_depth: int) -> None:
-    """Raise when brackets outside strings nest deeper than ``max_depth``.
+def _outside_strings(text: str) -> bytes:
+    """The JSON text with every string cut out, as UTF-8: its brackets, numbers, literals and punctuation.
 
-    Strings are cut out by a regex first so the Python-level loop only walks the
-    brackets, which keeps this linear and cheap for ordinary bundles.
+    Strings are cut out by a regex, or where no string holds an escape by splitting at the quotes, so
+    what follows walks only what lies outside them (linear and cheap for ordinary bundles).
     """
     if "\\" in text:
         outside = _STRING.sub("", text)
     else:  # no escapes: every other quote-delimited piece is outside a string
         outside = "".join(text.split('"')[::2])
+    return outside.encode("utf-8", "surrogatepass")
+
+
+def _check_depth(text: str | bytes, max_depth: int) -> None:
+    """Raise when brackets outside strings nest deeper than ``max_depth`` (``text``: the JSON text, or
+    :func:`_outside_strings` of it)."""
+    outside = _outside_strings(text) if isinstance(text, str) else text
     # bytes.translate deletes every other byte at C speed (a bracket is one byte in UTF-8, never part of another character)
-    brackets = outside.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKETS)
+    brackets = outside.translate(None, _NOT_BRACKETS)
     if brackets.count(b"[") + brackets.count(b"{") <= max_depth:
         return  # too few openers to nest deeper
     depth = 0
@@ -153,8 +161,10 @@ def loads_strict(data: bytes | str, *, max_bytes: int = MAX_BYTES, max_depth: in
         text = text[1:]
     if not text.strip():
         raise BundleFormatError("submission is empty; expected a JSON bundle")
-    _check_depth(text, max_depth)
-    shape = text.encode("utf-8", "surrogatepass").translate(_NUMBER_SHAPE)
+    outside = _outside_strings(text)
+    _check_depth(outside, max_depth)
+    # Numbers lie outside strings: a string's letters and digits ("e123" in a hash) say nothing of them.
+    shape = outside.translate(_NUMBER_SHAPE)
     may_overflow = _FLOAT_RUN in shape or any(exponent in shape for exponent in _BIG_EXPONENTS)
     try:
         value = json.loads(
@@ -192,3 +202,15 @@ def sha256_of(value: Any) -> str:
 def sha256_of_text(text: str) -> str:
     """Hex SHA-256 of JSON text already made canonical by :func:`canonical_dumps`."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def exact_key(value: Any) -> bytes:
+    """Bytes equal only for JSON values equal to the type and the order (``True`` is not ``1``, ``1`` is not ``1.0``,
+    ``{"a": 1, "b": 2}`` is not ``{"b": 2, "a": 1}``), made at C speed: :func:`marshal.dumps`, version 2.
+
+    Version 2 writes no back-references, so the bytes do not depend on how objects are shared; a float is
+    written as its 8 bytes (no text conversion, four times quicker than ``repr``).  Bytes that differ prove
+    nothing (a string's interning is written too): callers then compare in full.  Only ever written, never
+    read back: nothing here turns bytes into objects.  Raises ``ValueError`` for a value JSON cannot hold.
+    """
+    return marshal.dumps(value, 2)

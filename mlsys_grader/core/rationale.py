@@ -151,6 +151,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from .._mlsysim import unit_registry
 from .generated import own_text
+from .jsonio import exact_key
 from .labspec import Choice, RationaleWords
 from .report import Finding, PartScore
 from .text import readable
@@ -386,6 +387,16 @@ def _unit_scale(unit: str) -> tuple[float, str] | None:
         return 1.0, unit
     if unit in ("dimensionless", ""):
         return 1.0, RATIO
+    if unit in _UNIT_SCALES:  # what pint gave for it when the table was built (``use_unit_scales``)
+        return _UNIT_SCALES[unit]
+    return pint_unit_scale(unit)
+
+
+_UNIT_SCALES: dict[str, tuple[float, str] | None] = {}
+
+
+def pint_unit_scale(unit: str) -> tuple[float, str] | None:
+    """:func:`_unit_scale` of a pint unit, through pint: (factor to base units, dimensionality key), or None."""
     ureg = unit_registry()  # the evaluators' own registry (defines flop, dollar…), without importing mlsysim
 
     try:
@@ -397,6 +408,39 @@ def _unit_scale(unit: str) -> tuple[float, str] | None:
     # mlsysim's registry makes bytes (bits) and dollars (counts) dimensionless, so the
     # base unit joins the dimensionality: "1.2 MB" must not match a plain ratio.
     return float(quantity.magnitude), f"{quantity.dimensionality}|{quantity.units}"
+
+
+def unit_lookups() -> list[str]:
+    """Every pint unit the reader converts a written unit to (:func:`_unit_meanings`): each meaning of each
+    unit word, each "X per Y" it reads (the first meaning of X over the one meaning of Y), a dollar and a
+    dollar an hour; sorted."""
+    tops = {next((u for u in meanings if "/" not in u and u not in (_PERCENT, _TIMES)), None)
+            for meanings in _UNIT_WORDS.values()}
+    bottoms = {meanings[0] for meanings in _UNIT_WORDS.values()
+               if len(meanings) == 1 and meanings[0] not in (_PERCENT, _TIMES) and "/" not in meanings[0]}
+    found = {u for meanings in _UNIT_WORDS.values() for u in meanings if u not in (_PERCENT, _TIMES)}
+    found |= {f"{top}/{bottom}" for top in tops if top for bottom in bottoms} | {"dollar", "dollar/hour"}
+    return sorted(found)
+
+
+def use_unit_scales(scales: Mapping[str, tuple[float, str] | None] | None) -> None:
+    """Convert the units ``scales`` holds as it says instead of through pint (None: through pint again).
+
+    ``scales`` is what :func:`pint_unit_scale` gave for each unit, computed and stored ahead (the replay
+    tables' unit file, :mod:`mlsys_grader.course._replay_table`, verified against its digest): with it a
+    worker grades without loading pint's registry (about half a second per process), converting every unit
+    exactly as pint would; a unit it lacks is converted through pint.
+    """
+    _UNIT_SCALES.clear()
+    if scales:
+        _UNIT_SCALES.update(scales)
+    _unit_scale.cache_clear()
+    _evidence_unit.cache_clear()
+
+
+def unit_scales_in_use() -> bool:
+    """Whether :func:`use_unit_scales` gave this process a table of unit scales."""
+    return bool(_UNIT_SCALES)
 
 
 @lru_cache(maxsize=1024)
@@ -683,12 +727,49 @@ class _Arms:
 
 
 EVIDENCE_CACHE_SIZE = 4096
+RECORDED_CACHE_SIZE = 1024
+"""Distinct arms whose usable quantities a worker keeps (:func:`recorded_quantities`)."""
+
+RecordedQuantity = tuple[float, str, float, str]
+"""(base value, dimensionality, magnitude, unit) of one usable quantity a record's arms show."""
+
+
+def recorded_quantities(lab: RationaleWords, arms: RecordedArms) -> tuple[RecordedQuantity, ...]:
+    """Every usable quantity ``arms`` show (:meth:`RationaleWords.evidence_quantities`, then :func:`usable`), in
+    their order, with the unit each was recorded in.
+
+    The lab reads nothing of a record but its part and arms (:class:`RecordedArms`), so the result is kept by
+    their exact content (:func:`~mlsys_grader.core.jsonio.exact_key`: values, types and key order): the
+    rationale check, which reads a replayed part's arms, and the review page's spans, which read the record's
+    own, share one reading whenever the record is what the lab replays, and submissions with the same settings
+    share it too.
+    """
+    alternatives = list(arms.alternatives)
+    try:
+        key: bytes | None = exact_key((arms.part, arms.baseline, arms.result, alternatives))
+    except ValueError:  # not JSON values: read afresh, never kept
+        key = None
+    cache: dict[bytes, tuple[RecordedQuantity, ...]] = lab.__dict__.setdefault("_recorded_quantities", {})
+    found = cache.get(key) if key is not None else None
+    if found is None:
+        found = tuple((value, dims, shown, unit) for magnitude, unit in lab.evidence_quantities(arms)
+                      for value, dims, shown in usable([(magnitude, unit)]))
+        if key is not None:
+            if len(cache) >= RECORDED_CACHE_SIZE:
+                cache.pop(next(iter(cache)))
+            cache[key] = found
+    return found
 
 
 def _indexed(quantities: Iterable[tuple[float, str]]) -> dict[str, list[float]]:
     """Usable recorded values by dimensionality, as sorted absolute base values (for bisecting)."""
+    return _index_of((value, dims, shown, "") for value, dims, shown in usable(quantities))
+
+
+def _index_of(recorded: Iterable[RecordedQuantity]) -> dict[str, list[float]]:
+    """:func:`_indexed` of quantities already read (:func:`recorded_quantities`)."""
     index: dict[str, list[float]] = {}
-    for value, dims, _ in usable(quantities):
+    for value, dims, _, _ in recorded:
         index.setdefault(dims, []).append(abs(value))
     for values in index.values():
         values.sort()
@@ -704,13 +785,13 @@ def part_evidence(lab: RationaleWords, state: PartState) -> dict[str, list[float
     """
     plan = state.plan
     if plan is None:
-        return _indexed(lab.evidence_quantities(state.record)) if state.record is not None else {}
+        return _index_of(recorded_quantities(lab, state.record)) if state.record is not None else {}
     arms = (plan.baseline, plan.result, *plan.alternatives)
     key = (state.part, *map(id, arms))
     cache = lab.__dict__.setdefault("_rationale_evidence", {})
     hit = cache.get(key)
     if hit is None or any(held is not arm for held, arm in zip(hit[0], arms, strict=True)):  # same key: same length
-        hit = (arms, _indexed(lab.evidence_quantities(_Arms(state.part, plan.baseline, plan.result, list(plan.alternatives)))))
+        hit = (arms, _index_of(recorded_quantities(lab, _Arms(state.part, plan.baseline, plan.result, list(plan.alternatives)))))
         if len(cache) >= EVIDENCE_CACHE_SIZE:
             cache.pop(next(iter(cache)))
         cache[key] = hit

@@ -111,9 +111,10 @@ def _shingle_set(tokens: Sequence[str], size: int = SHINGLE_WORDS) -> frozenset[
 
 
 def jaccard(left: frozenset, right: frozenset) -> float:
-    """|A ∩ B| / |A ∪ B| (0 for two empty sets)."""
-    union = len(left | right)
-    return len(left & right) / union if union else 0.0
+    """|A ∩ B| / |A ∪ B| (0 for two empty sets); |A ∪ B| is counted as |A| + |B| - |A ∩ B|, without building it."""
+    shared = len(left & right)
+    union = len(left) + len(right) - shared
+    return shared / union if union else 0.0
 
 
 def stable_hash64(text: str) -> int:
@@ -204,58 +205,98 @@ def _rows_per_band(threshold: float) -> int:
     return 1
 
 
-def _minhash(texts: Sequence[Sequence[str]]) -> list[Any]:
+class _MinHasher:
     """64 MinHash values (numpy ``uint64``) per tokenised text, over its word shingles.
 
     Each word is hashed once with BLAKE2b; a shingle's hash combines its words' hashes
     (multiply-add, wrapping at 64 bits), so nothing depends on ``PYTHONHASHSEED``.
     """
-    import numpy as np  # numpy loads only when rationales are compared: keeps `import mlsys_grader` fast
 
-    masks = np.array([stable_hash64(f"minhash mask {i}") for i in range(_HASHES)], dtype=np.uint64)
-    odd = np.array([stable_hash64(f"minhash multiplier {i}") | 1 for i in range(_HASHES)], dtype=np.uint64)
-    step = np.uint64(stable_hash64("shingle step") | 1)
-    cache: dict[str, int] = {}
-    signatures = []
-    with np.errstate(over="ignore"):
-        for tokens in texts:
+    def __init__(self) -> None:
+        import numpy as np  # numpy loads only when rationales are compared: keeps `import mlsys_grader` fast
+
+        self.np = np
+        self.masks = np.array([stable_hash64(f"minhash mask {i}") for i in range(_HASHES)], dtype=np.uint64)
+        self.odd = np.array([stable_hash64(f"minhash multiplier {i}") | 1 for i in range(_HASHES)], dtype=np.uint64)
+        self.step = np.uint64(stable_hash64("shingle step") | 1)
+        self.cache: dict[str, int] = {}
+
+    def signature(self, tokens: Sequence[str]) -> Any:
+        np, cache = self.np, self.cache
+        with np.errstate(over="ignore"):
             hashed = np.fromiter((cache[w] if w in cache else cache.setdefault(w, stable_hash64(w)) for w in tokens),
                                  dtype=np.uint64, count=len(tokens))
             count = len(tokens) - SHINGLE_WORDS + 1
             values = hashed[:count].copy()
             for offset in range(1, SHINGLE_WORDS):
-                values = values * step + hashed[offset:offset + count]
+                values = values * self.step + hashed[offset:offset + count]
             values = np.unique(values)
-            signatures.append(((values[:, None] ^ masks[None, :]) * odd[None, :]).min(axis=0))
-    return signatures
+            return ((values[:, None] ^ self.masks[None, :]) * self.odd[None, :]).min(axis=0)
 
 
-def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]:
-    tokenised = [(s, words(s.rationale)) for s in subs]
-    eligible = [s for s, tokens in tokenised if len(tokens) >= MIN_RATIONALE_WORDS]
-    texts = [tokens for _, tokens in tokenised if len(tokens) >= MIN_RATIONALE_WORDS]
+class RationaleIndex:
+    """What the rationale test needs of each distinct rationale — its words, its shingles (as numbers) and its
+    MinHash signature — computed once per text, as soon as the text is known.
+
+    The gradebook adds each rationale as its grade comes back from a worker, while the others are still being
+    graded, so :func:`find_groups` then only bands and verifies.  A shingle is numbered by the order it was
+    first seen (exact: two shingles share a number only when they are the same words), so a Jaccard similarity
+    of two numbered sets is the one of their word shingles, computed on small integers.
+    """
+
+    def __init__(self) -> None:
+        self._read: dict[str, tuple[int, frozenset[int], Any]] = {}
+        self._shingle_ids: dict[tuple[str, ...], int] = {}
+        self._hasher: _MinHasher | None = None
+
+    def add(self, text: str) -> tuple[int, frozenset[int], Any]:
+        """(word count, numbered shingles, signature or None when the text is too short to be compared)."""
+        found = self._read.get(text)
+        if found is None:
+            tokens = words(text)
+            if len(tokens) < MIN_RATIONALE_WORDS:
+                found = (len(tokens), frozenset(), None)
+            else:
+                if self._hasher is None:
+                    self._hasher = _MinHasher()
+                ids = self._shingle_ids
+                numbered = frozenset(ids.setdefault(shingle, len(ids)) for shingle in _shingle_set(tokens))
+                found = (len(tokens), numbered, self._hasher.signature(tokens))
+            self._read[text] = found
+        return found
+
+
+def _rationale_pairs(subs: Sequence[Submission], threshold: float, index: RationaleIndex | None = None) -> list[Pair]:
+    index = index or RationaleIndex()
+    read = [(s, index.add(s.rationale)) for s in subs]
+    eligible = [s for s, (count, _, _) in read if count >= MIN_RATIONALE_WORDS]
     if len(eligible) < 2:
         return []
-    sets = [_shingle_set(tokens) for tokens in texts]
+    sets = [numbered for _, (count, numbered, _) in read if count >= MIN_RATIONALE_WORDS]
+    signatures = [signature for _, (count, _, signature) in read if count >= MIN_RATIONALE_WORDS]
     pairs: list[Pair] = []
-    seen: set[tuple[int, int]] = set()
+    seen: set[int] = set()
+    count, labs, keys, people = len(eligible), [s.lab for s in eligible], [s.key for s in eligible], [s.who for s in eligible]
 
-    def verify(i: int, j: int) -> None:
-        a, b = eligible[i], eligible[j]
-        key = (min(a.key, b.key), max(a.key, b.key))
-        if key in seen or a.lab != b.lab or _same_person(a, b):
+    def verify(i: int, j: int) -> None:  # positions in ``eligible``, i < j
+        code = i * count + j
+        if code in seen or labs[i] != labs[j] or (people[i] and people[i] == people[j]):
             return
-        seen.add(key)
+        seen.add(code)
         similarity = jaccard(sets[i], sets[j])
         if similarity >= threshold:
-            pairs.append(Pair(key[0], key[1], "rationale", round(similarity, 4)))
+            pairs.append(Pair(min(keys[i], keys[j]), max(keys[i], keys[j]), "rationale", round(similarity, 4)))
 
     rows = _rows_per_band(threshold)
+    width = rows * 8  # bytes of one band: ``rows`` uint64 values
     buckets: dict[tuple[str, int, bytes], list[int]] = {}
-    for index, signature in enumerate(_minhash(texts)):
+    for position, signature in enumerate(signatures):
+        raw, lab = signature.tobytes(), labs[position]
         for band in range(_HASHES // rows):
-            buckets.setdefault((eligible[index].lab, band, signature[band * rows:(band + 1) * rows].tobytes()), []).append(index)
+            buckets.setdefault((lab, band, raw[band * width:(band + 1) * width]), []).append(position)
     for members in buckets.values():
+        if len(members) < 2:
+            continue
         if len(members) > _BIG_BUCKET:  # many near-copies: compare to the first, the groups still join
             for other in members[1:]:
                 verify(members[0], other)
@@ -266,10 +307,12 @@ def _rationale_pairs(subs: Sequence[Submission], threshold: float) -> list[Pair]
     return pairs
 
 
-def find_groups(subs: Iterable[Submission], *, threshold: float = RATIONALE_THRESHOLD) -> list[Group]:
-    """Groups of submissions paired by shared capture times or near-identical rationales."""
+def find_groups(subs: Iterable[Submission], *, threshold: float = RATIONALE_THRESHOLD,
+                index: RationaleIndex | None = None) -> list[Group]:
+    """Groups of submissions paired by shared capture times or near-identical rationales (``index``: the
+    rationales already read, :class:`RationaleIndex`; any other is read here)."""
     subs = list(subs)
-    pairs = _timestamp_pairs(subs) + _rationale_pairs(subs, threshold)
+    pairs = _timestamp_pairs(subs) + _rationale_pairs(subs, threshold, index)
     parent: dict[int, int] = {}
 
     def root(node: int) -> int:

@@ -49,7 +49,7 @@ from ..errors import GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
 from ..labs import get_lab, lab_ids, prepare_worker
-from ._collusion import RATIONALE_THRESHOLD, Group, Submission, find_groups, part_times
+from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
 from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, read_roster, staff_files
@@ -554,6 +554,7 @@ def grade_paths(
         reuse = known - set(options.only)  # an input hash named by --only is graded afresh
         results: list[Result | None] = [None] * len(candidates)
         done = [0]
+        rationales = RationaleIndex()
 
         def work(index: int) -> Result:
             return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats)
@@ -561,6 +562,9 @@ def grade_paths(
         def collect(index: int, result: Result) -> None:
             results[index] = result
             done[0] += 1
+            if isinstance(result.get("rationale"), str):
+                # Read for collusion now, while the workers grade the rest (the parent only waits for them).
+                rationales.add(result["rationale"])
             if progress:
                 progress(done[0], len(candidates))
 
@@ -590,7 +594,7 @@ def grade_paths(
             rows = apply_roster(rows, who, roster)
         subs = [Submission(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r))
                 for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r.status in SCORED]
-        groups = find_groups(subs, threshold=options.collusion_threshold)
+        groups = find_groups(subs, threshold=options.collusion_threshold, index=rationales)
         for group in groups:
             for member in group.members:
                 rows[member] = rows[member].with_flag(flag_names.COLLUSION).but(collusion_group=group.group_id)

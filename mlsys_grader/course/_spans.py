@@ -34,7 +34,7 @@ from ..core.rationale import (
     plain_text,
     read_stances,
     reader_for,
-    usable,
+    recorded_quantities,
 )
 
 MAX_SPANS = 60
@@ -75,13 +75,11 @@ def locate(raw: str, phrase: str, start: int = 0) -> tuple[int, int] | None:
 
 
 def _evidence(lab: Any, bundle: Any) -> list[tuple[str, float, str, float, str]]:
-    """(part, base value, dimensionality, magnitude, unit) of every usable quantity the bundle's records show."""
-    found = []
-    for part, record in (getattr(bundle, "evidence", None) or {}).items():
-        for magnitude, unit in lab.evidence_quantities(record):
-            for value, dims, shown in usable([(magnitude, unit)]):
-                found.append((str(part), value, dims, shown, unit))
-    return found
+    """(part, base value, dimensionality, magnitude, unit) of every usable quantity the bundle's records show
+    (read once per distinct record: :func:`~mlsys_grader.core.rationale.recorded_quantities`)."""
+    return [(str(part), value, dims, shown, unit)
+            for part, record in (getattr(bundle, "evidence", None) or {}).items()
+            for value, dims, shown, unit in recorded_quantities(lab, record)]
 
 
 def _match(quantity: CitedQuantity, evidence: list[tuple[str, float, str, float, str]], tolerance: float) -> str:

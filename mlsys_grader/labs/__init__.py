@@ -135,12 +135,16 @@ def rubric_text(lab_id: str) -> str:
 def prepare_worker() -> None:
     """Ready a grading worker before its first task (outside every task's time limit and before its memory cap):
     load every registered lab (inside :func:`mlsys_grader.course._replay_table.replay_tables` each attaches its
-    table) and the unit registry the rationale reader converts with, and import mlsysim only when some lab is
-    left to replay live.  The batch passes this as its pool's ``prepare`` instead of :func:`import_mlsysim`, so
-    a batch the tables answer never pays for mlsysim's import, and one that replays live pays it as before."""
+    table) and, unless the replay tables' unit file gives the reader its conversions, the unit registry it
+    converts with; import mlsysim only when some lab is left to replay live.  The batch passes this as its
+    pool's ``prepare`` instead of :func:`import_mlsysim`, so a batch the tables answer pays for neither
+    mlsysim's import nor pint's, and one that replays live pays them as before."""
+    from ..core.rationale import unit_scales_in_use
+
     live = False
     for lab_id in lab_ids():
         live = get_lab(lab_id).replay_table is None or live
-    unit_registry()
     if live:
         import_mlsysim()
+    elif not unit_scales_in_use():
+        unit_registry()

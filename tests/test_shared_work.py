@@ -1,0 +1,207 @@
+"""Work bulk grading does once instead of again, with the same grades: exact comparison keys, one reading of a
+record's quantities shared by the rationale check and the review spans, collusion's rationales read as
+their grades arrive, the strict JSON reader's number screening, and the unit file that converts units
+without pint (built with the replay tables, verified before use)."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlsys_grader.core import jsonio
+from mlsys_grader.core import rationale as R
+from mlsys_grader.core.context import first_difference
+from mlsys_grader.core.models import load_bundle
+from mlsys_grader.course import _collusion as collusion
+from mlsys_grader.course import _replay_table as table
+from mlsys_grader.course._spans import _evidence as span_evidence
+from mlsys_grader.errors import BundleFormatError
+from mlsys_grader.labs import get_lab
+
+# -- exact keys and first_difference -----------------------------------------------------
+
+
+@pytest.mark.parametrize("left, right, same", [
+    ({"a": 1, "b": [1.5, "x", None]}, {"a": 1, "b": [1.5, "x", None]}, True),
+    ({"a": True}, {"a": 1}, False),
+    ({"a": 1}, {"a": 1.0}, False),
+    ({"a": 1, "b": 2}, {"b": 2, "a": 1}, False),
+    ([0.0], [-0.0], False),
+])
+def test_exact_key_tells_types_and_order_apart(left, right, same):
+    assert left == right
+    assert (jsonio.exact_key(left) == jsonio.exact_key(right)) is same
+
+
+def test_first_difference_still_reads_equal_values_by_type():
+    assert first_difference({"x": {"n": True}}, {"x": {"n": 1}}) == ("x.n", True, 1)
+    assert first_difference({"x": [1, 2]}, {"x": [1.0, 2.0]}) is None  # a number is a number
+    assert first_difference({"a": 1, "b": 2}, {"b": 2, "a": 1}) is None  # key order is no difference
+    assert first_difference({"a": (1, 2)}, {"a": (1, 2)}) is None  # not JSON: compared in full, no error
+    assert first_difference({"a": {1, 2}}, {"a": {1, 2}}) is None
+
+
+# -- one reading of a record's quantities --------------------------------------------------
+
+def _scale_first_float(value, factor) -> bool:
+    """Multiply the first float found in ``value`` (depth first) by ``factor``, in place."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(item, float):
+            value[key] = item * factor
+            return True
+        if _scale_first_float(item, factor):
+            return True
+    return False
+
+
+def _direct(lab, arms) -> tuple:
+    return tuple((value, dims, shown, unit) for magnitude, unit in lab.evidence_quantities(arms)
+                 for value, dims, shown in R.usable([(magnitude, unit)]))
+
+
+@pytest.mark.parametrize("lab_id", ["lab07", "lab11"])
+def test_recorded_quantities_are_the_labs_reading_kept_by_content(solved_bundle, lab_id):
+    lab = get_lab(lab_id)
+    lab.__dict__.pop("_recorded_quantities", None)
+    bundle = load_bundle(json.dumps(solved_bundle(lab_id, "edge", 3)))
+    for part, record in bundle.evidence.items():
+        first = R.recorded_quantities(lab, record)
+        assert first == _direct(lab, record) and first, part
+        # The same arms, as a replayed plan holds them (other objects): the same reading, not read again.
+        copy = json.loads(json.dumps([record.baseline, record.result, record.alternatives]))
+        assert R.recorded_quantities(lab, R._Arms(part, *copy)) is first
+        # An edited number is another record.
+        edited = json.loads(json.dumps(record.result))
+        assert _scale_first_float(edited.get("outputs", edited), 1.5)
+        other = R._Arms(part, record.baseline, edited, list(record.alternatives))
+        assert R.recorded_quantities(lab, other) == _direct(lab, other) != first
+    spans = span_evidence(lab, bundle)
+    assert spans == [(part, *quantity) for part, record in bundle.evidence.items() for quantity in _direct(lab, record)]
+
+
+def test_the_kept_readings_are_bounded(solved_bundle):
+    lab = get_lab("lab07")
+    lab.__dict__.pop("_recorded_quantities", None)
+    record = load_bundle(json.dumps(solved_bundle("lab07", "cloud", 1))).evidence["A"]
+    for n in range(R.RECORDED_CACHE_SIZE + 5):
+        R.recorded_quantities(lab, R._Arms("A", {**record.baseline, "n": n}, record.result, []))
+    assert len(lab.__dict__["_recorded_quantities"]) == R.RECORDED_CACHE_SIZE
+
+
+# -- collusion --------------------------------------------------------------------------------
+
+def test_jaccard_counts_the_union_exactly():
+    rng = random.Random(7)
+    for _ in range(200):
+        left = frozenset(rng.sample(range(60), rng.randint(0, 40)))
+        right = frozenset(rng.sample(range(60), rng.randint(0, 40)))
+        union = left | right
+        assert collusion.jaccard(left, right) == (len(left & right) / len(union) if union else 0.0)
+
+
+def test_rationales_read_ahead_give_the_same_groups():
+    base = ("We recommend the fused kernel because the measured latency drops from 4.2 ms to 1.3 ms on the "
+            "edge device while the energy per inference falls by forty percent and memory stays within budget "
+            "so the deployment meets its target without the risk of the larger model")
+    rng = random.Random(3)
+    texts = []
+    for n in range(60):
+        words = base.split()
+        for _ in range(n % 5):
+            words[rng.randrange(len(words))] = f"w{rng.randrange(1000)}"
+        texts.append(" ".join(words) if n % 7 else f"short text {n}")
+    subs = [collusion.Submission(n, "lab07" if n % 3 else "lab11", {}, text, f"s{n % 40}") for n, text in enumerate(texts)]
+    index = collusion.RationaleIndex()
+    for text in reversed(texts):  # in the order grades come back, not the rows'
+        index.add(text)
+    ahead = collusion.find_groups(subs, index=index)
+    assert ahead == collusion.find_groups(subs) and ahead
+    assert any(pair.basis == "rationale" for group in ahead for pair in group.pairs)
+
+
+# -- the strict reader's number screening ---------------------------------------------------------
+
+@pytest.mark.parametrize("text, error", [
+    ('{"hash": "ab12e9999", "n": 1.5}', None),
+    ('{"s": "' + "9" * 400 + '", "n": 2}', None),
+    ('{"n": 1e400}', "overflows a finite float"),
+    ('{"s": "a\\"b", "n": 1' + "0" * 400 + "}", "too large for a float"),
+    ('{"s": "x", "s": "y"}', "repeats the key"),
+])
+def test_numbers_are_screened_outside_strings_only(text, error):
+    if error is None:
+        assert jsonio.loads_strict(text) == json.loads(text)
+    else:
+        with pytest.raises(BundleFormatError, match=error):
+            jsonio.loads_strict(text)
+
+
+# -- the unit file ------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def units_dir(tmp_path_factory) -> Path:
+    where = tmp_path_factory.mktemp("units")
+    for lab_id in ("lab07", "lab11"):
+        table.build(get_lab(lab_id), where)
+    table.ensure_units(where, ("lab07", "lab11"))
+    return where
+
+
+def test_the_unit_file_holds_what_pint_gives_for_every_unit_the_reader_asks(units_dir):
+    scales = table.load_units(units_dir)
+    assert scales is not None and set(R.unit_lookups()) <= set(scales)
+    assert {"ms", "mJ", "dollar/h", "flop/s"} <= set(scales)  # units the labs' evidence shows
+    assert scales == {unit: R.pint_unit_scale(unit) for unit in scales}
+    assert scales["millisecond"] == (0.001, "[time]|s")
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda data: data[: len(data) // 2], "truncated or tampered"),
+    (lambda data: data.replace(b'"digest":"', b'"digest":"0', 1), "expected"),
+    (lambda data: b"not a unit file", "no readable header"),
+])
+def test_a_damaged_unit_file_is_refused_and_rebuilt(tmp_path, damage, reason):
+    path = table.build_units(tmp_path)
+    good = path.read_bytes()
+    path.write_bytes(damage(good))
+    with pytest.raises(table.ReplayTableError, match=reason):
+        table.decode_units(table.units_digest(), path.read_bytes())
+    assert table.load_units(tmp_path) is None
+    table.ensure_units(tmp_path, ())
+    assert path.read_bytes() == good
+
+
+def test_units_convert_from_the_file_within_replay_tables_only(units_dir):
+    assert not R.unit_scales_in_use()
+    with table.replay_tables(units_dir):
+        assert R.unit_scales_in_use()
+        assert R._unit_scale("microsecond") == R.pint_unit_scale("microsecond")
+        assert R._unit_scale("derived:ms") == (0.001, "derived:[time]|s")
+    assert not R.unit_scales_in_use()
+
+
+def test_a_batch_the_tables_answer_loads_neither_mlsysim_nor_pint(units_dir, tmp_path, solved_bundle):
+    """In a fresh process: the batch's worker preparation and grading a bundle of each lab through the tables."""
+    for lab_id in ("lab07", "lab11"):
+        (tmp_path / f"{lab_id}.json").write_text(json.dumps(solved_bundle(lab_id, "mobile", 2)))
+    script = f"""
+import sys
+from pathlib import Path
+from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
+from mlsys_grader.course._ingest import discover
+from mlsys_grader.course._replay_table import replay_tables
+from mlsys_grader.labs import prepare_worker
+with replay_tables(Path({str(units_dir)!r})):
+    prepare_worker()
+    rubrics = resolve_rubrics({{}})
+    results = [grade_candidate(c, rubrics) for c in discover([Path({str(tmp_path)!r})])]
+print([r["status"] for r in results], "mlsysim" in sys.modules, "pint" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["['graded',", "'graded']", "False", "False"], out
