@@ -1,7 +1,7 @@
 """Benchmark replay-only grading (prints figures; not a timed test).
 
-    python benchmarks/grade_bundles.py [--count 1000] [--jobs 2] [--rounds 2] [--compare]
-        [--breakdown [--baseline-tree DIR] [--breakdown-only]] [--profile N [--profile-mode table|live]]
+    python benchmarks/grade_bundles.py [--count 1000] [--jobs 2] [--rounds 2] [--compare] [--baseline-tree DIR]
+        [--breakdown [--breakdown-only]] [--profile N [--profile-mode table|live]]
 
 1. Generates COUNT bundles with ``solve`` across both labs, four tracks and many
    seeds (not timed).
@@ -12,15 +12,21 @@
    mlsysim included, the tables already built — with the replay table and with
    ``--live-replay``, interleaved for ROUNDS rounds, and reports submissions/s, the speedup
    and the peak memory of that process tree.  ``--compare`` also checks the two grade CSVs
-   are byte-identical.
+   are byte-identical.  With ``--baseline-tree DIR`` (a checkout of the package at another commit,
+   e.g. ``git worktree add /tmp/wt-9612023 9612023``) the same bundles are also graded cold with
+   ``PYTHONPATH=DIR`` in the same interleaved rounds: with that tree's own replay tables (built by its
+   ``warm``, untimed) and its live replay, or, when it cannot build tables, as it grades (live
+   replay); the medians' ratios against this tree's table and live runs are printed.
 5. ``--breakdown``: the time per bundle split into reading, the lab's first use (table attached),
    replay or lookup (the grading context), each check by name, scoring and writing (the row's
-   result, then the gradebook database in the parent), the import of mlsysim in each worker and
-   each worker's peak RSS: every variant graded cold in a fresh process whose pool (``--jobs``)
+   result, then the gradebook database in the parent), each worker's preparation (the batch's own
+   ``labs.prepare_worker``: labs, tables, units; mlsysim for live replay) and whether it imported
+   mlsysim or pint, and each worker's peak RSS: every variant graded cold in a fresh process whose pool (``--jobs``)
    grades every bundle, the variants interleaved for ROUNDS rounds (medians, with ratios).  The
    variants are the table and live modes, and with ``--baseline-tree DIR`` the same two on another
    checkout of the package (e.g. ``git worktree add /tmp/wt-before <commit>``), so a change is
-   measured against its parent in one run.  ``--breakdown-only`` skips 2–4.
+   measured against its parent in one run (the worker drives the package's internals, so that tree
+   must have the replay tables and this breakdown's entry points: 9b9e539 or later).  ``--breakdown-only`` skips 2–4.
 6. ``--profile N``: cProfile of grading N bundles in one process (``--profile-mode`` table or
    live; the tables built first), the top functions by own time and by cumulative time.
 """
@@ -56,6 +62,40 @@ def generate(folder: Path, count: int) -> list[Path]:
         path.write_text(solve(lab, track, seed=index).to_json(indent=None), encoding="utf-8")
         paths.append(path)
     return paths
+
+
+# -- the cold figure (4.): variants ---------------------------------------------------------------
+
+_COLD_LABELS = {"table": "replay table", "live": "--live-replay", "table@base": "baseline, its replay table",
+                "live@base": "baseline, live replay"}
+
+
+def _tree_env(tree: str | None) -> dict[str, str]:
+    """The environment that grades with the package at ``tree`` (None: this tree, as installed)."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
+    return env
+
+
+def _describe_tree(tree: str) -> str:
+    proc = subprocess.run(["git", "-C", tree, "log", "-1", "--format=%h %cs"], capture_output=True, text=True)
+    return proc.stdout.strip() or "not a git checkout"
+
+
+def cold_variants(baseline: str | None, base_cache: Path) -> list[tuple[str, str | None, list[str] | None]]:
+    """(name, tree, extra grade arguments) of every cold variant: this tree with its table (extra None: the
+    table folder) and live, and with ``baseline`` that tree with its own tables when its ``warm`` builds them
+    (built here, untimed), else as it grades (live replay: a tree before the tables has nothing else)."""
+    variants: list[tuple[str, str | None, list[str] | None]] = [("table", None, None), ("live", None, ["--live-replay"])]
+    if baseline is None:
+        return variants
+    warm = subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(base_cache)],
+                          capture_output=True, text=True, env=_tree_env(baseline))
+    if warm.returncode == 0:
+        return [*variants, ("table@base", baseline, ["--replay-cache", str(base_cache)]),
+                ("live@base", baseline, ["--live-replay"])]
+    return [*variants, ("live@base", baseline, [])]
 
 
 # -- the breakdown: one variant graded cold in a fresh process ------------------------------------
@@ -122,12 +162,18 @@ def _graded(candidate: Any, rubrics: dict[str, Any]) -> dict[str, Any]:
 
 
 def _prepare_worker(folder: Path) -> Callable[[], None]:
+    """The batch's own worker preparation (``labs.prepare_worker``: the labs and their tables, the units, and
+    mlsysim only for live replay; a tree without it imports mlsysim), timed, and whether it imported
+    mlsysim or pint."""
     def prepare() -> None:
-        from mlsys_grader._mlsysim import import_mlsysim
-
         started = time.perf_counter()
-        import_mlsysim()
-        (folder / f"import-{os.getpid()}.json").write_text(json.dumps(time.perf_counter() - started))
+        try:
+            from mlsys_grader.labs import prepare_worker
+        except ImportError:
+            from mlsys_grader._mlsysim import import_mlsysim as prepare_worker
+        prepare_worker()
+        (folder / f"import-{os.getpid()}.json").write_text(json.dumps(
+            {"s": time.perf_counter() - started, "mlsysim": "mlsysim" in sys.modules, "pint": "pint" in sys.modules}))
 
     return prepare
 
@@ -175,7 +221,8 @@ def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path)
     rss: dict[int, float] = {}
     for bench in benches:
         rss[bench["pid"]] = max(rss.get(bench["pid"], 0.0), bench["rss_mb"])
-    imports = [json.loads(path.read_text()) for path in scratch.glob("import-*.json")]
+    prepared = [json.loads(path.read_text()) for path in scratch.glob("import-*.json")]
+    imports = [entry["s"] for entry in prepared]
     phases: dict[str, float] = {}
     for bench in benches:
         for name, seconds in bench["times"].items():
@@ -183,15 +230,14 @@ def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path)
     out.write_text(json.dumps({
         "bundles": len(results), "package_import_s": package_s, "pool_wall_s": pool_s, "store_s": store_s,
         "mlsysim_import_s": imports, "worker_rss_mb": sorted(rss.values()),
+        "imported": {name: sum(entry[name] for entry in prepared) for name in ("mlsysim", "pint")},
         "phases_ms": {name: seconds * 1000 / len(results) for name, seconds in phases.items()},
         "scores": [r.get("score") for r in results],
     }))
 
 
 def _run_variant(mode: str, tree: str | None, folder: Path, cache: Path, jobs: int, out: Path) -> dict[str, Any]:
-    env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
+    env = _tree_env(tree)
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, __file__, "--_breakdown-worker", mode, str(folder), str(_tables(cache, tree)), str(jobs),
                            str(out)],
@@ -246,7 +292,11 @@ def breakdown(folder: Path, cache: Path, jobs: int, rounds: int, baseline: str |
     line("gradebook store (parent)", lambda run: run["store_s"] * 1000 / run["bundles"])
     print("per process, seconds or MB:")
     line("package import (parent) s", lambda run: run["package_import_s"])
-    line("mlsysim import per worker s", lambda run: statistics.median(run["mlsysim_import_s"] or [0.0]))
+    line("worker preparation s", lambda run: statistics.median(run["mlsysim_import_s"] or [0.0]))
+    for name in names:
+        imported = runs[name][0].get("imported", {})
+        print(f"  {name}: workers that imported mlsysim {imported.get('mlsysim', '?')}, pint {imported.get('pint', '?')} "
+              f"(of {len(runs[name][0]['mlsysim_import_s'])})")
     line("peak RSS per worker MB", lambda run: max(run["worker_rss_mb"]))
     line("pool wall s", lambda run: run["pool_wall_s"])
     line("process wall s", lambda run: run["wall_s"])
@@ -295,7 +345,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds of table vs live (default 2)")
     parser.add_argument("--compare", action="store_true", help="fail unless both modes write byte-identical grade CSVs")
     parser.add_argument("--breakdown", action="store_true", help="time per bundle by phase and check, table vs live (5.)")
-    parser.add_argument("--baseline-tree", metavar="DIR", help="with --breakdown: also grade with the package at DIR")
+    parser.add_argument("--baseline-tree", metavar="DIR",
+                        help="also grade with the package at DIR (a checkout of another commit): in 4. and in --breakdown")
     parser.add_argument("--breakdown-only", action="store_true", help="with --breakdown: skip the figures 2-4")
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile grading N bundles in one process (6.)")
     parser.add_argument("--profile-mode", choices=("table", "live"), default="table")
@@ -329,8 +380,7 @@ def main() -> None:
         from mlsys_grader.labs import _LOADED
 
         for lab in _LOADED.values():
-            lab.__dict__.pop("_cache", None)
-            lab.__dict__.pop("_plans", None)
+            lab.clear_caches()
         data = [path.read_bytes() for path in paths[:200]]
         cold = []
         for blob in data[:8]:
@@ -354,25 +404,27 @@ def main() -> None:
                        check=True, capture_output=True, text=True)
         build_s = time.perf_counter() - t0
 
-        walls: dict[str, list[float]] = {"table": [], "live": []}
+        variants = cold_variants(args.baseline_tree, Path(tmp) / "replay-base")
+        walls: dict[str, list[float]] = {name: [] for name, _, _ in variants}
         csvs: dict[str, bytes] = {}
         rows = 0
         for round_ in range(args.rounds):
-            for mode in ("table", "live") if round_ % 2 == 0 else ("live", "table"):
-                out = Path(tmp) / f"grades-{mode}-{round_}.csv"
-                extra = ["--replay-cache", str(cache)] if mode == "table" else ["--live-replay"]
+            for name, tree, extra in variants if round_ % 2 == 0 else list(reversed(variants)):
+                out = Path(tmp) / f"grades-{name}-{round_}.csv"
+                if extra is None:  # this tree, with the replay table
+                    extra = ["--replay-cache", str(cache)]
                 t0 = time.perf_counter()
                 proc = subprocess.run(
                     [sys.executable, "-m", "mlsys_grader", "grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
-                     "--db", str(Path(tmp) / f"gradebook-{mode}-{round_}.sqlite"), "-q", *extra],
-                    capture_output=True, text=True,
+                     "--db", str(Path(tmp) / f"gradebook-{name}-{round_}.sqlite"), "-q", *extra],
+                    capture_output=True, text=True, env=_tree_env(tree),
                 )
-                walls[mode].append(time.perf_counter() - t0)
+                walls[name].append(time.perf_counter() - t0)
                 if proc.returncode != 0:
                     print(proc.stdout, proc.stderr)
-                    raise SystemExit(f"grade exited {proc.returncode}")
+                    raise SystemExit(f"grade ({name}) exited {proc.returncode}")
                 rows = out.read_text(encoding="utf-8").count("\n") - 1
-                csvs.setdefault(mode, out.read_bytes())
+                csvs.setdefault(name, out.read_bytes())
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         identical = csvs["table"] == csvs["live"]
 
@@ -383,12 +435,21 @@ def main() -> None:
     print(f"one bundle, new settings, shared arms cached: {statistics.median(mixed) * 1000:6.2f} ms median of {len(mixed)}")
     print(f"one bundle graded again (all cached):    {statistics.median(warm) * 1000:6.2f} ms median of {len(warm)}")
     print(f"mlsys-grader warm (both replay tables, fresh process): {build_s:6.2f} s")
-    for mode in ("table", "live"):
-        wall = statistics.median(walls[mode])
-        print(f"mlsys-grader grade {rows} bundles cold, --jobs {args.jobs}, {'replay table' if mode == 'table' else '--live-replay'}: "
-              f"{wall:6.2f} s median wall of {[round(w, 2) for w in walls[mode]]} incl. import = {rows / wall:7.1f} submissions/s")
-    print(f"speedup of the table (interleaved medians): {statistics.median(walls['live']) / statistics.median(walls['table']):.2f}x; "
+    if args.baseline_tree:
+        print(f"@base = {args.baseline_tree} ({_describe_tree(args.baseline_tree)}): "
+              + ("its own replay tables built by its warm" if any(n == "table@base" for n, _, _ in variants)
+                 else "no replay table (its grade replays live)"))
+    medians = {name: statistics.median(walls[name]) for name in walls}
+    for name in walls:
+        print(f"mlsys-grader grade {rows} bundles cold, --jobs {args.jobs}, {_COLD_LABELS.get(name, name)}: "
+              f"{medians[name]:6.2f} s median wall of {[round(w, 2) for w in walls[name]]} incl. import = "
+              f"{rows / medians[name]:7.1f} submissions/s")
+    print(f"speedup of the table (interleaved medians): {medians['live'] / medians['table']:.2f}x; "
           f"peak RSS of the largest process {peak_mb:.0f} MB")
+    for name in walls:
+        if name.endswith("@base"):
+            print(f"speedup of this tree's table over {name} (interleaved medians): {medians[name] / medians['table']:.2f}x; "
+                  f"this tree's live replay over {name}: {medians[name] / medians['live']:.2f}x")
     if args.compare:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
         if not identical:
