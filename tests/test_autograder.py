@@ -185,7 +185,7 @@ def test_an_ungradable_upload_voids_every_rubric_item_with_one_submission_level_
     record = grade_upload(inspect_upload(tmp_path, "lab11"))
     report, rubric = record.report, default_rubric("lab11")
     assert (report.score, report.max_score, report.track) == (0.0, rubric.max_score, "none")
-    assert report.flags == ["missing"] and record.all_flags == ["empty_upload", "missing"]
+    assert report.flags == ("missing",) and record.all_flags == ["empty_upload", "missing"]
     assert [(f.part, f.criterion, f.message) for f in report.findings] == [("bundle", "missing", record.problem)]
     expected = {name: dict(items) for name, items in [*rubric.parts.items(), ("synthesis", rubric.synthesis)]}
     assert {name: {i.item: i.max_points for i in part.items} for name, part in report.parts.items()} == expected
@@ -222,8 +222,8 @@ def test_zip_inside_the_upload_is_graded_with_a_note(tmp_path):
     record = grade_upload(inspect_upload(tmp_path, "lab07"))
     assert record.problem is None and record.report.score == grade_bundle(bundle).score
     assert record.source == "lab07-submission.json inside lab07_2026_11_29.zip"
-    assert record.public_notes == ["Your upload held lab07_2026_11_29.zip, a zip that was not unpacked; the "
-                                   "lab07-submission.json inside it was graded. Next time upload the export zip itself."]
+    assert record.public_notes == ("Your upload held lab07_2026_11_29.zip, a zip that was not unpacked; the "
+                                   "lab07-submission.json inside it was graded. Next time upload the export zip itself.",)
 
 
 def test_zip_inside_the_upload_with_the_other_labs_bundle_is_the_wrong_lab(tmp_path):

@@ -20,16 +20,16 @@ def test_every_lab_and_track_has_a_full_marks_example():
 @pytest.mark.parametrize("path", FULL, ids=lambda p: p.stem)
 def test_reference_examples_earn_full_marks_with_their_own_words(path):
     report = grade_file(path)
-    assert (report.score, report.flags, report.findings) == (100, [], [])
+    assert (report.score, report.flags, report.findings) == (100, (), ())
 
 
 def test_the_defective_examples_lose_what_their_names_say():
     edited = grade_file(EXAMPLES / "lab07-cloud-edited-number.json")
-    assert edited.parts["B"].score == 0 and edited.flags == ["integrity"] and edited.score == 84
+    assert edited.parts["B"].score == 0 and edited.flags == ("integrity",) and edited.score == 84
     vague = grade_file(EXAMPLES / "lab07-mobile-rationale-without-numbers.json")
     assert [f.rubric_item for f in vague.findings] == ["rationale_cites_evidence"] and vague.score == 96
     stale = grade_file(EXAMPLES / "lab11-edge-stale-part-d.json")
-    assert [(f.part, f.rubric_item) for f in stale.findings if f.rubric_item] == [("D", "fresh")] and stale.flags == ["stale"]
+    assert [(f.part, f.rubric_item) for f in stale.findings if f.rubric_item] == [("D", "fresh")] and stale.flags == ("stale",)
     assert stale.score == 97  # the note on part C (changed settings after the first run) costs nothing
     with pytest.raises(BundleFormatError, match="not valid JSON"):
         grade_file(EXAMPLES / "truncated.json")

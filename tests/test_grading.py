@@ -73,7 +73,7 @@ def test_a_source_written_only_when_complete_voids_a_missing_part_as_integrity()
 def test_the_zero_report_voids_every_part_and_keeps_one_finding():
     finding = Finding(part="bundle", criterion="missing", message="Nothing gradable was uploaded.")
     report = ungradable_report("lab11", default_rubric("lab11"), finding)
-    assert (report.lab, report.track, report.score, report.findings, report.flags) == ("lab11", "none", 0, [finding], ["missing"])
+    assert (report.lab, report.track, report.score, report.findings, report.flags) == ("lab11", "none", 0, (finding,), ("missing",))
     assert set(report.parts) == {*default_rubric("lab11").parts, "synthesis"} and all(p.score == 0 for p in report.parts.values())
     assert report.max_score == default_rubric("lab11").max_score
 

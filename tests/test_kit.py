@@ -524,7 +524,7 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
             (row,) = csv.DictReader((graded / "grades.csv").open(encoding="utf-8"))  # staff's grade of the zip
             assert (row["lab"], row["track"], row["status"], float(row["score"]), float(row["max_score"])) == (
                 lab, track, "graded", 100.0, 100.0), row
-            assert grade_file(export).flags == []
+            assert grade_file(export).flags == ()
     installed = _run([str(bin_dir / "python"), "-c", "import mlsys_grader, sys; print(mlsys_grader.__file__)"], cwd=tmp_path, env=env)
     assert installed.stdout.startswith(str(tmp_path / "venv"))  # the kit's wheel, not this repository
     # solve is staff's: no command, nothing to import (the kit installs mlsys-grader-student)

@@ -608,7 +608,7 @@ def test_a_complete_session_earns_full_marks(tmp_path, clock, lab_id, track):
     lab = _open_lab_with_clock(lab_id, track, clock, directory=tmp_path)
     complete(lab)
     report = grade_file(submission_path(lab_id, tmp_path))
-    assert (report.score, report.findings, report.flags) == (report.max_score, [], [])
+    assert (report.score, report.findings, report.flags) == (report.max_score, (), ())
     progress = lab.progress()
     assert progress.ready and set(progress.table.column("Fresh")) == {"yes"}
 

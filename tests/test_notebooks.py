@@ -152,7 +152,7 @@ def test_reference_notebook_is_executed_and_its_bundle_earns_full_marks(lab_id, 
     assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
     assert f'TRACK = "{track}"' in notebook.cells[1].source
     report = grade_file(ROOT / "solutions" / lab_id / f"reference-{track}-submission.json")
-    assert (report.score, report.max_score, report.findings) == (100, 100, [])
+    assert (report.score, report.max_score, report.findings) == (100, 100, ())
     page = _html(notebook)
     assert page.count("data:image/png;base64,") >= 5 and page.count("mlsys-table") >= 6
 
@@ -197,7 +197,7 @@ def test_completed_student_notebook_runs_top_to_bottom(tmp_path, capsys, lab_id,
     assert reuse["lookups"] >= 2 and reuse["gradings"] <= 1 and reuse["report_reused"], reuse
     bundle = tmp_path / f"{lab_id}-submission.json"
     full = grade_file(bundle)
-    assert (full.score, full.findings) == (100, [])
+    assert (full.score, full.findings) == (100, ())
     assert cli.main(["check", str(bundle), "--json"]) == 0
     cli_report = json.loads(capsys.readouterr().out)
     assert (cli_report["score"], cli_report["findings"], cli_report["parts"]) == (report["score"], report["findings"], report["parts"])

@@ -38,7 +38,7 @@ def test_record_from_another_track_is_flagged_for_staff():
 def test_rationale_in_other_units_earns_the_citation():
     """The rationale quotes the saved milliseconds in µs and seconds; pint matches them."""
     report = grade_file(SCENARIOS / "rationale-in-other-units.json")
-    assert report.findings == [] and report.score == 100
+    assert report.findings == () and report.score == 100
     text = json.loads((SCENARIOS / "rationale-in-other-units.json").read_text())["synthesis"]["rationale"]
     assert "µs" in text and " s eager" in text
 

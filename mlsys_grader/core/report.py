@@ -7,11 +7,20 @@ is a Jinja2 template in ``mlsys_grader/templates``, rendered with autoescape by
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NoReturn, Self, TypeVar
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    WrapSerializer,
+)
 
 PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
 Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale",
@@ -26,10 +35,125 @@ INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version", "integrity"})
 HIDDEN_ITEMS = frozenset({"replay", "prediction_correct"})
 
 
-class Finding(BaseModel):
-    """One problem found in a submission, with one sentence telling what to do."""
+K = TypeVar("K")
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class FrozenDict(dict[K, V]):
+    """A dict that refuses every change after it is built: what a report's mappings hold.
+
+    A ``dict`` still (pydantic serialises it, ``json`` writes it and ``==`` compares it as the dict it was built
+    from), but ``d[k] = v``, ``del d[k]``, ``update``, ``pop``, ``popitem``, ``setdefault``, ``clear`` and ``|=``
+    raise :class:`TypeError`, as a :class:`types.MappingProxyType` does; ``d | other`` and ``d.copy()`` are
+    new, ordinary dicts.  It pickles and copies as itself.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Self:
+        self = super().__new__(cls)
+        dict.__init__(self, *args, **kwargs)  # filled once, here: a second __init__ call changes nothing
+        return self
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def _refuse(self) -> NoReturn:
+        raise TypeError(f"{type(self).__name__} is immutable: build a new mapping instead")
+
+    def __setitem__(self, key: K, value: V) -> NoReturn:
+        self._refuse()
+
+    def __delitem__(self, key: K) -> NoReturn:
+        self._refuse()
+
+    def __ior__(self, other: Any) -> NoReturn:  # type: ignore[misc]
+        self._refuse()
+
+    def clear(self) -> NoReturn:
+        self._refuse()
+
+    def pop(self, *args: Any) -> NoReturn:
+        self._refuse()
+
+    def popitem(self) -> NoReturn:
+        self._refuse()
+
+    def setdefault(self, *args: Any) -> NoReturn:
+        self._refuse()
+
+    def update(self, *args: Any, **kwargs: Any) -> NoReturn:
+        self._refuse()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self),))
+
+    def __hash__(self) -> int:  # type: ignore[override]
+        return hash(frozenset(self.items()))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({dict.__repr__(self)})"
+
+
+def _as_list(value: Any, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+    """A tuple field serialised as the list it was before reports were immutable (``model_dump`` gives lists)."""
+    dumped = handler(value)
+    return list(dumped) if isinstance(dumped, tuple) else dumped
+
+
+def _as_frozen_dict(value: Mapping[Any, Any]) -> FrozenDict[Any, Any]:
+    return FrozenDict(value)
+
+
+_SEQUENCE = WrapSerializer(_as_list)
+_MAPPING = AfterValidator(_as_frozen_dict)
+if TYPE_CHECKING:  # what a type checker lets one give and read: any sequence in, no mutating method out
+    FrozenSeq = Annotated[Sequence[T], _SEQUENCE]
+else:
+    FrozenSeq = Annotated[tuple[T, ...], _SEQUENCE]
+"""An immutable sequence field: built from any sequence (a list, as JSON has), held as a tuple, dumped as a list."""
+FrozenMap = Annotated[Mapping[K, V], _MAPPING]
+"""An immutable mapping field: built from any mapping, held as a :class:`FrozenDict`, dumped as a dict."""
+
+
+def _freeze(value: Any, kind: str) -> Any:
+    if kind == "sequence":
+        return value if isinstance(value, tuple) else tuple(value)
+    return value if isinstance(value, FrozenDict) else _as_frozen_dict(value)
+
+
+class ImmutableModel(BaseModel):
+    """A frozen model whose sequence and mapping fields (:data:`FrozenSeq`, :data:`FrozenMap`) are immutable too.
+
+    Validation converts them; :meth:`model_construct` and :meth:`model_copy` (which skip validation) convert the
+    values they are given as well, so no way of building one leaves a list or a dict inside.
+    """
 
     model_config = ConfigDict(frozen=True)
+    _containers: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._containers = {name: "sequence" if _SEQUENCE in field.metadata else "mapping"
+                           for name, field in cls.model_fields.items() if _SEQUENCE in field.metadata or _MAPPING in field.metadata}
+
+    @classmethod
+    def _frozen_values(cls, values: Mapping[str, Any]) -> dict[str, Any]:
+        containers = cls._containers
+        return {name: _freeze(value, containers[name]) if name in containers else value for name, value in values.items()}
+
+    @classmethod
+    def model_construct(cls, _fields_set: set[str] | None = None, **values: Any) -> Self:
+        return super().model_construct(_fields_set, **cls._frozen_values(values))
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        return super().model_copy(update=None if update is None else self._frozen_values(update), deep=deep)
+
+
+class Finding(ImmutableModel):
+    """One problem found in a submission, with one sentence telling what to do."""
 
     part: PartName = Field(description="Part A–E, `synthesis`, or `bundle` for the whole submission.")
     criterion: Criterion = Field(description="Which kind of check failed.")
@@ -46,10 +170,8 @@ class Finding(BaseModel):
         "never serialised: the report reads the same with or without it."))
 
 
-class ItemScore(BaseModel):
+class ItemScore(ImmutableModel):
     """Points for one rubric item."""
-
-    model_config = ConfigDict(frozen=True)
 
     item: str
     points: float
@@ -65,15 +187,13 @@ class ItemScore(BaseModel):
                                   "only after rounding to its last significant digit'; None when `certainty` is None.")
 
 
-class PartScore(BaseModel):
+class PartScore(ImmutableModel):
     """Points for one part (or the synthesis), item by item."""
-
-    model_config = ConfigDict(frozen=True)
 
     part: str
     score: float
     max_score: float
-    items: list[ItemScore]
+    items: FrozenSeq[ItemScore]
 
     @property
     def held(self) -> bool:
@@ -81,30 +201,29 @@ class PartScore(BaseModel):
         return any(item.held for item in self.items)
 
 
-class GradeReport(BaseModel):
-    """The result of grading one bundle (immutable: a changed report is a new one, see :func:`mlsys_grader.core.grading.grade`)."""
+class GradeReport(ImmutableModel):
+    """The result of grading one bundle (immutable: a changed report is a new one, see :func:`mlsys_grader.core.grading.grade`).
 
-    model_config = ConfigDict(frozen=True)
+    Immutable all the way down: ``parts`` and ``versions`` are :class:`FrozenDict`, ``findings``, ``flags`` and each
+    part's ``items`` tuples (built from lists and dicts as well, and dumped as lists and dicts as before).
+    """
 
     lab: str
     track: str
     score: float
     max_score: float
-    parts: dict[str, PartScore]
-    findings: list[Finding]
-    flags: list[str] = Field(description="Staff flags, e.g. `integrity`, `stale`, `missing`.")
+    parts: FrozenMap[str, PartScore]
+    findings: FrozenSeq[Finding]
+    flags: FrozenSeq[str] = Field(description="Staff flags, e.g. `integrity`, `stale`, `missing`.")
     content_hash: str | None = None
-    versions: dict[str, str] = Field(default_factory=dict, description="mlsysim, mlsys_grader and rubric versions used.")
+    versions: FrozenMap[str, str] = Field(default_factory=FrozenDict, description="mlsysim, mlsys_grader and rubric versions used.")
 
     # -- views -------------------------------------------------------------------
     def public(self) -> GradeReport:
         """The report a student sees before grades are published: hidden findings and points removed."""
-        parts = {}
-        for name, part in self.parts.items():
-            items = [item for item in part.items if item.item not in HIDDEN_ITEMS]
-            parts[name] = PartScore(part=name, score=sum(i.points for i in items), max_score=sum(i.max_points for i in items), items=items)
+        parts: FrozenDict[str, PartScore] = FrozenDict({name: _public_part(name, part) for name, part in self.parts.items()})
         return self.model_copy(update={
-            "findings": [f for f in self.findings if not f.hidden],
+            "findings": tuple(f for f in self.findings if not f.hidden),
             "parts": parts,
             "score": sum(p.score for p in parts.values()),
             "max_score": sum(p.max_score for p in parts.values()),
@@ -141,6 +260,12 @@ class GradeReport(BaseModel):
 
     def _repr_html_(self) -> str:
         return render_html("grade_report.html", report=self)
+
+
+def _public_part(name: str, part: PartScore) -> PartScore:
+    """``part`` without its hidden items (:data:`HIDDEN_ITEMS`), scored again."""
+    items = tuple(item for item in part.items if item.item not in HIDDEN_ITEMS)
+    return PartScore(part=name, score=sum(i.points for i in items), max_score=sum(i.max_points for i in items), items=items)
 
 
 # -- HTML ------------------------------------------------------------------------

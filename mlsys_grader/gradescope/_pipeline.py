@@ -113,17 +113,17 @@ class Pipeline:
         """The upload had no bundle and the notebook was run for one: ``bundle`` (None: it saved none) is graded instead."""
         record = self._record()
         if bundle is None:
-            record.notes.append("the notebook ran in the sandbox but saved no bundle")
+            record = record.noted("the notebook ran in the sandbox but saved no bundle")
             self.record = record.with_problem(f"Your upload has no saved bundle, and running your notebook saved none "
                                               f"either: {export_advice(self.lab)}.")
             return self.record
-        new = grade_bytes(self.lab, bundle, "the bundle your notebook saved when the autograder ran it")
-        new.notes.append("the upload had no bundle: the notebook was run in the sandbox and the bundle it saved is graded")
-        new.public_notes.append("Your upload had no saved bundle, so the autograder ran your notebook and graded the bundle "
-                                "it saved; next time upload the export zip.")
+        public = ["Your upload had no saved bundle, so the autograder ran your notebook and graded the bundle it saved; "
+                  "next time upload the export zip."]
         if timed_out:
-            new.public_notes.append(f"Your notebook did not finish within {self.options.notebook_budget_s:g} seconds; the "
-                                    "parts it captured before then were graded.")
+            public.append(f"Your notebook did not finish within {self.options.notebook_budget_s:g} seconds; the parts it "
+                          "captured before then were graded.")
+        new = grade_bytes(self.lab, bundle, "the bundle your notebook saved when the autograder ran it").noted(
+            "the upload had no bundle: the notebook was run in the sandbox and the bundle it saved is graded", public=public)
         self.review.otter_tests = None  # they ran on the old record: run them again on this one
         self.record = new
         return new

@@ -13,7 +13,8 @@ import hashlib
 import os
 import stat
 import sys
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..api import default_rubric, grade_submission
@@ -38,9 +39,10 @@ exists, inside the environment (root's, under ``/root``, which the notebook's us
 SAVE_AGAIN = "save it again from the notebook (never edit it by hand), then run the export cell and upload the zip it makes"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ScoreOfRecord:
-    """What was graded, how it scored, and what staff should look at.
+    """What was graded, how it scored, and what staff should look at (immutable: a changed record is a new one,
+    :func:`dataclasses.replace`; ``flags`` and the notes are tuples, built from any sequence).
 
     ``problem`` is set when nothing gradable was uploaded: one sentence for the student.
     """
@@ -50,11 +52,15 @@ class ScoreOfRecord:
     source: str
     bundle_sha256: str | None = None
     bundle_path: str | None = None
-    flags: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    public_notes: list[str] = field(default_factory=list)
+    flags: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    public_notes: tuple[str, ...] = ()
     problem: str | None = None
     bundle: bytes | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("flags", "notes", "public_notes"):  # a list given is held as a tuple, as the report's fields are
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def all_flags(self) -> list[str]:
@@ -67,8 +73,12 @@ class ScoreOfRecord:
     def with_problem(self, problem: str) -> ScoreOfRecord:
         """This record of an ungradable upload, told with another ``problem`` sentence (the report's one finding too)."""
         first, *rest = self.report.findings
-        report = self.report.model_copy(update={"findings": [first.model_copy(update={"message": problem}), *rest]})
+        report = self.report.model_copy(update={"findings": (first.model_copy(update={"message": problem}), *rest)})
         return replace(self, problem=problem, report=report)
+
+    def noted(self, *notes: str, public: Sequence[str] = ()) -> ScoreOfRecord:
+        """This record with ``notes`` for staff (and ``public`` notes for the student) after its own."""
+        return replace(self, notes=(*self.notes, *notes), public_notes=(*self.public_notes, *public))
 
 
 def ungradable_report(lab_id: str, sentence: str) -> GradeReport:
@@ -81,10 +91,10 @@ def _short(text: object, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def ungradable(lab_id: str, sentence: str, flag: str, source: str = "none", notes: list[str] | None = None,
+def ungradable(lab_id: str, sentence: str, flag: str, source: str = "none", notes: Sequence[str] = (),
                digest: str | None = None) -> ScoreOfRecord:
-    return ScoreOfRecord(lab_id, ungradable_report(lab_id, sentence), source, digest, flags=[flag],
-                         notes=list(notes or []), problem=sentence)
+    return ScoreOfRecord(lab_id, ungradable_report(lab_id, sentence), source, digest, flags=(flag,),
+                         notes=tuple(notes), problem=sentence)
 
 
 GRADESCOPE_FORMATS: tuple[Format, ...] = ("bundle", "otter")
@@ -100,11 +110,11 @@ def grade_bytes(lab_id: str, raw: bytes, source: str) -> ScoreOfRecord:
     if read.error_kind == "FormatRefused":
         sentence = (f"Your upload ({source}) is {ORIGIN_WORDS.get(read.origin, read.origin)}, which this assignment does not "
                     f"grade: {export_advice(lab_id)}.")
-        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [read.error or ""], digest)
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, (read.error or "",), digest)
     if read.bundle is None:
         error = read.error or "the input holds no bundle"
         sentence = f"Your bundle ({source}) cannot be read ({_short(error)}): {SAVE_AGAIN}."
-        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [error], digest)
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, (error,), digest)
     bundle = read.bundle
     if bundle.lab != lab_id:
         sentence = (f"This upload is {lab_title(bundle.lab)} work ({source} is a {bundle.lab} bundle), but this assignment "
@@ -114,27 +124,27 @@ def grade_bytes(lab_id: str, raw: bytes, source: str) -> ScoreOfRecord:
         report = grade_submission(read)
     except GraderError as exc:
         sentence = f"Your bundle ({source}) cannot be graded ({_short(exc)}): {SAVE_AGAIN}."
-        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, [str(exc)], digest)
+        return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, (str(exc),), digest)
     return ScoreOfRecord(lab_id, report, source, digest, bundle=raw)
 
 
 def grader_failed(lab_id: str, error: BaseException, source: str = "error") -> ScoreOfRecord:
     """The record when the grader itself failed: zero for now, flagged for a staff regrade."""
     sentence = "The autograder failed on your upload (not your error): course staff will regrade it from your upload."
-    return ungradable(lab_id, sentence, FLAG_GRADER_ERROR, source, [f"{type(error).__name__}: {error}"])
+    return ungradable(lab_id, sentence, FLAG_GRADER_ERROR, source, (f"{type(error).__name__}: {error}",))
 
 
 def grade_upload(upload: Upload) -> ScoreOfRecord:
     """The score of record of an inspected upload."""
     if upload.bundle is None:
         record = ungradable(upload.lab, upload.problem or f"Nothing gradable was uploaded: {export_advice(upload.lab)}.",
-                            upload.flag or FLAG_NO_BUNDLE, upload.source, list(upload.notes))
+                            upload.flag or FLAG_NO_BUNDLE, upload.source, upload.notes)
     else:
         record = grade_bytes(upload.lab, upload.bundle, upload.source)
-        record = replace(record, notes=[*upload.notes, *record.notes])
+        record = replace(record, notes=(*upload.notes, *record.notes))
     return replace(record, bundle_path=str(upload.bundle_path) if upload.bundle_path else None,
-                   flags=[*record.flags, *(flag for flag in upload.flags if flag not in record.flags)],
-                   public_notes=[*record.public_notes, *upload.public_notes])
+                   flags=(*record.flags, *(flag for flag in upload.flags if flag not in record.flags)),
+                   public_notes=(*record.public_notes, *upload.public_notes))
 
 
 def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_path: str | os.PathLike | None = None) -> ScoreOfRecord:

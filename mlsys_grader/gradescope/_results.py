@@ -217,7 +217,7 @@ def gradescope_results(record: ScoreOfRecord, review: Review | None = None) -> d
         "track": record.track,
         "bundle_sha256": record.bundle_sha256,
         "content_hash": report.content_hash,
-        "versions": report.versions,
+        "versions": dict(report.versions),
         "max_score": report.max_score,
         "notes": notes,
     }
