@@ -205,3 +205,17 @@ print([r["status"] for r in results], "mlsysim" in sys.modules, "pint" in sys.mo
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["['graded',", "'graded']", "False", "False"], out
+
+
+# -- scoring ---------------------------------------------------------------------------------
+
+def test_item_scores_are_shared_frozen_values_typed_exactly():
+    from mlsys_grader.core import grading
+
+    a, b = grading._item_score("captured", 3.0, 3.0, False), grading._item_score("captured", 3.0, 3.0, False)
+    assert a is b and a.model_dump() == {"item": "captured", "points": 3.0, "max_points": 3.0, "held": False,
+                                         "certainty": None, "certainty_reason": None}
+    whole = grading._item_score("captured", 3, 3, False)
+    assert whole is not a and type(whole.points) is int  # as model_construct was given it, never another's value
+    with pytest.raises(ValueError):
+        a.points = 0.0  # frozen: sharing one object between reports is safe

@@ -72,6 +72,22 @@ class OnlyWhenComplete:
     advice: str
 
 
+_ITEM_SCORES: dict[tuple[object, ...], ItemScore] = {}
+ITEM_SCORES_KEPT = 4096
+
+
+def _item_score(item: str, earned: float, points: float, held: bool) -> ItemScore:
+    """The :class:`ItemScore` of these values, one object per distinct values (it is frozen, and a batch scores
+    the same few thousand items again and again); the values' types are part of the key (``3`` is not ``3.0``)."""
+    key = (item, earned, type(earned), points, type(points), held)
+    found = _ITEM_SCORES.get(key)
+    if found is None:
+        if len(_ITEM_SCORES) >= ITEM_SCORES_KEPT:
+            _ITEM_SCORES.clear()
+        found = _ITEM_SCORES[key] = ItemScore.model_construct(item=item, points=earned, max_points=points, held=held)
+    return found
+
+
 def score(findings: Sequence[Finding], rubric: Rubric, *, void: Iterable[str] = ()) -> dict[str, PartScore]:
     """Points per part (every part named in ``void`` earns nothing, whatever the findings say).
 
@@ -93,7 +109,7 @@ def score(findings: Sequence[Finding], rubric: Rubric, *, void: Iterable[str] = 
         for item, points in items.items():
             held = name in held_parts or (name, item) in held_items
             earned = 0.0 if held or name in voided or (name, item) in lost else points
-            scored.append(ItemScore.model_construct(item=item, points=earned, max_points=points, held=held))
+            scored.append(_item_score(item, earned, points, held))
         parts[name] = PartScore.model_construct(part=name, score=sum(i.points for i in scored),
                                                 max_score=sum(i.max_points for i in scored), items=scored)
     return parts
