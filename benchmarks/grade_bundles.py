@@ -406,6 +406,7 @@ def main() -> None:
 
         variants = cold_variants(args.baseline_tree, Path(tmp) / "replay-base")
         walls: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+        cpus: dict[str, list[float]] = {name: [] for name, _, _ in variants}
         csvs: dict[str, bytes] = {}
         rows = 0
         for round_ in range(args.rounds):
@@ -413,13 +414,15 @@ def main() -> None:
                 out = Path(tmp) / f"grades-{name}-{round_}.csv"
                 if extra is None:  # this tree, with the replay table
                     extra = ["--replay-cache", str(cache)]
-                t0 = time.perf_counter()
+                t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
                 proc = subprocess.run(
                     [sys.executable, "-m", "mlsys_grader", "grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
                      "--db", str(Path(tmp) / f"gradebook-{name}-{round_}.sqlite"), "-q", *extra],
                     capture_output=True, text=True, env=_tree_env(tree),
                 )
                 walls[name].append(time.perf_counter() - t0)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the process tree: its workers were waited for
+                cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
                 if proc.returncode != 0:
                     print(proc.stdout, proc.stderr)
                     raise SystemExit(f"grade ({name}) exited {proc.returncode}")
@@ -440,16 +443,18 @@ def main() -> None:
               + ("its own replay tables built by its warm" if any(n == "table@base" for n, _, _ in variants)
                  else "no replay table (its grade replays live)"))
     medians = {name: statistics.median(walls[name]) for name in walls}
+    cpu = {name: statistics.median(cpus[name]) for name in cpus}
     for name in walls:
         print(f"mlsys-grader grade {rows} bundles cold, --jobs {args.jobs}, {_COLD_LABELS.get(name, name)}: "
               f"{medians[name]:6.2f} s median wall of {[round(w, 2) for w in walls[name]]} incl. import = "
-              f"{rows / medians[name]:7.1f} submissions/s")
+              f"{rows / medians[name]:7.1f} submissions/s; CPU of the process tree {cpu[name]:6.2f} s median")
     print(f"speedup of the table (interleaved medians): {medians['live'] / medians['table']:.2f}x; "
           f"peak RSS of the largest process {peak_mb:.0f} MB")
     for name in walls:
         if name.endswith("@base"):
-            print(f"speedup of this tree's table over {name} (interleaved medians): {medians[name] / medians['table']:.2f}x; "
-                  f"this tree's live replay over {name}: {medians[name] / medians['live']:.2f}x")
+            print(f"speedup of this tree's table over {name} (interleaved medians): {medians[name] / medians['table']:.2f}x "
+                  f"wall, {cpu[name] / cpu['table']:.2f}x CPU; this tree's live replay over {name}: "
+                  f"{medians[name] / medians['live']:.2f}x wall, {cpu[name] / cpu['live']:.2f}x CPU")
     if args.compare:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
         if not identical:

@@ -169,6 +169,10 @@ def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any
                timeout_s: float, memory_mb: int | None, on_result: Callable[[int, Result], None],
                prepare: Callable[[], None] | None = None) -> list[int]:
     """Run ``tasks[i]`` for every ``i`` in ``indices`` in one pool; the indices the pool broke down before running."""
+    # NOTE: frozen before the workers fork, what this process holds (the package, the tables, the inputs' list) is
+    # left out of every collection in the workers from their start, so none of them walks (and so copies) those
+    # pages; unfrozen once the pool is done, this process collects as before.
+    gc.freeze()
     pool = ProcessPool(max_workers=min(jobs, len(indices)), initializer=_start_worker,
                        initargs=(work, timeout_s, memory_mb, os.getpid(), prepare), context=multiprocessing.get_context("fork"))
     broken: list[int] = []
@@ -188,6 +192,7 @@ def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any
     finally:
         pool.stop()
         pool.join()
+        gc.unfreeze()
     return sorted(broken)
 
 

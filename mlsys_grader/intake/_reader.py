@@ -348,15 +348,15 @@ def _no_saved_bundle(where: str) -> str:
             "run its save cell and submit the bundle too")
 
 
-def parse_submission(data: bytes, *, notebook: bool = False) -> Submission:
+def parse_submission(data: bytes, *, notebook: bool = False, digest: str | None = None) -> Submission:
     """A :class:`Submission` from the bytes of a bundle JSON, a marimo export or a notebook; raises
     :class:`GraderError` (naming every accepted form) when the bytes are none of them.
 
     ``input_hash`` is the SHA-256 of ``data`` (of the embedded bundle, for a notebook).  ``notebook``: the file is
     named as a notebook, so a JSON object that is neither a bundle nor a marimo export is read as one (with no
-    saved bundle unless its outputs hold one).
+    saved bundle unless its outputs hold one).  ``digest``: the SHA-256 of ``data`` when the caller has it.
     """
-    digest = hashlib.sha256(data).hexdigest()
+    digest = digest or hashlib.sha256(data).hexdigest()
     if looks_like_markdown_report(data):
         export = export_from_markdown(data)
         return _marimo(digest, export)
@@ -393,9 +393,11 @@ def _marimo(digest: str, export: Any) -> Submission:
                       excuses=(LOCK_TIME_EXCUSE,), only_when_complete=MARIMO_COMPLETE)
 
 
-def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset[str], sniffed: bool) -> Submission:
-    """Read in-memory bytes (``name`` for messages); ``sniffed``: the bytes came under a name that is no accepted kind."""
-    digest = hashlib.sha256(data).hexdigest()
+def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset[str], sniffed: bool,
+                digest: str | None = None) -> Submission:
+    """Read in-memory bytes (``name`` for messages; ``digest``: their SHA-256 when the caller has it); ``sniffed``: the
+    bytes came under a name that is no accepted kind."""
+    digest = digest or hashlib.sha256(data).hexdigest()
     is_zip = data.startswith(ZIP_MAGIC) or name.lower().endswith(".zip")
     try:
         if is_zip:
@@ -403,7 +405,7 @@ def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset
             digest = hashlib.sha256(data).hexdigest()  # the bundle inside identifies the input, not the zip's timestamps
         if digest in known:
             return Submission(digest, origin="known")
-        read = parse_submission(data, notebook=name.lower().endswith(".ipynb"))
+        read = parse_submission(data, notebook=name.lower().endswith(".ipynb"), digest=digest)
     except GraderError as exc:
         if sniffed:
             return Submission(digest, error=unsupported_reason(name, data, formats), error_kind="Unsupported")
@@ -460,7 +462,7 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
             return Submission(digest, error=problem, error_kind="Unsupported")
         return Submission(digest, error=problem, error_kind="BundleTooLargeError",
                           exception=BundleTooLargeError(problem, limit=limit))
-    return _read_bytes(data, name, formats, known, sniff)
+    return _read_bytes(data, name, formats, known, sniff, digest)
 
 
 def read_submission(source: str | os.PathLike[str] | bytes, *, name: str | None = None,
