@@ -1327,6 +1327,11 @@ def _document(text: str) -> _Text:
 _kept_document = lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_Text)
 
 
+def normalised(text: str) -> str:
+    """:func:`normalise` of ``text``, from the reading the rationale check already made of it when there is one."""
+    return _document(text).norm
+
+
 _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)
 
 

@@ -31,6 +31,7 @@ from ..core.rationale import (
     Stance,
     cited_quantities,
     normalise,
+    normalised,
     plain_text,
     read_stances,
     reader_for,
@@ -145,7 +146,7 @@ def rationale_spans(lab: Any, bundle: Any, tolerance: float) -> list[list[Any]]:
         if where is not None:
             kind, label = _stance_label(stance, terms.recommended, terms.rejected)
             spans.append([where[0], where[1], kind, label])
-    norm = normalise(text)
+    norm = normalised(text)  # the rationale check's own reading of the same text
     for kind, value, scanners in (("limitation", synthesis.residual_risk, reader.limitations),
                                   ("trigger", synthesis.reevaluation_trigger, reader.triggers)):
         scanner = scanners.get(value) if isinstance(value, str) else None
