@@ -197,7 +197,7 @@ def test_seeded_solve_is_deterministic_and_seeds_differ(lab_id):
 
 # -- judgement answers agree with what the student is shown ---------------------------------------------------
 # The notebook states, for every part, the observed verdict in the part's own option words
-# (``LabSpec.displayed_prediction``, rendered by ``notebook_views``); the grader must accept it at
+# (``Lab.displayed_prediction``, rendered by ``notebook_views``); the grader must accept it at
 # every allowed setting.
 @pytest.mark.parametrize("lab_id, track", sweep(LAB_TRACKS, fast=FAST[:1]))
 def test_every_allowed_setting_shows_a_verdict_the_grader_accepts(lab_id, track):
