@@ -430,6 +430,36 @@ def test_run_autograder_and_the_otter_plugin_drive_one_pipeline_to_the_same_resu
     assert any("test_A_speed matches no rubric item" in note for note in mlsys["notes"]), mlsys["notes"]
 
 
+@pytest.mark.slow
+def test_the_otter_plugin_on_a_staff_machine_grades_through_the_users_verified_replay_table(tmp_path):
+    """``otter run`` on a staff machine: with the user's tables built (``mlsys-grader warm``) the plugin grades through
+    them without importing mlsysim, and says so; with none it replays live; the results are the same document."""
+    root = tmp_path / "autograder"
+    (root / "source").mkdir(parents=True)
+    _test_files(root / "source" / "tests", {"A": ["captured", "replay"], "B": ["captured", "fresh"]})
+    (root / "source" / "otter_config.json").write_text(json.dumps({"plugins": [{PLUGIN_NAME: {"lab": "lab07"}}]}))
+    (root / "submission").mkdir()
+    (root / "submission" / "lab07-submission.json").write_bytes(_bundle())
+    (root / "submission_metadata.json").write_text(json.dumps({"created_at": "2026-02-01T10:00:00-08:00", "users": []}))
+    driver = PLUGIN_DRIVER + 'print(json.dumps("mlsysim" in sys.modules))\n'
+    runs = {}
+    for name in ("warmed", "empty"):
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / name)}
+        if name == "warmed":
+            subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "lab07"], env=env, check=True, capture_output=True,
+                           timeout=900)
+        done = subprocess.run([sys.executable, "-c", driver, str(root)], capture_output=True, text=True, timeout=300,
+                              cwd=ROOT, env=env)
+        assert done.returncode == 0, done.stderr[-3000:]
+        *_, document, imported = done.stdout.splitlines()
+        runs[name] = (json.loads(document), json.loads(imported), done.stderr)
+    warmed, empty = runs["warmed"], runs["empty"]
+    assert f"mlsys-grader: replay: verified table in {tmp_path / 'warmed' / 'mlsys-grader' / 'replay'}" in warmed[2]
+    assert warmed[1] is False, "the table answered: mlsysim was never imported"
+    assert "mlsys-grader: replay: live — the table is not used: there is no table folder" in empty[2] and empty[1] is True
+    assert warmed[0] == empty[0] and warmed[0]["score"] > 0
+
+
 def test_kernel_case_names_are_restored_from_the_test_files(tmp_path):
     tests = _test_files(tmp_path / "tests", {"A": ["captured", "replay"]})
     assert case_names(tests) == {"A": ["test_A_captured", "test_A_replay"]}

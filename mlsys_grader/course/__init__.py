@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ..core.labspec import Lab
     from ._feedback import write_feedback
     from ._lms import export_lms
+    from ._replay_table import default_cache_dir as replay_table_dir
     from ._replay_table import ensure_tables as ensure_replay_tables
     from ._replay_table import replay_tables
     from ._replay_table import warm as warm_replay_tables
@@ -42,6 +43,7 @@ _LAZY = {
     "warm_replay_tables": ("._replay_table", "warm"),
     "ensure_replay_tables": ("._replay_table", "ensure_tables"),
     "replay_tables": ("._replay_table", "replay_tables"),
+    "replay_table_dir": ("._replay_table", "default_cache_dir"),
     "Entry": ("._review", "Entry"),
     "add_request": ("._review", "add_request"),
     "build_queue": ("._review", "build_queue"),
@@ -78,4 +80,4 @@ def detach_replay_table(lab: Lab) -> Lab:
     return detach(lab)
 
 
-__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "add_request", "attach_replay_table", "build_final", "build_queue", "default_final_path", "detach_replay_table", "ensure_replay_tables", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "render_summary", "replay_tables", "resolve_rubrics", "serve_review", "warm_replay_tables", "write_feedback", "write_summary"]
+__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "add_request", "attach_replay_table", "build_final", "build_queue", "default_final_path", "detach_replay_table", "ensure_replay_tables", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "render_summary", "replay_table_dir", "replay_tables", "resolve_rubrics", "serve_review", "warm_replay_tables", "write_feedback", "write_summary"]

@@ -11,8 +11,9 @@ machine.  It adds only what is Otter's; the steps are the pipeline's.  Events, a
 runner process:
 
 ``before_grading``   before any student code runs: close the pickle channels
-                     (:mod:`._hardening`), then the pipeline's score of record and Otter's
-                     tests on the graded bundle.  Unless ``rerun_notebook`` is on, the notebook
+                     (:mod:`._hardening`), attach the lab's verified replay table where this
+                     machine keeps one (:func:`staff_replay_dir`), then the pipeline's score of
+                     record and Otter's tests on the graded bundle.  Unless ``rerun_notebook`` is on, the notebook
                      is not executed (:func:`._hardening.skip_execution`).
 ``after_grading``    the kernel's per-item results (with the re-run on) compared with the
                      record, and the pipeline's results document made the reported result.
@@ -25,6 +26,7 @@ emulator) instead.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +37,7 @@ from . import _hardening as hardening
 from ._options import PLUGIN_NAME, AutograderOptions, options_from_mapping
 from ._otter_tests import OtterResults, from_grading_results
 from ._pipeline import Pipeline
-from ._record import ScoreOfRecord
+from ._record import REPLAY_DIR, ScoreOfRecord, release_replay_table, use_replay_table
 
 __all__ = ["PLUGIN_NAME", "RecordGradingResults", "ScoreOfRecordPlugin"]
 
@@ -63,6 +65,20 @@ class RecordGradingResults(GradingResults):
     def summary(self, public_only: bool = False) -> str:
         return "\n\n".join(test.get("output", "") for test in self._mlsys_results["tests"]
                            if not public_only or test.get("visibility") == "visible")
+
+
+def staff_replay_dir() -> Path:
+    """Where ``otter run`` looks for replay tables: the environment's own (``setup.sh``'s, :data:`._record.REPLAY_DIR`)
+    when it has them, else the user's cache directory, where ``mlsys-grader warm`` and ``grade`` build them.  Either is
+    trusted only as the runner trusts the image's: this user's and writable by no one else, and verified by digest."""
+    if REPLAY_DIR.is_dir():
+        return REPLAY_DIR
+    try:
+        from ..course import replay_table_dir
+
+        return replay_table_dir()
+    except ImportError:  # a build without the replay table module: the environment's folder, which it lacks (live)
+        return REPLAY_DIR
 
 
 class ScoreOfRecordPlugin(AbstractOtterPlugin):
@@ -98,8 +114,13 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
         if hardening.quarantine_otter_log(self.submission_dir):
             self.pipeline.review.notes.append(".OTTER_LOG was set aside unread (the runner never unpickles submitted files)")
         config.grade_from_log = False
-        self.pipeline.grade_folder(self.submission_dir)
-        self.pipeline.run_otter_tests()
+        # Otter's runner prints its own log; this line says, like run_autograder's, how replay ran (same grades either way).
+        print(f"mlsys-grader: {use_replay_table(self.lab, staff_replay_dir())}", file=sys.stderr)
+        try:
+            self.pipeline.grade_folder(self.submission_dir)
+            self.pipeline.run_otter_tests()
+        finally:
+            release_replay_table(self.lab)
         if not self.options.rerun_notebook:
             hardening.skip_execution(self._results_without_execution)
 
