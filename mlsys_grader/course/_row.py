@@ -75,8 +75,27 @@ Finding = tuple[str, str, str, str]
 """A finding as a row keeps it: (part, criterion, rubric item or "", message)."""
 
 
+class _ColumnsView(Mapping[str, Any]):
+    """A row read as the mapping of its columns (``columns``, which each row defines)."""
+
+    @property
+    def columns(self) -> Mapping[str, Any]:
+        raise NotImplementedError
+
+    def __getitem__(self, key: str) -> Any:
+        return self.columns[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.columns)
+
+    def __len__(self) -> int:
+        return len(self.columns)
+
+    __hash__ = None  # type: ignore[assignment]  # rows hold mappings: compared, never hashed
+
+
 @dataclass(frozen=True, eq=True)
-class Row(Mapping[str, Any]):
+class Row(_ColumnsView):
     """One input's gradebook row (see the module docstring)."""
 
     path: str
@@ -134,24 +153,13 @@ class Row(Mapping[str, Any]):
         """The values of ``columns`` in order ("" for a column this row does not have)."""
         return [self.columns.get(column, "") for column in columns]
 
-    def __getitem__(self, key: str) -> Any:
-        return self.columns[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.columns)
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
-    __hash__ = None  # type: ignore[assignment]  # rows hold mappings: compared, never hashed
-
 
 IDENTITY_FIELDS = ("student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id")
 """The identity columns of a final row (filled from the roster, else from the counting submission)."""
 
 
 @dataclass(frozen=True, eq=True)
-class FinalRow(Mapping[str, Any]):
+class FinalRow(_ColumnsView):
     """One student's result for one lab (:func:`._final.build_final`), read like a mapping of its columns.
 
     Final score = machine score, then staff overrides, then the late penalty (:func:`._overrides.apply_to_final`).
@@ -226,14 +234,3 @@ class FinalRow(Mapping[str, Any]):
                    held=tuple(data.get("_held") or ()), item_max=dict(data.get("_item_max") or {}),
                    points=dict(data.get("_items") or {}), overridden=dict(data.get("_overridden") or {}),
                    collusion_group=data.get("_collusion_group") or "", collusion_with=tuple(data.get("_collusion_with") or ()))
-
-    def __getitem__(self, key: str) -> Any:
-        return self.columns[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.columns)
-
-    def __len__(self) -> int:
-        return len(self.columns)
-
-    __hash__ = None  # type: ignore[assignment]  # rows hold mappings: compared, never hashed
