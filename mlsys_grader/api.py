@@ -24,7 +24,7 @@ from .core.rubric import Rubric, rubric_from_toml
 from .errors import UnknownLabError
 from .intake import FORMATS, Format, Submission
 from .intake import read_submission as _read_submission
-from .labs import get_lab, rubric_text
+from .labs import get_lab, lab_modules, rubric_text
 
 
 @lru_cache(maxsize=1)
@@ -33,9 +33,16 @@ def mlsysim_version() -> str:
     return metadata.version("mlsysim")
 
 
-@lru_cache(maxsize=8)
 def default_rubric(lab_id: str) -> Rubric:
-    """The rubric shipped with the package for ``lab_id`` (does not import the evaluators)."""
+    """The rubric shipped with the package for ``lab_id`` (does not import the evaluators); read anew when
+    :func:`~mlsys_grader.labs.register_lab` points the id at another module."""
+    return _shipped_rubric(lab_id, lab_modules().get(lab_id, ""))
+
+
+@lru_cache(maxsize=8)
+def _shipped_rubric(lab_id: str, module: str) -> Rubric:
+    """``default_rubric``, kept per (lab id, module): a cache keyed by the id alone would go on serving the
+    rubric of the module the id named first."""
     return rubric_from_toml(rubric_text(lab_id), expected_lab=lab_id, source=f"{lab_id}.toml")
 
 

@@ -158,12 +158,3 @@ def reference_answers() -> dict[str, dict[str, dict[str, Any]]]:
                 continue
     return {lab_id: tracks for lab_id, tracks in found.items() if tracks}
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run tests/test_registry.py last (a stable sort: every other test keeps its order).
-
-    Its tests register and install throwaway labs in this process. Run before tests/test_review.py in one
-    process, they leave state behind that changes what the review queue holds (an honest rationale the reader
-    is unsure of is no longer queued); each file passes alone and in any other order. Until that leak is
-    found, the registry's tests go last so no other test sees what they leave."""
-    items.sort(key=lambda item: item.path.name == "test_registry.py")

@@ -12,6 +12,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -58,10 +59,11 @@ def _own_synthesis(lab_id: str, track: str) -> dict:
     return get_lab(lab_id).reference_answers(track)
 
 
-def _course_package(tmp_path: Path) -> Path:
-    """A separate installed package holding one lab (a copy of Lab 07 under another id) and its rubric,
-    declared through an entry point, as a course would ship it: the module and the entry point are
-    README's.  Returns the folder to put on the path."""
+def _course_package(tmp_path: Path, *, entry_point: bool = False) -> Path:
+    """A separate package holding one lab (a copy of Lab 07 under another id) and its rubric, as a course
+    would ship it: the module is README's.  With ``entry_point`` it is installed too: README's entry point is
+    declared beside it, so any process with the folder on its path lists the copy (only the tests that
+    install it ask for that; the others register it).  Returns the folder to put on the path."""
     group, lab_id, module = _readme_entry_point()
     package_name, _, module_name = module.rpartition(".")
     package = tmp_path / package_name
@@ -70,6 +72,8 @@ def _course_package(tmp_path: Path) -> Path:
     (package / f"{module_name}.py").write_text(_readme_block("python"))
     rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text()
     (package / f"{lab_id}.toml").write_text(rubric)
+    if not entry_point:
+        return tmp_path
     info = tmp_path / f"{package_name}-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package_name.replace('_', '-')}\nVersion: 1.0\n")
@@ -81,6 +85,26 @@ def _forget_course_package() -> None:
     """Drop the course package from the import cache: each test installs its own copy in its own folder."""
     for name in [name for name in sys.modules if name == "course_labs" or name.startswith("course_labs.")]:
         del sys.modules[name]
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """Every test leaves the registry as it found it: the ids and loaded labs restored, the course package
+    forgotten, and the installed labs read again once the test's folders are off the path (this fixture
+    asks for no other, so it is torn down after ``monkeypatch`` restores ``sys.path``).  An entry point read
+    while a test's package was on the path would otherwise stay listed in this process after the folder is
+    gone, and every grading worker started later would die loading it."""
+    from mlsys_grader import labs
+
+    ids, registered, loaded = lab_ids(), dict(labs._REGISTERED), dict(labs._LOADED)
+    yield
+    labs._REGISTERED.clear()
+    labs._REGISTERED.update(registered)
+    labs._LOADED.clear()
+    labs._LOADED.update(loaded)
+    labs._entry_points.cache_clear()
+    _forget_course_package()
+    assert lab_ids() == ids, "a lab of this test is still listed after it"
 
 
 @pytest.fixture
@@ -103,7 +127,7 @@ def installed(tmp_path, monkeypatch):
     from mlsys_grader import labs
 
     _forget_course_package()
-    site = _course_package(tmp_path)
+    site = _course_package(tmp_path, entry_point=True)
     monkeypatch.syspath_prepend(str(site))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]))
     labs._entry_points.cache_clear()
@@ -147,7 +171,7 @@ def test_register_lab_adds_a_lab_that_solves_and_grades(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_an_installed_entry_point_adds_a_lab_to_the_command_line(tmp_path):
-    site = _course_package(tmp_path)
+    site = _course_package(tmp_path, entry_point=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     out = tmp_path / "copy.json"
     solved = subprocess.run([sys.executable, "-m", "mlsys_grader", "solve", "--lab", "lab07copy", "--track", "cloud", "-o", str(out)],
@@ -340,3 +364,60 @@ def test_the_core_follows_the_labs_own_parts_in_its_order(tmp_path, monkeypatch)
         labs._REGISTERED.pop("lab07back", None)
         labs._LOADED.pop("lab07back", None)
         _forget_course_package()
+
+
+# -- a process that registers labs and grades: what it caches follows the registry ----------------
+def test_a_lab_id_pointed_at_another_module_gets_that_modules_rubric(tmp_path, monkeypatch):
+    """``register_lab`` replacing a lab: the rubric (and the grade) are the new module's, not the one the id
+    named when its rubric was first read."""
+    monkeypatch.syspath_prepend(str(_course_package(tmp_path)))
+    register_lab(COPY, f"course_labs.{COPY}")
+    first = grade_bundle(solve(COPY, "edge").to_json())
+    other = tmp_path / "other_labs"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    shutil.copyfile(tmp_path / "course_labs" / f"{COPY}.py", other / f"{COPY}.py")
+    rubric = (tmp_path / "course_labs" / f"{COPY}.toml").read_text()
+    assert '\nversion = "2"\n' in rubric
+    (other / f"{COPY}.toml").write_text(rubric.replace('\nversion = "2"\n', '\nversion = "3"\n'))
+    register_lab(COPY, f"other_labs.{COPY}")
+    try:
+        second = grade_bundle(solve(COPY, "edge").to_json())
+        assert first.versions["rubric"].startswith(f"{COPY}-v2-"), first.versions
+        assert second.versions["rubric"].startswith(f"{COPY}-v3-"), second.versions
+    finally:
+        for name in [name for name in sys.modules if name == "other_labs" or name.startswith("other_labs.")]:
+            del sys.modules[name]
+
+
+BROKEN = "raise ImportError('this lab needs a package that is not installed')\n"
+
+
+def test_a_lab_that_does_not_import_fails_only_its_own_submissions(tmp_path, monkeypatch):
+    """A registered (or installed) lab whose module raises on import: a batch still grades every other lab's
+    submissions, and each of its own ends in an error that says why.  The workers load every lab before
+    their first task; one failing there killed them all (every row a crash, or a batch that never ended)."""
+    from mlsys_grader.course import BatchOptions, grade_paths
+    from mlsys_grader.labs import prepare_worker
+
+    package = tmp_path / "broken_labs"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "labbroken.py").write_text(BROKEN)
+    (package / "labbroken.toml").write_text((ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    register_lab("labbroken", "broken_labs.labbroken")
+    down = tmp_path / "down"
+    (down / "a").mkdir(parents=True)
+    (down / "b").mkdir()
+    (down / "a" / "lab07-submission.json").write_text(solve("lab07", "edge").to_json())
+    (down / "b" / "labbroken-submission.json").write_text(mlsys_grader.Bundle(lab="labbroken", track="edge").sealed().to_json())
+    try:
+        prepare_worker()  # what each grading worker runs before its first task
+        rows = {row.lab: row for row in grade_paths([down], BatchOptions(jobs=1, db=None)).rows}
+    finally:
+        for name in [name for name in sys.modules if name == "broken_labs" or name.startswith("broken_labs.")]:
+            del sys.modules[name]
+    assert rows["lab07"].status == "graded" and rows["lab07"].score > 0, rows["lab07"].reasons
+    assert rows["labbroken"].status == "error", (rows["labbroken"].status, rows["labbroken"].reasons)
+    assert "this lab needs a package that is not installed" in rows["labbroken"].reasons

@@ -138,12 +138,18 @@ def prepare_worker() -> None:
     table) and, unless the replay tables' unit file gives the reader its conversions, the unit registry it
     converts with; import mlsysim only when some lab is left to replay live.  The batch passes this as its
     pool's ``prepare`` instead of :func:`import_mlsysim`, so a batch the tables answer pays for neither
-    mlsysim's import nor pint's, and one that replays live pays them as before."""
+    mlsysim's import nor pint's, and one that replays live pays them as before.  A lab that does not load (its
+    module fails to import, or is gone) is skipped: raising here would kill every worker before its first task,
+    so no submission of any lab would be graded; its own submissions fail in their tasks, each row saying why."""
     from ..core.rationale import unit_scales_in_use
 
     live = False
     for lab_id in lab_ids():
-        live = get_lab(lab_id).replay_table is None or live
+        try:
+            lab = get_lab(lab_id)
+        except Exception:  # reported by the task of each submission of this lab
+            continue
+        live = lab.replay_table is None or live
     if live:
         import_mlsysim()
     elif not unit_scales_in_use():
