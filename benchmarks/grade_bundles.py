@@ -16,7 +16,8 @@
    e.g. ``git worktree add /tmp/wt-9612023 9612023``) the same bundles are also graded cold with
    ``PYTHONPATH=DIR`` in the same interleaved rounds: with that tree's own replay tables (built by its
    ``warm``, untimed) and its live replay, or, when it cannot build tables, as it grades (live
-   replay); the medians' ratios against this tree's table and live runs are printed.
+   replay); the medians' ratios against this tree's table and live runs are printed.  Both trees'
+   bytecode is written first (as an install does), so no timed process compiles sources.
 5. ``--breakdown``: the time per bundle split into reading, the lab's first use (table attached),
    replay or lookup (the grading context), each check by name, scoring and writing (the row's
    result, then the gradebook database in the parent), each worker's preparation (the batch's own
@@ -76,6 +77,16 @@ def _tree_env(tree: str | None) -> dict[str, str]:
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
     return env
+
+
+def compile_trees(*trees: str | None) -> None:
+    """Write the bytecode of this package and of each tree, as installing a package does, so no timed process
+    compiles sources (``PYTHONDONTWRITEBYTECODE`` would otherwise make every fresh process compile the whole package,
+    and the tree with more source pay more)."""
+    import mlsys_grader
+
+    folders = [str(Path(mlsys_grader.__file__).parent)] + [str(Path(tree) / "mlsys_grader") for tree in trees if tree]
+    subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True, capture_output=True)
 
 
 def _describe_tree(tree: str) -> str:
@@ -404,6 +415,7 @@ def main() -> None:
                        check=True, capture_output=True, text=True)
         build_s = time.perf_counter() - t0
 
+        compile_trees(args.baseline_tree)
         variants = cold_variants(args.baseline_tree, Path(tmp) / "replay-base")
         walls: dict[str, list[float]] = {name: [] for name, _, _ in variants}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in variants}
@@ -478,6 +490,7 @@ def quick(args: argparse.Namespace) -> None:
             subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(_tables(cache, args.baseline_tree))],
                            check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": args.baseline_tree})
         if args.breakdown or args.breakdown_only:
+            compile_trees(args.baseline_tree)
             breakdown(Path(tmp), cache, args.jobs, args.rounds, args.baseline_tree)
         if args.profile:
             profile(_profile_paths(Path(tmp), args.profile), _tables(cache, None), args.profile_mode)
