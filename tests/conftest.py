@@ -144,7 +144,7 @@ def every_setting(lab_id: str):
 
 
 def reference_answers() -> dict[str, dict[str, dict[str, Any]]]:
-    """Lab → track → the lab's hand-written synthesis answers (``LabSpec.reference_answers``), for every
+    """Lab → track → the lab's hand-written synthesis answers (``Lab.reference_answers``), for every
     registered lab and track that has them (a fresh copy each call)."""
     from mlsys_grader.labs import get_lab
 
