@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import os
 import signal
 import subprocess
@@ -183,3 +184,31 @@ def test_without_prepare_the_same_slow_start_inside_a_task_is_a_timeout():
     run_tasks(["a"], slow_first, jobs=1, timeout_s=1.0, memory_mb=None,
               on_result=lambda index, result: results.setdefault(index, result))
     assert results[0]["status"] == "timeout"
+
+
+BROKEN_START = """
+import json
+
+from mlsys_grader.course._pool import run_tasks
+
+def prepare():
+    raise ImportError("No module named 'mlsysim'")
+
+results = {}
+run_tasks(["a", "b", "c"], lambda task: {"status": "graded", "task": task}, jobs=2, timeout_s=5,
+          on_result=results.__setitem__, prepare=prepare)
+print(json.dumps(sorted((index, result["status"], result["reason"]) for index, result in results.items())))
+"""
+
+
+def test_a_worker_that_cannot_start_fails_its_tasks_with_the_reason_instead_of_hanging():
+    """Measured before: an exception in the workers' start-up (``prepare``) killed every worker pebble started, so each
+    task ended as "the grading processes kept dying" with no cause (and a full batch, in the registry's case, hung).
+    Now each task ends at once as a crash that names the cause and says it is not the submission's."""
+    done = subprocess.run([sys.executable, "-c", BROKEN_START], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(done.stdout)
+    assert [(index, status) for index, status, _ in results] == [(0, "crash"), (1, "crash"), (2, "crash")]
+    assert all("could not start (ImportError: No module named 'mlsysim')" in reason and "not the submission" in reason
+               for _, _, reason in results)

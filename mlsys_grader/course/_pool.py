@@ -100,6 +100,9 @@ class _Job:
 
     work: Callable[[Any], Result] | None = None
     timeout_s: float | None = None
+    broken: str | None = None
+    """Why this worker's ``prepare`` failed: its tasks then end in that reason (an initializer that raises kills the
+    worker, so the pool restarts workers until it gives up on every task, naming no cause)."""
 
 
 def _limit_memory(memory_mb: int | None) -> None:
@@ -132,7 +135,10 @@ def _start_worker(work: Callable[[Any], Result], timeout_s: float, memory_mb: in
     """
     _Job.work, _Job.timeout_s = work, timeout_s
     if prepare is not None:
-        prepare()
+        try:
+            prepare()
+        except Exception as exc:  # e.g. mlsysim fails to import: every task says so, and the batch ends
+            _Job.broken = f"{type(exc).__name__}: {str(exc)[:200]}"
     # NOTE: what the worker holds now (the package, pint, the evaluators, replay tables) lives as long as
     # the worker, yet the cyclic garbage collector would walk all of it in every full collection a batch
     # of grades triggers (measured: 10 % of the grading time with mlsysim imported).  Frozen, it is left
@@ -146,6 +152,9 @@ def _start_worker(work: Callable[[Any], Result], timeout_s: float, memory_mb: in
 def _run_in_worker(task: Any) -> Result:
     if _Job.work is None:  # only reachable if the initializer did not run
         raise RuntimeError("grading worker started without its work")
+    if _Job.broken is not None:
+        return failure("crash", f"the grading worker could not start ({_Job.broken}): the grader's environment, not the "
+                                "submission; nothing was judged, so grade it again once that is fixed")
     return _run_one(_Job.work, task, _Job.timeout_s)
 
 
