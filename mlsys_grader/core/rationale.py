@@ -159,12 +159,14 @@ from .text import readable
 if TYPE_CHECKING:
     # typeshed describes the standard library's private regular-expression parser under its
     # pre-3.11 public names; at run time the private modules are imported (see below).
+    import sre_compile as _sre_compiler
     import sre_constants as _sre_constants
     import sre_parse as _sre_parser
 
     from .context import GradingContext, PartState
     from .models import PartId
 else:
+    from re import _compiler as _sre_compiler
     from re import _constants as _sre_constants
     from re import _parser as _sre_parser
 
@@ -1102,13 +1104,36 @@ class _Unknown(Exception):
     """A pattern may start in a way :func:`_first_words` does not follow."""
 
 
+Starts = tuple[frozenset[str], tuple[str, ...]] | None
+"""The words a match can start with: (whole words, prefixes of longer words), or None when that cannot be told."""
+
+
 @lru_cache(maxsize=256)
-def _first_words(pattern: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
-    """The words a match of ``pattern`` can start with: (whole words, prefixes of longer words),
-    or None when that cannot be told (then the whole text is scanned).
+def _compiled(source: str) -> tuple[re.Pattern[str], Starts]:
+    """``source`` compiled, and the words a match of it can start with (:func:`_first_words`), from one parse.
 
     Kept per pattern text: the readers of a lab's tracks share most of their patterns (30 distinct
-    of 69 across both labs' eight tracks), and parsing one again costs as much as the first time."""
+    of 69 across both labs' eight tracks), and parsing one again costs as much as the first time.
+    ``re.compile`` would parse the text a second time; here the parsed pattern is compiled as
+    ``re.compile`` compiles it (the same code), so the compiled pattern's ``pattern`` is None.
+    A malformed pattern raises :class:`re.error`, as ``re.compile`` does.
+    """
+    parsed = _sre_parser.parse(source)
+    starts = _starts_of(parsed)  # first: compiling reads the parsed pattern, walking it changes nothing
+    return _sre_compiler.compile(parsed), starts
+
+
+def _first_words(pattern: str) -> Starts:
+    """The words a match of ``pattern`` can start with: (whole words, prefixes of longer words),
+    or None when that cannot be told (then the whole text is scanned)."""
+    try:
+        return _starts_of(_sre_parser.parse(pattern))
+    except re.error:
+        return None
+
+
+def _starts_of(parsed: Any) -> Starts:
+    """:func:`_first_words` of a parsed pattern."""
     exact: set[str] = set()
     prefixes: set[str] = set()
     steps = [0]
@@ -1151,8 +1176,8 @@ def _first_words(pattern: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
             raise _Unknown
 
     try:
-        walk(list(_sre_parser.parse(pattern).data), "")
-    except (_Unknown, RecursionError, re.error):
+        walk(list(parsed.data), "")
+    except (_Unknown, RecursionError):
         return None
     return frozenset(exact), tuple(sorted(prefixes))
 
@@ -1169,13 +1194,12 @@ class _Scanner:
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
-        return re.compile(self.source)
+        return _compiled(self.source)[0]
 
     @cached_property
-    def starts(self) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    def starts(self) -> Starts:
         """:func:`_first_words` of the pattern, which is compiled first: a malformed pattern fails here."""
-        compiled = self.pattern
-        return _first_words(compiled.pattern)
+        return _compiled(self.source)[1]
 
     def finditer(self, doc: _Text) -> Iterator[re.Match[str]]:
         if self.starts is None:
