@@ -8,12 +8,14 @@ load on first use, so reading, validating or re-listing stored grades stays inst
 build and the Gradescope image's, which leave ``mlsys_grader.staff`` out.
 """
 
+import typing as _typing
+from importlib.util import find_spec as _find_spec
+
 from ._version import __version__
 from .api import default_rubric, grade_bundle, grade_file, grade_submission, load_rubric, mlsysim_version, read_submission
 from .core.models import SCHEMA_VERSION, Bundle, EvidenceRecord, Synthesis, bundle_json_schema, load_bundle
 from .core.report import Finding, GradeReport, PartScore
 from .core.rubric import Rubric
-from .course import BatchOptions, grade_paths, gradebook_dataframe
 from .errors import (
     BundleFormatError,
     BundleTooLargeError,
@@ -25,16 +27,32 @@ from .errors import (
 )
 from .intake import Submission
 from .labs import get_lab, lab_ids, register_lab
-from .student import LabSession, open_lab
 
-try:
-    from .staff import solve as solve  # re-exported (listed in __all__ below)
-except ModuleNotFoundError as exc:  # the student build (mlsys-grader-student) has no staff package
-    if exc.name != f"{__name__}.staff":
-        raise
-    _STAFF: tuple[str, ...] = ()
-else:
-    _STAFF = ("solve",)
+if _typing.TYPE_CHECKING:
+    from .course import BatchOptions, grade_paths, gradebook_dataframe
+    from .staff import solve as solve
+    from .student import LabSession, open_lab
+
+_LAZY = {"BatchOptions": ".course", "grade_paths": ".course", "gradebook_dataframe": ".course",
+         "LabSession": ".student", "open_lab": ".student", "solve": ".staff"}
+"""Public names loaded on first use, so grading one file (``mlsys-grader check``, the notebook's self-check) does not
+import bulk grading, the notebook API or the staff tools."""
+_STAFF: tuple[str, ...] = ("solve",) if _find_spec(f"{__name__}.staff") is not None else ()
+"""``solve`` in staff installs; none in the student build (mlsys-grader-student), which has no staff package."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY and (name != "solve" or _STAFF):
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *(name for name in _LAZY if name != "solve" or _STAFF)})
 
 __all__ = [
     "BatchOptions",

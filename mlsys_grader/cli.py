@@ -27,17 +27,17 @@ from .core.labspec import DEFAULT_TRACKS
 from .core.models import bundle_json_schema
 from .core.report import GradeReport
 from .core.rubric import rubric_markdown
-from .course import BatchOptions, GradebookResult, default_final_path, grade_paths, resolve_rubrics, write_summary
 from .errors import GraderError
 from .labs import lab_ids
 
 if TYPE_CHECKING:
-    from .course import Entry
+    from .course import Entry, GradebookResult
 
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
 # (``staff._autograder``, ``_lock``, ``_assign``: zip, subprocess and Otter's configuration);
 # and so the student build, which has no ``staff`` and no autograder builder, imports this module.
+# The course modules (bulk grading, the gradebook) load only for staff commands: ``check`` never needs them.
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
@@ -109,6 +109,8 @@ def _cmd_grade(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
+    from .course import BatchOptions, default_final_path, grade_paths, write_summary
+
     rubrics = {}
     for spec in args.rubric:
         lab, sep, path = spec.partition("=")
@@ -337,6 +339,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_rubric(args: argparse.Namespace) -> int:
+    from .course import resolve_rubrics
+
     overrides = dict(item.split("=", 1) for item in args.rubric if "=" in item)
     rubrics = resolve_rubrics(overrides)
     print(rubric_markdown([rubrics[lab] for lab in lab_ids()]))
@@ -391,6 +395,8 @@ def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
 
 def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     """The commands of :data:`STAFF_COMMANDS`, in that order."""
+    from .course import BatchOptions  # its defaults are the options' (a student command never loads course/)
+
     solve = sub.add_parser("solve", help="write a complete, full-marks bundle as a diligent student would")
     solve.add_argument("--lab", required=True, choices=lab_ids())
     solve.add_argument("--track", required=True, choices=TRACKS)
@@ -503,8 +509,10 @@ def format_staff_only(command: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     argv = sys.argv[1:] if argv is None else list(argv)
+    # A student command (``check`` in a fresh process is what a student waits for) needs no staff command's parser,
+    # whose defaults load the course modules; every other invocation, ``--help`` included, gets the whole parser.
+    parser = build_parser(staff=False if argv and argv[0] in STUDENT_COMMANDS else None)
     if argv and argv[0] in STAFF_COMMANDS and not staff_installed():
         print(format_staff_only(argv[0]), file=sys.stderr)
         return EXIT_USAGE
