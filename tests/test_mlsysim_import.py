@@ -217,4 +217,4 @@ def test_a_student_check_in_a_fresh_process_loads_neither_bulk_grading_nor_the_n
     assert done.stdout.splitlines()[-1] == "0 []", done.stdout[-500:]  # graded (exit 0), with nothing else loaded
     from mlsys_grader import BatchOptions, open_lab  # and the names still resolve
 
-    assert open_lab.__module__ == "mlsys_grader.student._session" and BatchOptions.__name__ == "BatchOptions"
+    assert callable(open_lab) and BatchOptions.__name__ == "BatchOptions"
