@@ -10,6 +10,7 @@ changed row is a new one (:meth:`Row.but`).
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
@@ -79,8 +80,8 @@ class _ColumnsView(Mapping[str, Any]):
     """A row read as the mapping of its columns (``columns``, which each row defines)."""
 
     @property
-    def columns(self) -> Mapping[str, Any]:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def columns(self) -> Mapping[str, Any]: ...
 
     def __getitem__(self, key: str) -> Any:
         return self.columns[key]

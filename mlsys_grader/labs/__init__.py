@@ -122,14 +122,14 @@ RUBRIC_FILE = "rubric.toml"
 def rubric_text(lab_id: str) -> str:
     """The rubric TOML shipped with the lab, without importing the lab: ``rubric.toml`` in a lab package
     (``<lab_id>.toml`` there too, as earlier labs name it), ``<lab_id>.toml`` beside a lab module."""
-    folder = resources.files(_data_package(lab_id))
-    names = ([RUBRIC_FILE] if _is_package(lab_id) else []) + [f"{lab_id}.toml"]
+    package = _data_package(lab_id)
+    names = ([RUBRIC_FILE] if package == _module(lab_id) else []) + [f"{lab_id}.toml"]  # a package lab holds its own
+    folder = resources.files(package)
     for name in names:
         path = folder.joinpath(name)
         if path.is_file():
             return path.read_text(encoding="utf-8")
-    raise RubricError(f"lab {lab_id!r} ships no rubric: expected {' or '.join(names)} in {_data_package(lab_id)}",
-                      source=names[0])
+    raise RubricError(f"lab {lab_id!r} ships no rubric: expected {' or '.join(names)} in {package}", source=names[0])
 
 
 def prepare_worker() -> None:
