@@ -79,6 +79,27 @@ def _tree_env(tree: str | None) -> dict[str, str]:
     return env
 
 
+def _grader(arguments: Sequence[str], tree: str | None, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """``python -m mlsys_grader ARGUMENTS`` with the package at ``tree``, started in a folder that holds no package:
+    ``-m`` puts the working directory first on ``sys.path``, so started in a checkout it would import that checkout's
+    package whatever ``PYTHONPATH`` says."""
+    return subprocess.run([sys.executable, "-m", "mlsys_grader", *arguments], capture_output=True, text=True,
+                          env=_tree_env(tree), cwd=tempfile.gettempdir(), **kwargs)
+
+
+def expect_tree(tree: str | None) -> str:
+    """The folder of the package a fresh ``python -m mlsys_grader`` imports for ``tree``; exits when it is another."""
+    import mlsys_grader
+
+    proc = subprocess.run([sys.executable, "-c", "import mlsys_grader; print(mlsys_grader.__file__)"], capture_output=True,
+                          text=True, env=_tree_env(tree), cwd=tempfile.gettempdir(), check=True)
+    found = Path(proc.stdout.strip()).resolve().parent
+    wanted = (Path(tree) / "mlsys_grader").resolve() if tree else Path(mlsys_grader.__file__).resolve().parent
+    if found != wanted:
+        raise SystemExit(f"a fresh process for {tree or 'this tree'} imports mlsys_grader from {found}, not {wanted}")
+    return str(found)
+
+
 def compile_trees(*trees: str | None) -> None:
     """Write the bytecode of this package and of each tree, as installing a package does, so no timed process
     compiles sources (``PYTHONDONTWRITEBYTECODE`` would otherwise make every fresh process compile the whole package,
@@ -99,10 +120,11 @@ def cold_variants(baseline: str | None, base_cache: Path) -> list[tuple[str, str
     table folder) and live, and with ``baseline`` that tree with its own tables when its ``warm`` builds them
     (built here, untimed), else as it grades (live replay: a tree before the tables has nothing else)."""
     variants: list[tuple[str, str | None, list[str] | None]] = [("table", None, None), ("live", None, ["--live-replay"])]
+    print(f"this tree: mlsys_grader from {expect_tree(None)}")
     if baseline is None:
         return variants
-    warm = subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(base_cache)],
-                          capture_output=True, text=True, env=_tree_env(baseline))
+    print(f"@base: mlsys_grader from {expect_tree(baseline)}")
+    warm = _grader(["warm", "--replay-cache", str(base_cache)], baseline)
     if warm.returncode == 0:
         return [*variants, ("table@base", baseline, ["--replay-cache", str(base_cache)]),
                 ("live@base", baseline, ["--live-replay"])]
@@ -411,8 +433,7 @@ def main() -> None:
 
         cache = Path(tmp) / "replay"
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(cache)],
-                       check=True, capture_output=True, text=True)
+        _grader(["warm", "--replay-cache", str(cache)], None, check=True)
         build_s = time.perf_counter() - t0
 
         compile_trees(args.baseline_tree)
@@ -427,11 +448,8 @@ def main() -> None:
                 if extra is None:  # this tree, with the replay table
                     extra = ["--replay-cache", str(cache)]
                 t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-                proc = subprocess.run(
-                    [sys.executable, "-m", "mlsys_grader", "grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
-                     "--db", str(Path(tmp) / f"gradebook-{name}-{round_}.sqlite"), "-q", *extra],
-                    capture_output=True, text=True, env=_tree_env(tree),
-                )
+                proc = _grader(["grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
+                                "--db", str(Path(tmp) / f"gradebook-{name}-{round_}.sqlite"), "-q", *extra], tree)
                 walls[name].append(time.perf_counter() - t0)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the process tree: its workers were waited for
                 cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -483,12 +501,10 @@ def quick(args: argparse.Namespace) -> None:
         generate(folder, args.count)
         cache = Path(tmp) / "replay"
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(_tables(cache, None))],
-                       check=True, capture_output=True, text=True)
+        _grader(["warm", "--replay-cache", str(_tables(cache, None))], None, check=True)
         print(f"mlsys-grader warm (both replay tables, fresh process): {time.perf_counter() - started:6.2f} s")
         if args.baseline_tree:
-            subprocess.run([sys.executable, "-m", "mlsys_grader", "warm", "--replay-cache", str(_tables(cache, args.baseline_tree))],
-                           check=True, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": args.baseline_tree})
+            _grader(["warm", "--replay-cache", str(_tables(cache, args.baseline_tree))], args.baseline_tree, check=True)
         if args.breakdown or args.breakdown_only:
             compile_trees(args.baseline_tree)
             breakdown(Path(tmp), cache, args.jobs, args.rounds, args.baseline_tree)
