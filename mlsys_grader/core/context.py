@@ -45,6 +45,9 @@ class PartState:
     record was not replayed (no plan: reported by the domain check)."""
     grader_error: str | None = None
     """Set when the grader itself failed on this part (its points are held for staff)."""
+    exact_arms: frozenset[str] = frozenset()
+    """The record's arms (``"baseline"``, ``"result"``, ``"alternatives[0]"``, …) that are the plan's arms to the
+    type and the order: nothing in them is compared again."""
 
 
 @dataclass
@@ -111,19 +114,61 @@ def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] |
     return path.lstrip(".") or "value", expected, actual
 
 
-def _compare_plan(plan: PartPlan, record: EvidenceRecord) -> tuple[str, Any, Any] | None:
-    """Where the record's inputs differ from the plan the lab builds for its controls."""
+class _PlanKeys:
+    """:func:`exact_key` of the plans' values, kept per object: the plans (and the replay table's arms they hold)
+    are shared, read-only and long-lived, so each is serialised once, not once per bundle that records it.
+
+    A value is kept with its key, so its ``id`` cannot be reused while it is remembered; at most :attr:`SIZE`
+    are remembered (all are forgotten when it is full)."""
+
+    SIZE = 8192
+
+    def __init__(self) -> None:
+        self._keys: dict[int, tuple[Any, bytes]] = {}
+
+    def __call__(self, value: Any) -> bytes:
+        found = self._keys.get(id(value))
+        if found is not None and found[0] is value:
+            return found[1]
+        key = exact_key(value)
+        if len(self._keys) >= self.SIZE:
+            self._keys.clear()
+        self._keys[id(value)] = (value, key)
+        return key
+
+
+_plan_key = _PlanKeys()
+
+
+def _exact(planned: Any, recorded: Any) -> bool:
+    """Whether a recorded value is the plan's to the type and the order (equal :func:`exact_key` bytes)."""
+    try:
+        return _plan_key(planned) == exact_key(recorded)
+    except ValueError:  # not JSON values: compared in full by the caller
+        return False
+
+
+def _exact_arms(plan: PartPlan, record: EvidenceRecord) -> frozenset[str]:
+    """The names of the record's arms that are exactly the plan's (the honest case: one comparison per arm)."""
+    return frozenset(name for name, arm in _arms(record)
+                     if (planned := _plan_arm(plan, record, name)) is not None and _exact(planned, arm))
+
+
+def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str] = frozenset()) -> tuple[str, Any, Any] | None:
+    """Where the record's inputs differ from the plan the lab builds for its controls (an arm in ``exact`` is the
+    plan's arm, its inputs with it)."""
     if record.model_key != plan.model_key:
         return "model_key", plan.model_key, record.model_key
-    pairs = [
-        ("inputs", plan.upstream, record.inputs),
-        ("baseline.inputs", arm_inputs(plan.baseline), arm_inputs(record.baseline or {})),
-        ("result.inputs", arm_inputs(plan.result), arm_inputs(record.result or {})),
-    ]
+    pairs = [("inputs", plan.upstream, record.inputs)]
+    if "baseline" not in exact:
+        pairs.append(("baseline.inputs", arm_inputs(plan.baseline), arm_inputs(record.baseline or {})))
+    if "result" not in exact:
+        pairs.append(("result.inputs", arm_inputs(plan.result), arm_inputs(record.result or {})))
     if len(record.alternatives) != len(plan.alternatives):
         return "alternatives", f"{len(plan.alternatives)} items", f"{len(record.alternatives)} items"
     pairs += [(f"alternatives[{i}].inputs", arm_inputs(p), arm_inputs(r))
-              for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives, strict=True))]
+              for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives, strict=True))
+              if f"alternatives[{i}]" not in exact]
     for where, expected, actual in pairs:
         found = first_difference(expected, actual, where)
         if found:
@@ -158,14 +203,15 @@ def _record_state(lab: LabRules, track: str, part: PartId, record: EvidenceRecor
     except evaluator_errors() as exc:
         state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({_short(exc)}); recapture the part.", None, None))
         return state
-    difference = _compare_plan(plan, record)
+    exact = _exact_arms(plan, record)
+    difference = _compare_plan(plan, record, exact)
     if difference:
         where, expected, actual = difference
         state.domain_problems.append((
             f"Part {part}'s recorded {where} is not what the lab builds on track {track!r} for those settings; "
             "recapture the part from the notebook.", expected, actual))
         return state
-    state.controls, state.plan, state.upstream = controls, plan, dict(upstream)
+    state.controls, state.plan, state.upstream, state.exact_arms = controls, plan, dict(upstream), exact
     return state
 
 
@@ -213,10 +259,13 @@ def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[st
         found.append(difference)
 
 
-def _replay_mismatches(plan: PartPlan, record: EvidenceRecord) -> list[tuple[str, Any, Any]]:
-    """Every recorded value of ``record`` that the plan's arms (the pinned evaluator's) do not reproduce."""
+def _replay_mismatches(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str] = frozenset()) -> list[tuple[str, Any, Any]]:
+    """Every recorded value of ``record`` that the plan's arms (the pinned evaluator's) do not reproduce (an arm in
+    ``exact`` is the plan's arm: nothing to compare)."""
     found: list[tuple[str, Any, Any]] = []
     for name, arm in _arms(record):
+        if name in exact:
+            continue
         replayed = _plan_arm(plan, record, name)
         # A chosen result naming no built arm is a decision finding; never replay foreign inputs.
         # The honest case is one comparison at C speed; only a mismatching arm is walked in full.
@@ -247,7 +296,7 @@ def _part_state(lab: LabRules, bundle: Bundle, part: PartId, record: EvidenceRec
         # NOTE: compared here, under the part's own boundary, and not in the replay check: the check
         # reads every part's mismatch (one session runs one mlsysim), so a failure while comparing
         # part A would otherwise hold every part the check judges after it.
-        state.mismatches = _replay_mismatches(state.plan, record)
+        state.mismatches = _replay_mismatches(state.plan, record, state.exact_arms)
     final = bundle.controls.get(part)
     if final is None:
         state.final_missing = True
