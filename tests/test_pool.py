@@ -81,6 +81,15 @@ def test_every_task_gets_exactly_one_result_of_its_own():
     assert len({r["pid"] for r in results.values() if "pid" in r}) >= 2, "both workers took tasks"
 
 
+def test_a_finished_batch_returns_before_its_workers_are_joined_and_none_outlives_it():
+    """run_tasks hands back every result and returns; the idle workers are stopped in the background and exit."""
+    tasks = [f"t{i}" for i in range(20)]
+    results = _run(tasks, jobs=2, timeout_s=10.0)
+    pids = {result["pid"] for result in results.values()}
+    assert 1 <= len(pids) <= 2 and os.getpid() not in pids
+    assert _wait_for(lambda: not any(_alive(pid) for pid in pids), limit_s=10.0), "every worker exits"
+
+
 def test_an_empty_batch_starts_no_worker():
     assert _run([], jobs=2) == {}
 

@@ -185,6 +185,7 @@ def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any
     pool = ProcessPool(max_workers=min(jobs, len(indices)), initializer=_start_worker,
                        initargs=(work, timeout_s, memory_mb, os.getpid(), prepare), context=multiprocessing.get_context("fork"))
     broken: list[int] = []
+    finished = False
     try:
         futures: dict[Future[Result], int] = {}
         for position, index in enumerate(indices):
@@ -198,9 +199,16 @@ def _run_round(indices: Sequence[int], tasks: Sequence[Any], work: Callable[[Any
                 broken.append(futures[future])
             else:
                 on_result(futures[future], _outcome(future, timeout_s))
+        finished = True
     finally:
         pool.stop()
-        pool.join()
+        if finished:
+            # Every result is in: the idle workers are stopped while the caller goes on.  pebble's join waits for
+            # its manager thread, which looks at the pool every 0.1 s, so joining here would add up to that much
+            # to every batch.  Interrupted (Ctrl-C, SIGTERM), the workers are stopped before the exception leaves.
+            threading.Thread(target=pool.join, name="grading-pool-join", daemon=True).start()
+        else:
+            pool.join()
         gc.unfreeze()
     return sorted(broken)
 
