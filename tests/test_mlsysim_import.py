@@ -207,11 +207,13 @@ def test_a_worker_prepared_for_a_batch_imports_mlsysim_only_for_a_lab_left_on_li
 
 def test_a_student_check_in_a_fresh_process_loads_neither_bulk_grading_nor_the_notebook_api_nor_staff(tmp_path):
     """``mlsys-grader check`` is what a student waits for: it loads the grader and the lab, never ``course/``,
-    ``student/`` or ``staff/`` (their public names in ``mlsys_grader`` load on first use)."""
+    ``student/`` or ``staff/`` (their public names in ``mlsys_grader`` load on first use), nor Jinja2 (only an HTML
+    page needs it)."""
     path = tmp_path / "s.json"
     path.write_text(json.dumps(solved("lab07", "cloud")), encoding="utf-8")
     code = ("import sys; from mlsys_grader.cli import main; code = main(['check', sys.argv[1]]); "
-            "print(code, sorted(m for m in ('mlsys_grader.course', 'mlsys_grader.student', 'mlsys_grader.staff') if m in sys.modules))")
+            "print(code, sorted(m for m in ('mlsys_grader.course', 'mlsys_grader.student', 'mlsys_grader.staff', 'jinja2') "
+            "if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.splitlines()[-1] == "0 []", done.stdout[-500:]  # graded (exit 0), with nothing else loaded

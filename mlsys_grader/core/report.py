@@ -11,7 +11,6 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NoReturn, Self, TypeVar
 
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -21,6 +20,9 @@ from pydantic import (
     SerializerFunctionWrapHandler,
     WrapSerializer,
 )
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 PartName = Literal["A", "B", "C", "D", "E", "synthesis", "bundle"]
 Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast", "prediction", "decision", "rationale",
@@ -272,7 +274,11 @@ def _public_part(name: str, part: PartScore) -> PartScore:
 
 @cache
 def html_templates() -> Environment:
-    """The package's Jinja2 environment (built once): autoescaped, strict about undefined names."""
+    """The package's Jinja2 environment (built once): autoescaped, strict about undefined names.
+
+    Jinja2 loads here, on the first page rendered: grading (``check``, a batch's workers) renders none."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
     env = Environment(loader=PackageLoader("mlsys_grader", "templates"), autoescape=select_autoescape(("html",), default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["g"] = lambda value: f"{value:g}"  # 3, 2.5, 0.125: as the text renderings write numbers
