@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -220,3 +221,89 @@ def test_a_student_check_in_a_fresh_process_loads_neither_bulk_grading_nor_the_n
     from mlsys_grader import BatchOptions, open_lab  # and the names still resolve
 
     assert callable(open_lab) and BatchOptions.__name__ == "BatchOptions"
+
+
+# -- a lab's evaluators load with only the mlsysim modules they import -------------------------------------------
+_DOMAIN = """
+import hashlib, sys
+from mlsys_grader._mlsysim import import_mlsysim
+if sys.argv[1] == "whole":
+    import_mlsysim()
+from mlsys_grader.core.jsonio import canonical_dumps
+from mlsys_grader.course._replay_table import build_entries
+from mlsys_grader.labs import get_lab
+for lab_id in ("lab07", "lab11"):
+    entries = build_entries(get_lab(lab_id))
+    print(lab_id, len(entries), hashlib.sha256(canonical_dumps(entries).encode()).hexdigest())
+print(type(sys.modules["mlsysim"]).__name__, sum(name.startswith("mlsysim.") for name in sys.modules))
+"""
+
+
+@pytest.mark.slow  # both labs' whole domains, evaluated twice in fresh interpreters
+def test_every_evaluation_of_both_domains_is_the_same_with_mlsysim_loaded_lazily_or_whole():
+    runs = {}
+    for how in ("lazy", "whole"):
+        done = subprocess.run([sys.executable, "-c", _DOMAIN, how], capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-2000:]
+        runs[how] = done.stdout.splitlines()
+    assert runs["lazy"][:2] == runs["whole"][:2]  # per lab: the same number of evaluations, the same bytes
+    assert all(int(line.split()[1]) > 300 for line in runs["lazy"][:2])
+    lazy_kind, lazy_modules = runs["lazy"][2].split()
+    whole_kind, whole_modules = runs["whole"][2].split()
+    assert (lazy_kind, whole_kind) == ("_LazyPackage", "module")  # the lazy run never completed the package
+    assert int(lazy_modules) * 4 < int(whole_modules)
+
+
+_LAZY = """
+import sys
+from mlsys_grader.labs import get_lab
+get_lab("lab07").plan("cloud", "B", {"executions": 50, "recompilations": 0}, {})
+package = sys.modules["mlsysim"]
+loaded = sorted(name for name in sys.modules if name.startswith("mlsysim."))
+assert type(package).__name__ == "_LazyPackage", type(package)
+assert "mlsysim.notation" not in sys.modules and "mlsysim.engine" not in sys.modules, loaded
+hardware, ops = package.Hardware, package.Ops
+import mlsysim
+assert mlsysim is package
+engine = mlsysim.Engine  # any other name runs the package's own __init__ in the same module
+assert type(mlsysim).__name__ == "module" and "mlsysim.notation" in sys.modules
+assert mlsysim.Hardware is hardware and mlsysim.Ops is ops  # bound from the modules __init__ binds them from
+from mlsysim import *  # noqa: F403
+assert "Engine" in dir(mlsysim) and mlsysim.__version__ == "0.3.0"
+print(len(loaded))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter
+def test_a_lazily_loaded_mlsysim_becomes_the_whole_package_on_any_other_name():
+    done = subprocess.run([sys.executable, "-c", _LAZY], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert 0 < int(done.stdout) < 40
+
+
+_FALLBACK = """
+import sys
+from pathlib import Path
+from mlsys_grader._mlsysim import import_evaluator
+flag = Path(sys.argv[1]) / "failed-once"
+module = import_evaluator("flaky_evaluate")
+print(type(sys.modules["mlsysim"]).__name__, flag.exists(), module.VALUE)
+"""
+
+_FLAKY = """
+from pathlib import Path
+from mlsysim.core.units import Q_
+flag = Path(__file__).parent / "failed-once"
+if not flag.exists():
+    flag.write_text("")
+    raise RuntimeError("the first import fails")
+VALUE = Q_(2, "ms").to("us").magnitude
+"""
+
+
+def test_an_evaluator_that_fails_to_load_lazily_is_loaded_again_with_mlsysim_whole(tmp_path):
+    (tmp_path / "flaky_evaluate.py").write_text(_FLAKY, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", _FALLBACK, str(tmp_path)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["module", "True", "2000.0"]

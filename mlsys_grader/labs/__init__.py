@@ -136,21 +136,25 @@ def prepare_worker() -> None:
     """Ready a grading worker before its first task (outside every task's time limit and before its memory cap):
     load every registered lab (inside :func:`mlsys_grader.course._replay_table.replay_tables` each attaches its
     table) and, unless the replay tables' unit file gives the reader its conversions, the unit registry it
-    converts with; import mlsysim only when some lab is left to replay live.  The batch passes this as its
-    pool's ``prepare`` instead of :func:`import_mlsysim`, so a batch the tables answer pays for neither
-    mlsysim's import nor pint's, and one that replays live pays them as before.  A lab that does not load (its
-    module fails to import, or is gone) is skipped: raising here would kill every worker before its first task,
-    so no submission of any lab would be graded; its own submissions fail in their tasks, each row saying why."""
+    converts with; load the evaluators only of a lab left to replay live (its rules' ``evaluator()``, which loads
+    just the mlsysim modules they import; the whole of mlsysim for a lab whose rules have none).  The batch
+    passes this as its pool's ``prepare`` instead of :func:`import_mlsysim`, so a batch the tables answer pays
+    for neither mlsysim's import nor pint's, and one that replays live pays them as before.  A lab that does not
+    load (its module fails to import, or is gone) is skipped: raising here would kill every worker before its
+    first task, so no submission of any lab would be graded; its own submissions fail in their tasks, each row
+    saying why."""
     from ..core.rationale import unit_scales_in_use
 
-    live = False
+    live = []
     for lab_id in lab_ids():
         try:
             lab = get_lab(lab_id)
         except Exception:  # reported by the task of each submission of this lab
             continue
-        live = lab.replay_table is None or live
-    if live:
-        import_mlsysim()
-    elif not unit_scales_in_use():
+        if lab.replay_table is None:
+            live.append(lab)
+    for lab in live:  # mlsysim missing raises here: every task then names the worker's environment, not the input
+        evaluator = getattr(lab.rules, "evaluator", None)
+        evaluator() if callable(evaluator) else import_mlsysim()
+    if not live and not unit_scales_in_use():
         unit_registry()

@@ -36,7 +36,6 @@ calculation notes:
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Mapping
 from functools import cache
@@ -59,11 +58,11 @@ MODEL_ID = "v1_11_experiments"
 
 @cache
 def evaluator() -> ModuleType:
-    """The lab's :mod:`.evaluate` module (imports mlsysim on first use: it is slow to import)."""
-    from mlsys_grader._mlsysim import import_mlsysim  # mlsysim's own import, with libyaml when PyYAML has it
+    """The lab's :mod:`.evaluate` module, imported on first use with only the mlsysim modules it imports
+    (:func:`mlsys_grader._mlsysim.import_evaluator`: the whole package is slow to import)."""
+    from mlsys_grader._mlsysim import import_evaluator
 
-    import_mlsysim()
-    return importlib.import_module(f"{__package__}.evaluate")
+    return import_evaluator(f"{__package__}.evaluate")
 
 
 def model_key(part: str) -> str:
