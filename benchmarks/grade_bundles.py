@@ -14,7 +14,8 @@
    and the peak memory of that process tree.  ``--compare`` also checks the two grade CSVs
    are byte-identical.  With ``--baseline-tree DIR`` (a checkout of the package at another commit,
    e.g. ``git worktree add /tmp/wt-9612023 9612023``) the same bundles are also graded cold with
-   ``PYTHONPATH=DIR`` in the same interleaved rounds: with that tree's own replay tables (built by its
+   ``PYTHONPATH=DIR``, every grade started in a folder that holds no package (``python -m`` puts the
+   working directory first on ``sys.path``) and each tree's imported package checked, in the same interleaved rounds: with that tree's own replay tables (built by its
    ``warm``, untimed) and its live replay, or, when it cannot build tables, as it grades (live
    replay); the medians' ratios against this tree's table and live runs are printed.  Both trees'
    bytecode is written first (as an install does), so no timed process compiles sources.

@@ -17,8 +17,8 @@ later ones overriding earlier ones:
 3. :func:`register_lab` calls at run time (tests, notebooks of a course).
 
 Modules are imported on first use, and loading a lab does not import mlsysim: a lab imports it
-only where it evaluates (its ``evaluate`` module, through :func:`mlsys_grader._mlsysim.import_mlsysim`),
-so grading that the replay table answers never loads it.
+only where it evaluates (its ``evaluate`` module, through :func:`import_evaluator`, which loads just
+the mlsysim modules that module imports), so grading that the replay table answers never loads it.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata, resources
 
+from .._mlsysim import import_evaluator as import_evaluator  # public: a lab's rules load their evaluators with it
 from .._mlsysim import import_mlsysim, unit_registry
 from ..core.labspec import Lab
 from ..errors import RubricError, UnknownLabError

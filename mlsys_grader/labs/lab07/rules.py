@@ -37,8 +37,8 @@ TARGETS = {"tinyml": "ESP32-S3 (AI)", "mobile": "Google Pixel 8 (Tensor G3)", "e
 @cache
 def evaluator() -> ModuleType:
     """The lab's :mod:`.evaluate` module, imported on first use with only the mlsysim modules it imports
-    (:func:`mlsys_grader._mlsysim.import_evaluator`: the whole package is slow to import)."""
-    from mlsys_grader._mlsysim import import_evaluator
+    (:func:`mlsys_grader.labs.import_evaluator`: the whole package is slow to import)."""
+    from mlsys_grader.labs import import_evaluator
 
     return import_evaluator(f"{__package__}.evaluate")
 

@@ -59,8 +59,8 @@ MODEL_ID = "v1_11_experiments"
 @cache
 def evaluator() -> ModuleType:
     """The lab's :mod:`.evaluate` module, imported on first use with only the mlsysim modules it imports
-    (:func:`mlsys_grader._mlsysim.import_evaluator`: the whole package is slow to import)."""
-    from mlsys_grader._mlsysim import import_evaluator
+    (:func:`mlsys_grader.labs.import_evaluator`: the whole package is slow to import)."""
+    from mlsys_grader.labs import import_evaluator
 
     return import_evaluator(f"{__package__}.evaluate")
 
