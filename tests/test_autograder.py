@@ -965,6 +965,7 @@ import sys
 from pathlib import Path
 from mlsys_grader.gradescope._runner import grade_submission
 document = grade_submission(sys.argv[1], replay_dir=Path(sys.argv[2]), own_process=True)
+print("pint imported:", "pint" in sys.modules)
 print("mlsysim imported:", "mlsysim" in sys.modules)
 """
 
@@ -976,7 +977,8 @@ def test_a_fresh_runner_grades_through_the_table_without_importing_mlsysim(repla
     done = subprocess.run([sys.executable, "-I", "-c", FRESH_GRADER, str(root), str(replay_dir)], capture_output=True,
                           text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "imported so far: mlsysim no" in done.stdout and done.stdout.rstrip().endswith("mlsysim imported: False"), done.stdout
+    assert "imported so far: mlsysim no, pint no" in done.stdout and done.stdout.rstrip().endswith("mlsysim imported: False"), done.stdout
+    assert "units from its verified unit file" in done.stdout and "pint imported: False" in done.stdout, done.stdout
     live, _, _ = _graded(_gradescope_folder(tmp_path / "live", reference.encode()), None)
     assert json.loads((root / "results" / "results.json").read_text()) == live
 

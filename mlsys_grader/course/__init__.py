@@ -80,4 +80,35 @@ def detach_replay_table(lab: Lab) -> Lab:
     return detach(lab)
 
 
-__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "add_request", "attach_replay_table", "build_final", "build_queue", "default_final_path", "detach_replay_table", "ensure_replay_tables", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "render_summary", "replay_table_dir", "replay_tables", "resolve_rubrics", "serve_review", "warm_replay_tables", "write_feedback", "write_summary"]
+def ensure_table_units(cache_dir: Path | None = None) -> None:
+    """Build the unit file beside the replay tables in ``cache_dir`` when it is missing or does not verify
+    (:func:`._replay_table.ensure_units`: the units the labs' tables show)."""
+    from ._replay_table import ensure_units
+
+    ensure_units(cache_dir)
+
+
+def use_table_units(cache_dir: Path | None = None) -> bool:
+    """Give the rationale reader the verified unit file beside the replay tables in ``cache_dir``, so grading never
+    loads pint's registry; False (pint then converts, with the same results) when there is no such file, it does not
+    verify, or this process already has unit scales."""
+    from ..core.rationale import unit_scales_in_use, use_unit_scales
+    from ._replay_table import load_units
+
+    if unit_scales_in_use():
+        return False
+    scales = load_units(cache_dir)
+    if scales is None:
+        return False
+    use_unit_scales(scales)
+    return True
+
+
+def release_table_units() -> None:
+    """Units converted through pint again (after :func:`use_table_units`)."""
+    from ..core.rationale import use_unit_scales
+
+    use_unit_scales(None)
+
+
+__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "add_request", "attach_replay_table", "build_final", "build_queue", "default_final_path", "detach_replay_table", "ensure_replay_tables", "ensure_table_units", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "release_table_units", "render_summary", "replay_table_dir", "replay_tables", "resolve_rubrics", "serve_review", "use_table_units", "warm_replay_tables", "write_feedback", "write_summary"]

@@ -23,7 +23,7 @@ from ..core import grading
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle, submission_filename
 from ..core.report import Finding, GradeReport
-from ..course import attach_replay_table, detach_replay_table
+from ..course import attach_replay_table, detach_replay_table, release_table_units, use_table_units
 from ..errors import GraderError
 from ..intake import ORIGIN_WORDS, Format, read_submission
 from ..labs import get_lab
@@ -196,13 +196,24 @@ def use_replay_table(lab_id: str, directory: Path | None) -> str:
         lab = attach_replay_table(get_lab(lab_id), directory, rebuild=False)
     except GraderError as exc:  # ReplayTableError: missing, refused or for another key
         return f"replay: live — the table is not used: {exc}"
-    return f"replay: verified table in {directory} ({len(lab.replay_table or ())} evaluations)"
+    units = ""
+    if use_table_units(directory):  # the same folder, trusted as the table is: the reader never loads pint
+        _UNITS_IN_USE.add(lab_id)
+        units = "; units from its verified unit file"
+    return f"replay: verified table in {directory} ({len(lab.replay_table or ())} evaluations){units}"
+
+
+_UNITS_IN_USE: set[str] = set()
+"""The labs whose :func:`use_replay_table` gave this process the table folder's unit scales."""
 
 
 def release_replay_table(lab_id: str) -> None:
     """``lab_id`` back on live replay (after :func:`use_replay_table`), so a later grading in this process starts clean."""
     with contextlib.suppress(GraderError):  # a lab that does not load had no table attached
         detach_replay_table(get_lab(lab_id))
+    if lab_id in _UNITS_IN_USE:
+        _UNITS_IN_USE.discard(lab_id)
+        release_table_units()
 
 
 def saved_at(raw: bytes | str) -> str | None:
