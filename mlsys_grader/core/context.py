@@ -154,7 +154,7 @@ def _exact_arms(plan: PartPlan, record: EvidenceRecord) -> frozenset[str]:
                      if (planned := _plan_arm(plan, record, name)) is not None and _exact(planned, arm))
 
 
-def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str] = frozenset()) -> tuple[str, Any, Any] | None:
+def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str]) -> tuple[str, Any, Any] | None:
     """Where the record's inputs differ from the plan the lab builds for its controls (an arm in ``exact`` is the
     plan's arm, its inputs with it)."""
     if record.model_key != plan.model_key:
@@ -259,7 +259,7 @@ def _all_differences(expected: Any, actual: Any, path: str, found: list[tuple[st
         found.append(difference)
 
 
-def _replay_mismatches(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str] = frozenset()) -> list[tuple[str, Any, Any]]:
+def _replay_mismatches(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str]) -> list[tuple[str, Any, Any]]:
     """Every recorded value of ``record`` that the plan's arms (the pinned evaluator's) do not reproduce (an arm in
     ``exact`` is the plan's arm: nothing to compare)."""
     found: list[tuple[str, Any, Any]] = []

@@ -80,12 +80,13 @@ def detach_replay_table(lab: Lab) -> Lab:
     return detach(lab)
 
 
-def ensure_table_units(cache_dir: Path | None = None) -> None:
+def ensure_table_units(cache_dir: Path | None = None) -> bool:
     """Build the unit file beside the replay tables in ``cache_dir`` when it is missing or does not verify
-    (:func:`._replay_table.ensure_units`: the units the labs' tables show)."""
-    from ._replay_table import ensure_units
+    (:func:`._replay_table.ensure_units`: the units the labs' tables show); whether a verified one is there now."""
+    from ._replay_table import ensure_units, load_units
 
     ensure_units(cache_dir)
+    return load_units(cache_dir) is not None
 
 
 def use_table_units(cache_dir: Path | None = None) -> bool:

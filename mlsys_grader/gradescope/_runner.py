@@ -36,7 +36,7 @@ from typing import Any
 
 from ..api import default_rubric
 from ..core import flags as flag_names
-from ..course import attach_replay_table, detach_replay_table, ensure_table_units, release_table_units, use_table_units
+from ..course import attach_replay_table, detach_replay_table, ensure_table_units
 from ..errors import GraderError, OptionsError
 from ..labs import get_lab, lab_ids
 from . import _sandbox as sandbox
@@ -246,9 +246,7 @@ def build_replay_tables(directory: Path = REPLAY_DIR) -> list[str]:
         if not verdict.startswith("replay: verified"):
             problems.append(f"{lab_id}: the replay table just built is not usable ({verdict})")
     # The reader's unit conversions beside the tables (the units their evidence shows), so grading loads no pint.
-    ensure_table_units(directory)
-    if use_table_units(directory):
-        release_table_units()
+    if ensure_table_units(directory):
         print(f"mlsys-grader image check: unit file verified in {directory}")
     else:
         print(f"mlsys-grader image check: no unit file in {directory}; the reader converts units through pint")
