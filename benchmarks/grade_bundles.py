@@ -17,7 +17,10 @@
    ``PYTHONPATH=DIR``, every grade started in a folder that holds no package (``python -m`` puts the
    working directory first on ``sys.path``) and each tree's imported package checked, in the same interleaved rounds: with that tree's own replay tables (built by its
    ``warm``, untimed) and its live replay, or, when it cannot build tables, as it grades (live
-   replay); the medians' ratios against this tree's table and live runs are printed.  Both trees'
+   replay); the medians' ratios against this tree's table and live runs are printed.  The same rounds also
+   time reading only: a fresh process that imports the package, discovers the bundles, reads each with the one
+   reader (strict parse, content hash, validation) in the same ``--jobs`` pool and writes a CSV — the cost of
+   reading the JSON, against which grading's cost is printed.  Both trees'
    bytecode is written first (as an install does), so no timed process compiles sources.
 5. ``--breakdown``: the time per bundle split into reading, the lab's first use (table attached),
    replay or lookup (the grading context), each check by name, scoring and writing (the row's
@@ -69,7 +72,7 @@ def generate(folder: Path, count: int) -> list[Path]:
 # -- the cold figure (4.): variants ---------------------------------------------------------------
 
 _COLD_LABELS = {"table": "replay table", "live": "--live-replay", "table@base": "baseline, its replay table",
-                "live@base": "baseline, live replay"}
+                "live@base": "baseline, live replay", "reading": "reading only (no grading)"}
 
 
 def _tree_env(tree: str | None) -> dict[str, str]:
@@ -130,6 +133,35 @@ def cold_variants(baseline: str | None, base_cache: Path) -> list[tuple[str, str
         return [*variants, ("table@base", baseline, ["--replay-cache", str(base_cache)]),
                 ("live@base", baseline, ["--live-replay"])]
     return [*variants, ("live@base", baseline, [])]
+
+
+def read_floor(folder: Path, out: Path, jobs: int) -> None:
+    """The cost of reading the bundles, in the harness ``grade`` uses: import, discovery, the one reader (strict
+    parse, content hash, validation) on every bundle in the same pool of ``jobs`` workers, and a CSV of what each
+    held (run as its own process, like a grade)."""
+    from mlsys_grader.course._gradebook import write_csv
+    from mlsys_grader.course._ingest import discover_all, load_candidate
+    from mlsys_grader.course._pool import run_tasks
+
+    candidates = discover_all([folder], ()).candidates
+    rows: list[dict[str, Any]] = [{} for _ in candidates]
+
+    def work(index: int) -> dict[str, Any]:
+        read = load_candidate(candidates[index])
+        return {"status": "read" if read.bundle is not None else "error", "input_hash": read.input_hash,
+                "lab": read.bundle.lab if read.bundle is not None else ""}
+
+    def collect(index: int, result: dict[str, Any]) -> None:
+        rows[index] = result
+
+    run_tasks(list(range(len(candidates))), work, jobs=jobs, on_result=collect)
+    write_csv(rows, out, ["status", "input_hash", "lab"])
+
+
+def _read_only(folder: Path, out: Path, jobs: int) -> subprocess.CompletedProcess[str]:
+    """:func:`read_floor` in a fresh process of this tree, started where ``grade`` is (a folder with no package)."""
+    return subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_read-floor", str(folder), str(out), str(jobs)],
+                          capture_output=True, text=True, env=_tree_env(None), cwd=tempfile.gettempdir())
 
 
 # -- the breakdown: one variant graded cold in a fresh process ------------------------------------
@@ -385,7 +417,12 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile grading N bundles in one process (6.)")
     parser.add_argument("--profile-mode", choices=("table", "live"), default="table")
     parser.add_argument("--_breakdown-worker", nargs=5, dest="breakdown_worker", help=argparse.SUPPRESS)
+    parser.add_argument("--_read-floor", nargs=3, dest="read_floor", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.read_floor:
+        folder, out, jobs = args.read_floor
+        read_floor(Path(folder), Path(out), int(jobs))
+        return
     if args.breakdown_worker:
         mode, folder, cache, jobs, out = args.breakdown_worker
         breakdown_worker(mode, Path(folder), Path(cache), int(jobs), Path(out))
@@ -438,7 +475,7 @@ def main() -> None:
         build_s = time.perf_counter() - t0
 
         compile_trees(args.baseline_tree)
-        variants = cold_variants(args.baseline_tree, Path(tmp) / "replay-base")
+        variants = [*cold_variants(args.baseline_tree, Path(tmp) / "replay-base"), ("reading", None, [])]
         walls: dict[str, list[float]] = {name: [] for name, _, _ in variants}
         cpus: dict[str, list[float]] = {name: [] for name, _, _ in variants}
         csvs: dict[str, bytes] = {}
@@ -449,8 +486,11 @@ def main() -> None:
                 if extra is None:  # this tree, with the replay table
                     extra = ["--replay-cache", str(cache)]
                 t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
-                proc = _grader(["grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
-                                "--db", str(Path(tmp) / f"gradebook-{name}-{round_}.sqlite"), "-q", *extra], tree)
+                if name == "reading":
+                    proc = _read_only(folder, out, args.jobs)
+                else:
+                    proc = _grader(["grade", str(folder), "-o", str(out), "--jobs", str(args.jobs),
+                                    "--db", str(Path(tmp) / f"gradebook-{name}-{round_}.sqlite"), "-q", *extra], tree)
                 walls[name].append(time.perf_counter() - t0)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the process tree: its workers were waited for
                 cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
@@ -476,16 +516,23 @@ def main() -> None:
     medians = {name: statistics.median(walls[name]) for name in walls}
     cpu = {name: statistics.median(cpus[name]) for name in cpus}
     for name in walls:
-        print(f"mlsys-grader grade {rows} bundles cold, --jobs {args.jobs}, {_COLD_LABELS.get(name, name)}: "
+        what = "the same" if name == "reading" else "mlsys-grader grade"
+        print(f"{what} {rows} bundles cold, --jobs {args.jobs}, {_COLD_LABELS.get(name, name)}: "
               f"{medians[name]:6.2f} s median wall of {[round(w, 2) for w in walls[name]]} incl. import = "
               f"{rows / medians[name]:7.1f} submissions/s; CPU of the process tree {cpu[name]:6.2f} s median")
     print(f"speedup of the table (interleaved medians): {medians['live'] / medians['table']:.2f}x; "
           f"peak RSS of the largest process {peak_mb:.0f} MB")
+    reading = medians["reading"]
+    print(f"grading with the table costs {medians['table'] / reading:.2f}x reading only ({reading:.2f} s: import, "
+          f"discovery, the strict reader on every bundle in the same --jobs {args.jobs} pool, a CSV); "
+          f"beyond reading it takes {medians['table'] - reading:.2f} s")
     for name in walls:
         if name.endswith("@base"):
             print(f"speedup of this tree's table over {name} (interleaved medians): {medians[name] / medians['table']:.2f}x "
                   f"wall, {cpu[name] / cpu['table']:.2f}x CPU; this tree's live replay over {name}: "
                   f"{medians[name] / medians['live']:.2f}x wall, {cpu[name] / cpu['live']:.2f}x CPU")
+            print(f"  4x over {name} is {medians[name] / 4:.2f} s: {medians[name] / 4 - reading:.2f} s beyond reading only "
+                  f"for every check, the rationale reader, collusion and the gradebook (now {medians['table'] - reading:.2f} s)")
     if args.compare:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
         if not identical:
