@@ -142,16 +142,17 @@ def read_floor(folder: Path, out: Path, jobs: int) -> None:
     from mlsys_grader.course._gradebook import write_csv
     from mlsys_grader.course._ingest import discover_all, load_candidate
     from mlsys_grader.course._pool import run_tasks
+    from mlsys_grader.course._row import Result
 
-    candidates = discover_all([folder], ()).candidates
-    rows: list[dict[str, Any]] = [{} for _ in candidates]
+    candidates = discover_all([folder], frozenset()).candidates
+    rows: list[Result] = [{} for _ in candidates]
 
-    def work(index: int) -> dict[str, Any]:
+    def work(index: int) -> Result:
         read = load_candidate(candidates[index])
         return {"status": "read" if read.bundle is not None else "error", "input_hash": read.input_hash,
                 "lab": read.bundle.lab if read.bundle is not None else ""}
 
-    def collect(index: int, result: dict[str, Any]) -> None:
+    def collect(index: int, result: Result) -> None:
         rows[index] = result
 
     run_tasks(list(range(len(candidates))), work, jobs=jobs, on_result=collect)
