@@ -1,6 +1,6 @@
 """Benchmark replay-only grading (prints figures; not a timed test).
 
-    python benchmarks/grade_bundles.py [--count 1000] [--jobs 2] [--rounds 2] [--compare] [--baseline-tree DIR]
+    python benchmarks/grade_bundles.py [--count 1000] [--jobs 2] [--rounds 2] [--compare] [--baseline-tree DIR] [--bound]
         [--breakdown [--breakdown-only]] [--profile N [--profile-mode table|live]]
 
 1. Generates COUNT bundles with ``solve`` across both labs, four tracks and many
@@ -20,7 +20,9 @@
    replay); the medians' ratios against this tree's table and live runs are printed.  The same rounds also
    time reading only: a fresh process that imports the package, discovers the bundles, reads each with the one
    reader (strict parse, content hash, validation) in the same ``--jobs`` pool and writes a CSV — the cost of
-   reading the JSON, against which grading's cost is printed.  Both trees'
+   reading the JSON, against which grading's cost is printed.  ``--bound`` also times, in the same rounds, each
+   tree's batch with every replay memoised before the clock starts (every bundle graded once in the process, which
+   then forks the pool): the most a free replay could give that tree.  Both trees'
    bytecode is written first (as an install does), so no timed process compiles sources.
 5. ``--breakdown``: the time per bundle split into reading, the lab's first use (table attached),
    replay or lookup (the grading context), each check by name, scoring and writing (the row's
@@ -157,6 +159,38 @@ def read_floor(folder: Path, out: Path, jobs: int) -> None:
 
     run_tasks(list(range(len(candidates))), work, jobs=jobs, on_result=collect)
     write_csv(rows, out, ["status", "input_hash", "lab"])
+
+
+def memoised_bound(folder: Path, jobs: int) -> None:
+    """The batch's time when replay costs nothing: every bundle graded once in this process first (so every evaluation,
+    plan and check cache is filled, and mlsysim imported), then the timed ``grade_paths`` whose workers fork with all
+    of it.  Prints one JSON line (import and batch seconds).  Uses only what the package had before the replay table
+    (``resolve_rubrics``, ``grade_candidate``, ``BatchOptions``, ``grade_paths``), so it runs on a baseline tree too."""
+    started = time.perf_counter()
+    from mlsys_grader.course import _gradebook as gradebook
+    from mlsys_grader.course._ingest import discover
+
+    imported = time.perf_counter() - started
+    rubrics = gradebook.resolve_rubrics({})
+    for candidate in discover(sorted(folder.glob("*.json"))):
+        gradebook.grade_candidate(candidate, rubrics)
+    with tempfile.TemporaryDirectory() as tmp:
+        options = gradebook.BatchOptions(jobs=jobs, db=str(Path(tmp) / "gradebook.sqlite"))
+        started = time.perf_counter()
+        result = gradebook.grade_paths([str(folder)], options)
+        batch = time.perf_counter() - started
+    print(json.dumps({"import_s": imported, "batch_s": batch, "rows": len(result.rows)}))
+
+
+def _bound(folder: Path, jobs: int, tree: str | None) -> dict[str, Any]:
+    """:func:`memoised_bound` in a fresh process with the package at ``tree``."""
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--_memoised-bound", str(folder), str(jobs)],
+                          capture_output=True, text=True, env=_tree_env(tree), cwd=tempfile.gettempdir())
+    if proc.returncode != 0:
+        print(proc.stdout, proc.stderr)
+        raise SystemExit(f"the memoised bound ({tree or 'this tree'}) exited {proc.returncode}")
+    found: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return found
 
 
 def _read_only(folder: Path, out: Path, jobs: int) -> subprocess.CompletedProcess[str]:
@@ -418,8 +452,15 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="cProfile grading N bundles in one process (6.)")
     parser.add_argument("--profile-mode", choices=("table", "live"), default="table")
     parser.add_argument("--_breakdown-worker", nargs=5, dest="breakdown_worker", help=argparse.SUPPRESS)
+    parser.add_argument("--bound", action="store_true",
+                        help="also time each tree's batch with every replay memoised first: what a free replay would give (4.)")
     parser.add_argument("--_read-floor", nargs=3, dest="read_floor", help=argparse.SUPPRESS)
+    parser.add_argument("--_memoised-bound", nargs=2, dest="memoised_bound", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.memoised_bound:
+        folder, jobs = args.memoised_bound
+        memoised_bound(Path(folder), int(jobs))
+        return
     if args.read_floor:
         folder, out, jobs = args.read_floor
         read_floor(Path(folder), Path(out), int(jobs))
@@ -502,6 +543,12 @@ def main() -> None:
                 csvs.setdefault(name, out.read_bytes())
         peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         identical = csvs["table"] == csvs["live"]
+        bounds: dict[str, list[dict[str, Any]]] = {}
+        if args.bound:
+            trees = [("this tree", None)] + ([("@base", args.baseline_tree)] if args.baseline_tree else [])
+            for round_ in range(args.rounds):
+                for label, tree in trees if round_ % 2 == 0 else list(reversed(trees)):
+                    bounds.setdefault(label, []).append(_bound(folder, args.jobs, tree))
 
     print(f"mlsys_grader {mlsys_grader.__version__}, mlsysim {mlsys_grader.mlsysim_version()}, {os.cpu_count()} cores")
     print(f"import + first grade of each lab:       {import_s:6.2f} s")
@@ -534,6 +581,13 @@ def main() -> None:
                   f"{medians[name] / medians['live']:.2f}x wall, {cpu[name] / cpu['live']:.2f}x CPU")
             print(f"  4x over {name} is {medians[name] / 4:.2f} s: {medians[name] / 4 - reading:.2f} s beyond reading only "
                   f"for every check, the rationale reader, collusion and the gradebook (now {medians['table'] - reading:.2f} s)")
+    for label, runs in bounds.items():
+        total = statistics.median(run["import_s"] + run["batch_s"] for run in runs)
+        base = medians.get("live@base") if label == "@base" else medians["table"]
+        print(f"{label}, every replay memoised before the clock (mlsysim imported, every cache full; import + batch): "
+              f"{total:6.2f} s median of {len(runs)}" + (f": {base / total:.2f}x faster than its cold run, the most a free "
+                                                          f"replay could give it" if label == "@base" and base else
+                                                          f": its cold table run is {base / total:.2f}x that"))
     if args.compare:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
         if not identical:
