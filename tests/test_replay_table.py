@@ -176,6 +176,36 @@ def test_warm_builds_then_verifies(tmp_path):
     assert first.startswith("lab07: built, 1604 evaluations, ") and second.startswith("lab07: verified, 1604 evaluations, ")
 
 
+@pytest.mark.slow
+def test_concurrent_builders_never_leave_a_half_written_table(tmp_path):
+    """Three staff processes build the same tables at once (``warm`` on an empty cache) while this one reads the
+    lab's table the whole time: the file is either absent or whole (its header and payload digest verify), never
+    half written, and no temporary file is left.  (Written in place instead, the file is caught half written.)"""
+    lab = get_lab("lab07")
+    key = table.table_key(lab)
+    path = tmp_path / key.filename()
+    command = [sys.executable, "-m", "mlsys_grader", "warm", "lab07", "--replay-cache", str(tmp_path)]
+    builders = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    reads, problems = 0, []
+    while any(builder.poll() is None for builder in builders):
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            continue
+        reads += 1
+        try:
+            table.verify(key, data)
+        except table.ReplayTableError as exc:
+            problems.append(str(exc))
+    outputs = [builder.communicate() for builder in builders]
+    assert [builder.returncode for builder in builders] == [0, 0, 0], outputs
+    assert all(out.startswith(("lab07: built, 1604 evaluations, ", "lab07: verified, 1604 evaluations, ")) for out, _ in outputs)
+    assert problems == [] and reads > 0, (reads, problems[:3])
+    assert len(table.decode(key, path.read_bytes())) == 1604
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([path.name, *(p.name for p in tmp_path.glob("units-*.scales"))]) and len(left) == 2, left
+
+
 def test_replay_tables_attach_within_the_block_only(cache_dir):
     """``grade`` runs inside ``replay_tables``: labs loaded there use their table; afterwards they replay live."""
     lab = get_lab("lab07")
