@@ -206,6 +206,29 @@ def test_concurrent_builders_never_leave_a_half_written_table(tmp_path):
     assert left == sorted([path.name, *(p.name for p in tmp_path.glob("units-*.scales"))]) and len(left) == 2, left
 
 
+def test_a_lab_over_the_table_cap_is_refused_a_table_and_graded_by_live_replay(tmp_path, monkeypatch, solved_bundle):
+    """A domain over :data:`MAX_ENTRIES` evaluations gets no table (building says why, writing nothing), and the batch's
+    ``ensure_tables`` / ``replay_tables`` leave that lab on live replay, with the grades live replay gives."""
+    monkeypatch.setattr(table, "MAX_ENTRIES", 1000)  # both labs' domains (1,604 and 1,624 evaluations) run over it
+    lab = get_lab("lab07")
+    with pytest.raises(table.ReplayTableError, match=r"lab07: the domain runs over 1000 evaluations; grade it by live replay"):
+        table.build(lab, tmp_path)
+    with pytest.raises(table.ReplayTableError, match="runs over 1000 evaluations"):
+        table.warm(["lab07"], tmp_path)
+    table.ensure_tables(tmp_path)
+    assert not list(tmp_path.glob("*.replay")) and not list(tmp_path.glob("*.tmp"))
+    bundle = solved_bundle("lab07", "cloud", 2)
+    lab.clear_caches()
+    live = grade_bundle(bundle).model_dump_json()
+    try:
+        with table.replay_tables(tmp_path):
+            assert get_lab("lab07").replay_table is None
+            lab.clear_caches()
+            assert grade_bundle(bundle).model_dump_json() == live
+    finally:
+        lab.clear_caches()
+
+
 def test_replay_tables_attach_within_the_block_only(cache_dir):
     """``grade`` runs inside ``replay_tables``: labs loaded there use their table; afterwards they replay live."""
     lab = get_lab("lab07")
