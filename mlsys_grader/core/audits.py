@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._mlsysim import unit_registry
-from .context import GradingContext, PartState, evaluator_errors, first_difference
+from .context import GradingContext, PartState, evaluator_errors, exact_as_planned, first_difference, plan_fingerprint, same_json
 from .generated import check_generated
 from .labspec import LabRules, PartPlan, arm_inputs
 from .models import EvidenceRecord, PartId, PartRun, part_key
@@ -276,8 +276,9 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     final = state.final_plan
     if final is None:
         return
-    expected_fp = lab.fingerprint(track, part, final.upstream)
-    own_inputs_match = record.inputs == final.upstream and repr(record.inputs) == repr(final.upstream)
+    expected_fp = plan_fingerprint(lab, track, part, final.upstream)
+    # Exactly the plan's inputs (types and order): their fingerprint is the plan's; else it is computed from them.
+    own_inputs_match = exact_as_planned(final.upstream, record.inputs)
     if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
         detail_text = _stale_detail(lab, part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
         upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
@@ -287,7 +288,7 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
         return
     for dep, used in state.upstream.items():
         captured = ctx.bundle.evidence.get(part_key(dep))
-        if captured is not None and first_difference(arm_inputs(used), arm_inputs(captured.result or {})):
+        if captured is not None and not same_json(arm_inputs(used), arm_inputs(captured.result or {})):
             yield Finding(part=part, criterion="stale", rubric_item="fresh",
                           message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
                                   f"recapture part {dep} with your final settings, then part {part}.",
@@ -303,7 +304,7 @@ def check_contrast(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
         yield Finding(part=part, criterion="contrast", rubric_item="contrast",
                       message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
                       expected="baseline and result inputs", actual="missing")
-    elif first_difference(base, result) is None:
+    elif same_json(base, result):
         yield Finding(part=part, criterion="contrast", rubric_item="contrast",
                       message=f"Part {part}'s intervention is identical to its baseline; change a control so the two differ, then recapture.",
                       expected="inputs that differ", actual="identical inputs")
@@ -388,7 +389,7 @@ def _first_upstream(ctx: GradingContext, part: PartId, run: PartRun,
         names = [control.name for control in dep_spec.controls]
         checked = dep_spec.check_controls({name: settings.get(name) for name in names}, decisions=False)
         result = ctx.lab.plan(ctx.track, dep, checked, {}).result
-        if first_difference(arm_inputs(result), arm_inputs(upstream.get(dep) or {})):
+        if not same_json(arm_inputs(result), arm_inputs(upstream.get(dep) or {})):
             upstream[dep] = result
             differing[dep] = {name: settings.get(name) for name in names if not dep_spec.control(name).decision}
     return upstream, differing or None

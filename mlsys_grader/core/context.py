@@ -8,6 +8,7 @@ failure on one part's record holds that part for staff and leaves the others as 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,8 +78,48 @@ def first_difference(expected: Any, actual: Any, path: str = "") -> tuple[str, A
         if exact_key(expected) == exact_key(actual):  # equal values, types and order: the honest case, at C speed
             return None
     except ValueError:  # not JSON values (a caller's own objects): compared in full
-        pass
-    return _difference(expected, actual, path)
+        return _difference(expected, actual, path)
+    # Equal by ``==`` yet not to the byte (another key order, say): only a boolean against a number can still differ.
+    return _difference(expected, actual, path) if _bool_against_number(expected, actual) else None
+
+
+def same_json(expected: Any, actual: Any) -> bool:
+    """Whether :func:`first_difference` finds nothing, without building the path of a difference."""
+    if expected != actual:
+        return _alike(expected, actual)
+    try:
+        if exact_key(expected) == exact_key(actual):
+            return True
+    except ValueError:
+        return _difference(expected, actual, "") is None
+    return not _bool_against_number(expected, actual)
+
+
+def _bool_against_number(expected: Any, actual: Any) -> bool:
+    """Whether two values equal by ``==`` pair a boolean with something that is not one (``True == 1``), anywhere."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return any(_bool_against_number(value, actual[key]) for key, value in expected.items())
+    if isinstance(expected, list) and isinstance(actual, list):
+        return any(_bool_against_number(left, right) for left, right in zip(expected, actual, strict=True))
+    return (type(expected) is bool) != (type(actual) is bool)
+
+
+def _alike(expected: Any, actual: Any) -> bool:
+    """``_difference(expected, actual, path) is None``, in any order and without paths."""
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return len(expected) == len(actual) and all(key in actual and _alike(value, actual[key])
+                                                     for key, value in expected.items())
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(_alike(left, right) for left, right in zip(expected, actual, strict=True))
+    numeric = (int, float)
+    if (isinstance(expected, numeric) and not isinstance(expected, bool)
+            and isinstance(actual, numeric) and not isinstance(actual, bool)):
+        if expected == actual:
+            return True
+        if isinstance(expected, int) and isinstance(actual, int):
+            return False
+        return abs(expected - actual) <= 1e-9 * max(abs(expected), abs(actual))
+    return type(expected) is type(actual) and expected == actual
 
 
 def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] | None:
@@ -140,6 +181,38 @@ class _PlanKeys:
 _plan_key = _PlanKeys()
 
 
+class _PlanFingerprints:
+    """The upstream fingerprint (:meth:`LabRules.fingerprint`) of a plan's ``upstream``, kept per object the way
+    :class:`_PlanKeys` keeps exact keys: the staleness check of every part of every bundle asks for the fingerprint
+    of the final settings' plan, which is one of the lab's shared, read-only plans."""
+
+    SIZE = 8192
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, int, str, str], tuple[Any, Any, str]] = {}
+
+    def __call__(self, lab: LabRules, track: str, part: str, upstream: Mapping[str, Any]) -> str:
+        key = (id(upstream), id(lab), track, part)
+        found = self._found.get(key)
+        if found is not None and found[0] is upstream and found[1] is lab:
+            return found[2]
+        fingerprint = lab.fingerprint(track, part, upstream)
+        if len(self._found) >= self.SIZE:
+            self._found.clear()
+        self._found[key] = (upstream, lab, fingerprint)
+        return fingerprint
+
+
+plan_fingerprint = _PlanFingerprints()
+"""``plan_fingerprint(lab, track, part, plan.upstream)``: :meth:`LabRules.fingerprint` of a plan's upstream, computed
+once per plan object."""
+
+
+def exact_as_planned(planned: Any, recorded: Any) -> bool:
+    """Whether ``recorded`` is the plan's own value ``planned`` to the type and the order (the plan's exact key kept)."""
+    return _exact(planned, recorded)
+
+
 def _exact(planned: Any, recorded: Any) -> bool:
     """Whether a recorded value is the plan's to the type and the order (equal :func:`exact_key` bytes)."""
     try:
@@ -170,9 +243,8 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str])
               for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives, strict=True))
               if f"alternatives[{i}]" not in exact]
     for where, expected, actual in pairs:
-        found = first_difference(expected, actual, where)
-        if found:
-            return found
+        if not same_json(expected, actual):
+            return first_difference(expected, actual, where)
     return None
 
 
