@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import LABS, reseal, solved
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric, mlsysim_version
-from mlsys_grader.core.context import _PlanKeys, build_context
+from mlsys_grader.core.context import _PlanKeys, build_context, first_difference, plan_fingerprint, same_json
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
 
@@ -72,3 +74,53 @@ def test_the_plan_keys_are_kept_per_object_and_forgotten_when_full():
     for index in range(_PlanKeys.SIZE + 1):
         keys({"n": index})
     assert len(keys._keys) <= _PlanKeys.SIZE
+
+
+# -- same_json: first_difference's verdict without its path ----------------------------------------------------------
+
+_SCALARS = st.one_of(st.booleans(), st.integers(-3, 3), st.sampled_from([0.0, 1.0, 2.0, -1.0, 1.5, 1.5 + 1e-12, 1e300]),
+                     st.sampled_from(["a", "b", ""]), st.none())
+_VALUES = st.recursive(_SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                          st.dictionaries(st.sampled_from("abcd"), inner, max_size=3)),
+                       max_leaves=12)
+
+
+def _reordered(value):
+    """The same JSON value with every object's keys in reverse order."""
+    if isinstance(value, dict):
+        return {key: _reordered(value[key]) for key in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(item) for item in value]
+    return value
+
+
+@given(_VALUES, _VALUES)
+@settings(max_examples=400, deadline=None)
+def test_same_json_agrees_with_first_difference_on_any_two_values(left, right):
+    assert same_json(left, right) == (first_difference(left, right) is None)
+    assert same_json(left, _reordered(left)) and first_difference(left, _reordered(left)) is None
+
+
+@pytest.mark.parametrize("left, right, same", [
+    ({"a": 1, "b": True}, {"b": True, "a": 1}, True),       # another key order: equal to the type
+    ({"a": 1, "b": True}, {"b": 1, "a": 1}, False),         # True == 1 by ==, never here
+    ({"a": [1.0, True]}, {"a": [1, 1]}, False),
+    ({"a": 1}, {"a": 1.0}, True),                           # an integer and its float are one number
+    ({"a": 1.5}, {"a": 1.5 * (1 + 1e-12)}, True),           # floats to 1e-9 relative
+    ({"a": 1}, {"a": 2}, False),
+    ([1, 2], [2, 1], False),
+    ({"a": 1}, {"a": 1, "b": None}, False),
+])
+def test_same_json_on_the_cases_that_matter(left, right, same):
+    assert same_json(left, right) is same and (first_difference(left, right) is None) is same
+
+
+def test_the_plan_fingerprint_is_the_labs_and_is_kept_per_plan_object():
+    lab = get_lab("lab11")
+    plan = lab.plan("edge", "C", {"shape": "aligned", "operation": "gemm"}, {})
+    upstream = {"C": plan.result}
+    first = plan_fingerprint(lab, "edge", "D", upstream)
+    assert first == lab.fingerprint("edge", "D", upstream) == plan_fingerprint(lab, "edge", "D", upstream)
+    other = {"C": {**plan.result, "outputs": {}}}  # another object: its own fingerprint, never the cached one
+    assert plan_fingerprint(lab, "edge", "D", other) == lab.fingerprint("edge", "D", other) != first
+    assert plan_fingerprint(lab, "cloud", "D", upstream) == lab.fingerprint("cloud", "D", upstream) != first
