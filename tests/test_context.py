@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric, mlsysim_version
-from mlsys_grader.core.context import _PlanKeys, build_context, first_difference, plan_fingerprint, same_json
+from mlsys_grader.core.context import _PlanKeys, _planned_json, build_context, first_difference, plan_fingerprint, same_json
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
 
@@ -113,6 +113,14 @@ def test_same_json_agrees_with_first_difference_on_any_two_values(left, right):
 ])
 def test_same_json_on_the_cases_that_matter(left, right, same):
     assert same_json(left, right) is same and (first_difference(left, right) is None) is same
+    assert _planned_json(left, right) is same  # the plan's side through its kept exact key and canonical text
+
+
+@given(_VALUES, _VALUES)
+@settings(max_examples=300, deadline=None)
+def test_a_planned_value_compares_as_same_json_does(planned, recorded):
+    assert _planned_json(planned, recorded) == same_json(planned, recorded)
+    assert _planned_json(planned, _reordered(planned))
 
 
 def test_the_plan_fingerprint_is_the_labs_and_is_kept_per_plan_object():
