@@ -111,6 +111,12 @@ def _alike(expected: Any, actual: Any) -> bool:
                                                      for key, value in expected.items())
     if isinstance(expected, list) and isinstance(actual, list):
         return len(expected) == len(actual) and all(_alike(left, right) for left, right in zip(expected, actual, strict=True))
+    return _same_leaf(expected, actual)
+
+
+def _same_leaf(expected: Any, actual: Any) -> bool:
+    """The rule for two values that are not both objects or both arrays: numbers (never booleans) to 1e-9 relative,
+    integers exactly, anything else equal and of one type."""
     numeric = (int, float)
     if (isinstance(expected, numeric) and not isinstance(expected, bool)
             and isinstance(actual, numeric) and not isinstance(actual, bool)):
@@ -141,86 +147,53 @@ def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] |
             if found:
                 return found
         return None
-    numeric = (int, float)
-    if (isinstance(expected, numeric) and not isinstance(expected, bool)
-            and isinstance(actual, numeric) and not isinstance(actual, bool)):
-        if expected == actual:
-            return None
-        both_int = isinstance(expected, int) and isinstance(actual, int)
-        if not both_int and abs(expected - actual) <= 1e-9 * max(abs(expected), abs(actual)):
-            return None
-        return path.lstrip(".") or "value", expected, actual
-    if type(expected) is type(actual) and expected == actual:
-        return None
-    return path.lstrip(".") or "value", expected, actual
+    return None if _same_leaf(expected, actual) else (path.lstrip(".") or "value", expected, actual)
 
 
 class _PlanKeys:
-    """A serialisation of the plans' values (:func:`exact_key` by default), kept per object: the plans (and the
-    replay table's arms they hold) are shared, read-only and long-lived, so each is serialised once, not once per
-    bundle that records it.
+    """What is computed from a plan's own value (``compute(value, *args)``; :func:`exact_key` by default), kept per
+    object: the plans (and the replay table's arms they hold) are shared, read-only and long-lived, so each is
+    serialised or hashed once, not once per bundle that records it.
 
-    A value is kept with its key, so its ``id`` cannot be reused while it is remembered; at most :attr:`SIZE`
+    A value is kept with its result, so its ``id`` cannot be reused while it is remembered; at most :attr:`SIZE`
     are remembered (all are forgotten when it is full)."""
 
     SIZE = 8192
 
-    def __init__(self, serialise: Callable[[Any], Any] = exact_key) -> None:
-        self._serialise = serialise
-        self._keys: dict[int, tuple[Any, Any]] = {}
+    def __init__(self, compute: Callable[..., Any] = exact_key) -> None:
+        self._compute = compute
+        self._keys: dict[tuple[Any, ...], tuple[Any, Any]] = {}
 
-    def __call__(self, value: Any) -> Any:
-        found = self._keys.get(id(value))
+    def __call__(self, value: Any, *args: Any) -> Any:
+        key = (id(value), *args)
+        found = self._keys.get(key)
         if found is not None and found[0] is value:
             return found[1]
-        key = self._serialise(value)
+        result = self._compute(value, *args)
         if len(self._keys) >= self.SIZE:
             self._keys.clear()
-        self._keys[id(value)] = (value, key)
-        return key
+        self._keys[key] = (value, result)
+        return result
 
 
 _plan_key = _PlanKeys()
 _plan_text = _PlanKeys(canonical_dumps)
 """The canonical JSON of a plan's value, kept per object (a record's inputs hold the same values in another key order)."""
+_plan_fingerprints = _PlanKeys(lambda upstream, lab, track, part: lab.fingerprint(track, part, upstream))
 
 
-class _PlanFingerprints:
-    """The upstream fingerprint (:meth:`LabRules.fingerprint`) of a plan's ``upstream``, kept per object the way
-    :class:`_PlanKeys` keeps exact keys: the staleness check of every part of every bundle asks for the fingerprint
-    of the final settings' plan, which is one of the lab's shared, read-only plans."""
-
-    SIZE = 8192
-
-    def __init__(self) -> None:
-        self._found: dict[tuple[int, int, str, str], tuple[Any, Any, str]] = {}
-
-    def __call__(self, lab: LabRules, track: str, part: str, upstream: Mapping[str, Any]) -> str:
-        key = (id(upstream), id(lab), track, part)
-        found = self._found.get(key)
-        if found is not None and found[0] is upstream and found[1] is lab:
-            return found[2]
-        fingerprint = lab.fingerprint(track, part, upstream)
-        if len(self._found) >= self.SIZE:
-            self._found.clear()
-        self._found[key] = (upstream, lab, fingerprint)
-        return fingerprint
-
-
-plan_fingerprint = _PlanFingerprints()
-"""``plan_fingerprint(lab, track, part, plan.upstream)``: :meth:`LabRules.fingerprint` of a plan's upstream, computed
-once per plan object."""
+def plan_fingerprint(lab: LabRules, track: str, part: str, upstream: Mapping[str, Any]) -> str:
+    """:meth:`LabRules.fingerprint` of a plan's ``upstream``, computed once per plan object (the staleness check of
+    every part of every bundle asks for the one of its final settings' plan, one of the lab's shared plans)."""
+    fingerprint: str = _plan_fingerprints(upstream, lab, track, part)
+    return fingerprint
 
 
 def exact_as_planned(planned: Any, recorded: Any) -> bool:
-    """Whether ``recorded`` is the plan's own value ``planned`` to the type and the order (the plan's exact key kept)."""
-    return _exact(planned, recorded)
-
-
-def _exact(planned: Any, recorded: Any) -> bool:
-    """Whether a recorded value is the plan's to the type and the order (equal :func:`exact_key` bytes)."""
+    """Whether a recorded value is the plan's own value ``planned`` to the type and the order (equal :func:`exact_key`
+    bytes, the plan's kept per object)."""
     try:
-        return _plan_key(planned) == exact_key(recorded)
+        return bool(_plan_key(planned) == exact_key(recorded))
     except ValueError:  # not JSON values: compared in full by the caller
         return False
 
@@ -228,7 +201,7 @@ def _exact(planned: Any, recorded: Any) -> bool:
 def _exact_arms(plan: PartPlan, record: EvidenceRecord) -> frozenset[str]:
     """The names of the record's arms that are exactly the plan's (the honest case: one comparison per arm)."""
     return frozenset(name for name, arm in _arms(record)
-                     if (planned := _plan_arm(plan, record, name)) is not None and _exact(planned, arm))
+                     if (planned := _plan_arm(plan, record, name)) is not None and exact_as_planned(planned, arm))
 
 
 def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str]) -> tuple[str, Any, Any] | None:
