@@ -4,6 +4,9 @@ Exit codes:
   0  graded (or the command did what it was asked)
   1  the submission cannot be graded — one line says why, never a traceback
   2  usage error (bad arguments)
+  130  interrupted (Ctrl-C): one line, nothing half written; run the same command again to finish
+
+Output into a closed pipe (``mlsys-grader review --list | head -1``) ends the command quietly with 0.
 
 Staff commands (:data:`STAFF_COMMANDS`: ``solve``, the gradebook's, Otter's) exist only where
 :mod:`mlsys_grader.staff` is installed: the student kit's build leaves it out, so a student's
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as a shell reports a command stopped by Ctrl-C."""
 STUDENT_COMMANDS = ("check", "schema", "rubric")
 STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit", "generate")
 TRACKS = DEFAULT_TRACKS  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
@@ -215,7 +220,7 @@ def format_queue(entries: Sequence[Entry]) -> str:
     """The review queue as lines: points at stake, student, lab, why."""
     lines = [f"{len(entries)} submission(s) to review, most points at stake first"]
     for entry in entries:
-        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab}: {' | '.join(entry.reasons)}")
+        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab or '(lab unknown)'}: {' | '.join(entry.reasons)}")
     return "\n".join(lines)
 
 
@@ -241,6 +246,17 @@ def _cmd_review(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             add_request(db, args.request, args.lab, args.reason, args.item or "", by)
             print(f"recorded a regrade request for {args.request} {args.lab}{' ' + args.item if args.item else ''}")
+            return EXIT_OK
+        if args.decide:
+            if args.missing == (args.points is not None):
+                print("mlsys-grader review: --decide needs either --points N or --missing", file=sys.stderr)
+                return EXIT_USAGE
+            from .course import WholeDecision, decide
+
+            decided = decide(db, WholeDecision(args.decide, args.lab or "", "missing" if args.missing else "score",
+                                               args.points, args.reason or "", args.upload or ""), by)
+            print(f"decided {decided.student} {decided.lab or '(lab unknown)'} {decided.path or decided.input_hash[:12]}: "
+                  f"{decided.words()}; the final gradebook is updated")
             return EXIT_OK
         if args.export:
             lines = export_queue(db, args.export)
@@ -457,9 +473,16 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
                         help="import a filled CSV: every line checked, nothing imported if any is wrong")
     review.add_argument("--list", action="store_true", help="print the queue and exit")
     review.add_argument("--request", metavar="STUDENT", help="enter a regrade request for this student (key, email or sid)")
-    review.add_argument("--lab", help="the lab of --request")
+    review.add_argument("--decide", metavar="STUDENT",
+                        help="decide a whole submission the machine could not grade (unreadable, timeout, memory, crash): "
+                             "--points N or --missing, with --lab and --reason")
+    review.add_argument("--points", type=float, help="the lab score --decide gives")
+    review.add_argument("--missing", action="store_true", help="--decide: the upload counts as no submission")
+    review.add_argument("--upload", metavar="HASH|PATH",
+                        help="--decide: the upload (hash, 8+ characters of it, or path) when its lab is unknown")
+    review.add_argument("--lab", help="the lab of --request or --decide")
     review.add_argument("--item", help="the rubric item of --request (part.item; default: the whole submission)")
-    review.add_argument("--reason", help="what the student asks (--request)")
+    review.add_argument("--reason", help="what the student asks (--request), or why staff decide so (--decide)")
     review.add_argument("--port", type=int, default=0, help="port of the review page on 127.0.0.1 (default: a free one)")
     review.add_argument("--no-browser", action="store_true", help="print the page's URL without opening a browser")
     review.set_defaults(func=_cmd_review)
@@ -522,9 +545,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        # Every store is one transaction and every file is written whole (a temporary file, then renamed),
+        # so a rerun of the same command completes what this one began.
+        print(f"mlsys-grader: interrupted; nothing was half written — run `mlsys-grader {argv[0]}` again to finish",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
     except (GraderError, OSError) as exc:
         print(f"mlsys-grader: cannot grade: {format_error(exc)}", file=sys.stderr)
         return EXIT_UNGRADABLE
+
+
+def _quiet_stdout() -> None:
+    """The reader of our output went away (``| head``): later writes and the interpreter's final flush go nowhere,
+    instead of raising again at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing will flush into the pipe
+        pass
 
 
 if __name__ == "__main__":

@@ -13,6 +13,11 @@ staff overrides join it in a later release) and ``evidence`` (each graded input'
 numbers, for its feedback page; kept apart so that a rerun does not read them).
 Version 3 adds ``overrides`` (staff decisions per student, lab, submission hash and rubric
 item; :mod:`._overrides`) and ``regrade_requests`` (what students asked staff to look at).
+Version 4 adds ``decisions`` (staff decisions on a whole submission: a score, or "counts as
+missing", keyed by student and upload hash; :mod:`._decisions`) and ``unplaced`` (this run's
+unreadable uploads whose lab could not be told, for the review queue).
+
+Every change to the schema is one numbered step of this one sequence.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from collections.abc import Callable
 
 from ..errors import GraderError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,6 +64,16 @@ CREATE TABLE IF NOT EXISTS regrade_requests (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, student TEXT NOT NULL, lab TEXT NOT NULL,
     item TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL, by TEXT NOT NULL DEFAULT '', input_hash TEXT NOT NULL DEFAULT '');
 """
+_V4 = """
+CREATE TABLE IF NOT EXISTS decisions (
+    student TEXT NOT NULL, lab TEXT NOT NULL, input_hash TEXT NOT NULL, verdict TEXT NOT NULL, points REAL,
+    reason TEXT NOT NULL, by TEXT NOT NULL DEFAULT '', at TEXT NOT NULL, path TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (student, input_hash));
+CREATE TABLE IF NOT EXISTS unplaced (
+    student TEXT NOT NULL, input_hash TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL, row TEXT NOT NULL,
+    PRIMARY KEY (student, input_hash, path));
+"""
+
 
 def _statements(script: str) -> list[str]:
     return [statement.strip() for statement in script.split(";") if statement.strip()]
@@ -74,7 +89,12 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_V4):
+        conn.execute(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
 """Version N → the step that makes it N + 1."""
 
 
@@ -101,7 +121,7 @@ def open_gradebook(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, in
             raise GraderError(f"{path} is not a readable mlsys-grader gradebook (SQLite: {exc}); restore it from a "
                               "backup or grade into a new --db") from exc
         if found is None:
-            conn.executescript(_V1 + _V2 + _V3)
+            conn.executescript(_V1 + _V2 + _V3 + _V4)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.commit()
             return conn, None

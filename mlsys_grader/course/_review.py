@@ -26,13 +26,25 @@ from pathlib import Path
 
 from ..core import flags as flag_names
 from ..errors import DecisionError
+from ._decisions import (
+    SubmissionDecision,
+    by_student_lab,
+    check_decision,
+    load_decisions,
+    load_unplaced,
+    placed,
+    refuse,
+    write_decision,
+)
 from ._gradebook import GradebookDB, _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
-from ._row import FinalRow
+from ._row import NOT_GRADED, FinalRow, Status
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
                 flag_names.VERSION_DRIFT)
 """Flags that put a submission in the queue: signals for staff, who make the call."""
+WHOLE = "*"
+"""The ``item`` of a decisions-CSV line that decides a whole submission."""
 QUEUE_COLUMNS = ["student", "student_name", "lab", "input_hash", "item", "machine_points", "max_points", "at_stake",
                  "why", "new_points", "comment"]
 
@@ -65,15 +77,22 @@ class Entry:
     stale: tuple[str, ...] = ()
     groups: tuple[str, ...] = field(default=())
     """Collusion group ids (``collusion_group``)."""
+    whole: str = ""
+    """Why the whole submission waits for a decision (an upload the machine could not grade; :mod:`._decisions`),
+    "" when only items are to decide."""
+    decision: str = ""
+    """The decision on the whole submission in force, in words ("" while there is none)."""
 
     @property
     def key(self) -> str:
-        return f"{self.student}|{self.lab}"
+        return f"{self.student}|{self.lab}|{self.input_hash}" if not self.lab else f"{self.student}|{self.lab}"
 
     @property
     def decided(self) -> bool:
-        """True when staff decided every item of the entry (and nothing is stale)."""
-        return not self.stale and all(item.decision is not None for item in self.items)
+        """True when staff decided every item of the entry, and the whole submission where it waits for that (and
+        nothing is stale)."""
+        return (not self.stale and all(item.decision is not None for item in self.items)
+                and (not self.whole or bool(self.decision)))
 
 
 def _request_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
@@ -83,13 +102,36 @@ def _request_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[
     return found
 
 
+def _whole_entries(db: GradebookDB) -> list[Entry]:
+    """One entry per upload of unknown lab that could not be read, the whole of the largest lab at stake."""
+    decided = {(d.student, d.input_hash): d for d in load_decisions(db.conn)}
+    stake = max((float(r.max_score) for r in db.final() if r.max_score not in ("", None)), default=0.0)
+    entries = []
+    for upload in load_unplaced(db.conn):
+        done = decided.get((upload["student"], upload["input_hash"]))
+        entries.append(Entry(upload["student"], upload.get("student_name", ""), "", upload["input_hash"], upload["path"],
+                             (f"unreadable, lab unknown: {upload['path']}: {upload['reason']}",), (), stake,
+                             whole="unreadable, lab unknown", decision=done.words() if done else ""))
+    return entries
+
+
 def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry]:
     """The review queue from the gradebook's final rows and stored results, most points at stake first."""
     overrides = load_overrides(db.conn)
     requests = _request_rows(db.conn)
-    entries = []
+    entries = [entry for entry in _whole_entries(db) if include_decided or not entry.decided]
     for row in db.final():
         key = (row["student"], row["lab"])
+        if (row.machine_status or row.status) in NOT_GRADED:
+            what = ("unreadable upload" if (row.machine_status or row.status) == Status.UNREADABLE
+                    else f"not graded ({row.machine_status or row.status})")
+            entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.input_hash, row.path,
+                          (f"{what} {row.path}: {row.reason or row.rule}",), (),
+                          float(row.max_score) if row.max_score not in ("", None) else 0.0,
+                          whole=what, decision=row.decision)
+            if include_decided or not entry.decided:
+                entries.append(entry)
+            continue
         mine = overrides.get(key, [])
         result = db.result(row["input_hash"]) if row.get("input_hash") else None
         item_max: Mapping[str, float] = row.item_max or (result or {}).get("item_max", {})
@@ -192,39 +234,84 @@ def _check(decision: Decision, rows: Mapping[tuple[str, str], FinalRow], by: str
                     decision.comment.strip(), by, at, decision.reason)
 
 
-def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str) -> list[Override]:
-    """Check every decision, then store them all and recompute the final table in one transaction.
+@dataclass(frozen=True)
+class WholeDecision:
+    """What staff decided on a whole submission the machine could not grade (:mod:`._decisions`)."""
+
+    student: str
+    lab: str
+    verdict: str
+    """``score`` or ``missing``."""
+    points: float | None
+    reason: str
+    upload: str = ""
+    """The upload's hash (or a prefix of 8 or more) or path: needed for an upload of unknown lab."""
+    where: str = ""
+
+
+def _check_whole(decision: WholeDecision, rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[Mapping[str, str]],
+                 by: str, at: str) -> SubmissionDecision | str:
+    checked = check_decision(rows, unplaced, decision.student, decision.lab, decision.verdict, decision.points,
+                             decision.reason, decision.upload, decision.where)
+    if isinstance(checked, str):
+        return checked
+    student, lab, input_hash, points, path = checked
+    return SubmissionDecision(student, lab, input_hash, decision.verdict, points if decision.verdict == "score" else None,
+                              decision.reason.strip(), by, at, path)
+
+
+def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str,
+                    whole: Sequence[WholeDecision] = ()) -> list[Override | SubmissionDecision]:
+    """Check every decision (on items, and on whole submissions), then store them all and recompute the final table
+    in one transaction.
 
     Raises :class:`DecisionError` naming every bad decision; the database is then untouched.
     """
     rows = {(r["student"], r["lab"]): r for r in db.final()}
+    unplaced = load_unplaced(db.conn)
     at = now()
     checked = [_check(d, rows, by, at) for d in decisions]
-    problems = [c for c in checked if isinstance(c, str)]
-    if problems:
-        raise DecisionError(problems)
+    judged = [_check_whole(d, rows, unplaced, by, at) for d in whole]
+    refuse([c for c in [*checked, *judged] if isinstance(c, str)])
     made = [c for c in checked if isinstance(c, Override)]
-    if not made:
+    decided = [c for c in judged if isinstance(c, SubmissionDecision)]
+    if not made and not decided:
         return []
     scores = {key: float(row["score"]) for key, row in rows.items()}
     try:
         write_overrides(db.conn, made, scores)
-        refresh_final(db)  # commits the overrides with the table they change
+        for decision in decided:
+            write_decision(db.conn, decision, scores.get((decision.student, decision.lab)))
+        refresh_final(db)  # commits the decisions with the table they change
     except BaseException:
         db.conn.rollback()
         raise
-    return made
+    return [*made, *decided]
+
+
+def decide(db: GradebookDB, decision: WholeDecision, by: str) -> SubmissionDecision:
+    """Store one decision on a whole submission (``review --decide``) and recompute the final table; raises
+    :class:`DecisionError` saying why it cannot be made (nothing stored)."""
+    [made] = apply_decisions(db, (), by, (decision,))
+    return made  # type: ignore[return-value]
 
 
 def refresh_final(db: GradebookDB) -> list[FinalRow]:
-    """Recompute every final row from its machine score with the stored overrides, and store the table again.
+    """Recompute every final row from its machine score with the stored overrides and decisions, and store the table
+    again.
 
     Committed with whatever the caller wrote before in the same transaction (:meth:`GradebookDB.write_final`).
     """
     overrides = load_overrides(db.conn)
+    decisions = by_student_lab(load_decisions(db.conn))
+    unplaced = {u["input_hash"]: u for u in load_unplaced(db.conn)}
     summaries = db.change_summaries()
-    final = [apply_to_final(row, overrides.get((row.student, row.lab), ())).but(changes=summaries.get((row.student, row.lab), ""))
-             for row in db.final()]
+    final = []
+    for row in db.final():
+        key = (row.student, row.lab)
+        mine = decisions.get(key, ())
+        final.append(apply_to_final(placed(row, mine, unplaced), overrides.get(key, ()), mine)
+                     .but(changes=summaries.get(key, "")))
     db.write_final(final)
     return final
 
@@ -259,6 +346,11 @@ def export_queue(db: GradebookDB, out: str | os.PathLike[str]) -> int:
         writer = csv.writer(handle)
         writer.writerow(QUEUE_COLUMNS)
         for entry in build_queue(db):
+            if entry.whole and not entry.decision:
+                # one line for the whole submission: new_points a score, or `missing`; the comment is the reason
+                writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, WHOLE,
+                                                    "", entry.at_stake, entry.at_stake, "; ".join(entry.reasons), "", "")])
+                lines += 1
             for item in entry.items:
                 writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, item.column,
                                                     item.points, item.max_points, entry.at_stake, item.why,
@@ -268,7 +360,14 @@ def export_queue(db: GradebookDB, out: str | os.PathLike[str]) -> int:
 
 
 def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
-    """The filled lines of a decisions CSV (as a spreadsheet saves it: BOM, CRLF, quoted fields, blank lines).
+    """The filled item lines of a decisions CSV (:func:`read_all_decisions` without the whole-submission lines)."""
+    return read_all_decisions(path)[0]
+
+
+def read_all_decisions(path: str | os.PathLike[str]) -> tuple[list[Decision], list[WholeDecision]]:
+    """The filled lines of a decisions CSV (as a spreadsheet saves it: BOM, CRLF, quoted fields, blank lines): the
+    decisions on items, and those on whole submissions (item ``*``: ``new_points`` a score or ``missing``, the comment
+    the reason).
 
     Raises :class:`DecisionError` naming every line that cannot be read.
     """
@@ -281,13 +380,24 @@ def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
     missing = [name for name in ("student", "lab", "item", "new_points") if name not in header]
     if missing:
         raise DecisionError([f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(QUEUE_COLUMNS)})"])
-    decisions, problems = [], []
+    decisions, whole, problems = [], [], []
     for raw in reader:
         line = reader.line_num
         cells = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None and isinstance(v, str)}
         if not any(cells.values()) or not cells.get("new_points"):
             continue  # blank line, or no decision on this item
         where = f"{os.path.basename(os.fspath(path))} line {line}"
+        if cells["item"] == WHOLE:
+            answer = cells["new_points"].lstrip("'").strip().lower()
+            try:
+                points = None if answer == "missing" else float(answer)
+            except ValueError:
+                problems.append(f"{where}: new_points must be a score or `missing` for the whole submission "
+                                f"(got {cells['new_points']!r})")
+                continue
+            whole.append(WholeDecision(cells["student"], cells["lab"], "missing" if points is None else "score", points,
+                                       cells.get("comment", ""), cells.get("input_hash", ""), where))
+            continue
         try:
             points = float(cells["new_points"].lstrip("'"))
         except ValueError:
@@ -297,12 +407,13 @@ def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
                                   cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where))
     if problems:
         raise DecisionError(problems)
-    return decisions
+    return decisions, whole
 
 
-def import_decisions(db: GradebookDB, path: str | os.PathLike[str], by: str) -> list[Override]:
+def import_decisions(db: GradebookDB, path: str | os.PathLike[str], by: str) -> list[Override | SubmissionDecision]:
     """Read, check and store a decisions CSV: everything or nothing."""
-    return apply_decisions(db, read_decisions(path), by)
+    items, whole = read_all_decisions(path)
+    return apply_decisions(db, items, by, whole)
 
 
 def agreement(db: GradebookDB) -> list[tuple[str, str, int, int]]:

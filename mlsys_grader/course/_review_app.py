@@ -34,7 +34,7 @@ from werkzeug.serving import make_server
 
 from ..errors import DecisionError
 from ._gradebook import GradebookDB
-from ._review import Decision, Entry, add_request, apply_decisions, build_queue
+from ._review import Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue
 
 COOKIE = "mlsys_review_token"
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -173,6 +173,17 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
         confirm = form.get("action") == "confirm"
         comment = form.get("comment", "")
         decisions, problems = [], []
+        whole: list[WholeDecision] = []
+        if form.get("action") in ("whole-score", "whole-missing"):
+            raw = (form.get("whole_points") or "").strip()
+            points: float | None = None
+            if form.get("action") == "whole-score":
+                try:
+                    points = float(raw)
+                except ValueError:
+                    problems.append(f"score: must be a number (got {raw!r})")
+            whole.append(WholeDecision(student, lab, "score" if form.get("action") == "whole-score" else "missing", points,
+                                       comment, input_hash))
         for column in form.getlist("item"):
             raw = (form.get(f"points:{column}") or "").strip()
             if confirm or not raw:
@@ -188,7 +199,7 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
         db = open_db()
         try:
             if not problems:
-                apply_decisions(db, decisions, form.get("by") or app.config["REVIEW_BY"])
+                apply_decisions(db, decisions, form.get("by") or app.config["REVIEW_BY"], whole)
         except DecisionError as exc:
             problems = list(exc.problems)
         finally:
