@@ -308,7 +308,7 @@ def test_ctrl_c_during_grade_exits_130_with_one_line_and_a_rerun_completes(tmp_p
     _, err = process.communicate(timeout=120)
     assert process.returncode == EXIT_INTERRUPTED, err
     assert err.strip().splitlines() == [
-        f"mlsys-grader: interrupted; nothing was half written — run `mlsys-grader grade` again to finish"], err
+        "mlsys-grader: interrupted; nothing was half written — run `mlsys-grader grade` again to finish"], err
     assert not out.exists() and not list(tmp_path.glob(".grades.csv.*")), "no half-written CSV"
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == EXIT_OK, done.stderr
@@ -371,3 +371,54 @@ def test_the_summary_leads_with_the_final_gradebook_and_its_counts_match_final_c
         assert shown["mean"].startswith(f"{mean:.2f} / ")
     assert int(dict(re.findall(r"<td data-count='(\w+)'[^>]*>([^<]*)</td>",
                                re.search(r"<tr data-lab='lab07'>(.*?)</tr>", page).group(1)))["decided"]) == 1
+
+
+# -- progress where it is slow ----------------------------------------------------------
+
+def _run_with_terminal_stderr(command: list[str], cwd: Path) -> tuple[int, str, str]:
+    """Run ``command`` with its stderr on a pseudo-terminal (as in a staff member's shell); (exit code, stdout, what the
+    terminal showed)."""
+    import pty
+    import threading
+
+    master, slave = pty.openpty()
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=slave, text=True, cwd=cwd,
+                               env={**os.environ, "COLUMNS": "160", "TERM": "xterm"})
+    os.close(slave)
+    shown = bytearray()
+
+    def read() -> None:
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            shown.extend(chunk)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    out, _ = process.communicate(timeout=600)
+    reader.join(timeout=10)
+    os.close(master)
+    return process.returncode, out, shown.decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_the_first_grade_shows_the_table_build_on_a_terminal_and_counts_it_in_the_runs_time(tmp_path):
+    write(tmp_path / "in" / "lab07-submission.json", solved("lab07", "cloud", 1))
+    grade = [*_cli(), "grade", str(tmp_path / "in"), "-o", str(tmp_path / "grades.csv"), "--no-db", "--jobs", "1"]
+    code, out, shown = _run_with_terminal_stderr([*grade, "--replay-cache", str(tmp_path / "cache")], tmp_path)
+    assert code == EXIT_OK, shown
+    assert "building the lab07 replay table (once per machine)" in shown and "evaluations" in shown, shown
+    took = float(re.search(r" in ([\d.]+) s: ", out).group(1))
+    built = float(re.search(r"built the replay table of lab07, lab11 in ([\d.]+) s", out).group(1))
+    assert took >= built > 0, out
+    # not a terminal: no bar, and nothing on stderr; a second run builds nothing
+    done = subprocess.run([*grade, "--replay-cache", str(tmp_path / "cache2")], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=600)
+    assert done.returncode == EXIT_OK and done.stderr == "" and "built the replay table of lab07, lab11" in done.stdout
+    again = subprocess.run([*grade, "--replay-cache", str(tmp_path / "cache2")], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=600)
+    assert again.returncode == EXIT_OK and "built the replay table" not in again.stdout

@@ -217,11 +217,15 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
         try:
             add_request(db, form.get("student", ""), form.get("lab", ""), form.get("reason", ""), form.get("item", ""),
                         form.get("by") or app.config["REVIEW_BY"])
+            # the request moves the entry up the queue (more at stake): stay with it
+            queue = build_queue(db, include_decided=True)
+            number = next((i for i, e in enumerate(queue, 1) if (e.student, e.lab) == (form.get("student"), form.get("lab"))),
+                          int(form.get("number", "1") or 1))
         except DecisionError as exc:
             return entry(int(form.get("number", "1") or 1), problems=list(exc.problems), status=400)
         finally:
             db.close()
-        return redirect(url_for("entry", number=int(form.get("number", "1") or 1)), code=303)
+        return redirect(url_for("entry", number=number), code=303)
 
     return app
 
