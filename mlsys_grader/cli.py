@@ -252,6 +252,16 @@ def _cmd_feedback(args: argparse.Namespace) -> int:
     if not Path(args.db).is_file():
         print(f"mlsys-grader feedback: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
         return EXIT_USAGE
+    if args.lms:
+        from .course import write_lms_feedback
+
+        zipped = write_lms_feedback(args.db, args.output, args.lms, release=args.release)
+        print(f"wrote {zipped.zip_path}: {len(zipped.entries)} feedback page(s) named as {args.lms.capitalize()}'s download "
+              f"named the submissions ({'released' if zipped.released else 'hidden items withheld until --release'}); "
+              f"{zipped.skipped} student-lab row(s) without a gradable submission")
+        for path, why in zipped.elsewhere:
+            print(f"  not in the zip: {why}; written to {path}")
+        return EXIT_OK
     done = write_feedback(args.db, args.output, release=args.release)
     print(f"wrote {len(done.files)} feedback page(s) into {args.output} "
           f"({'released: every item and the final score' if done.released else 'hidden items withheld until --release'}); "
@@ -475,8 +485,9 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     grade.add_argument("--jobs", type=int, default=defaults.jobs, help="worker processes (default: all cores)")
     grade.add_argument("--timeout", type=float, default=defaults.timeout_s, help=f"seconds per submission (default {defaults.timeout_s:g})")
     grade.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help=f"MiB a worker may add per submission (default {defaults.memory_mb}; 0: no limit)")
-    grade.add_argument("--roster", help="roster CSV (name, email or sid; optional sis_id, canvas_id, moodle_id, section, "
-                                        "track, lab): fills every identity column")
+    grade.add_argument("--roster", help="roster as the LMS exports it (Canvas gradebook export, Moodle participants or grades "
+                                        "export, Gradescope roster) or mlsys-grader's CSV (name, email or sid; optional "
+                                        "first_name, last_name, sis_id, canvas_id, moodle_id, section, track, lab)")
     grade.add_argument("--manifest", help="staff manifest CSV (path, student; optional submitted_at with offset, lab)")
     grade.add_argument("--course", help="course file (TOML): deadlines, late policy, extensions, LMS assignment ids")
     grade.add_argument("--final", help="final gradebook CSV, one row per student and lab (default final.csv beside -o)")
@@ -504,7 +515,11 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
 
     feedback = sub.add_parser("feedback", help="write one HTML feedback page per student and lab to hand back")
     feedback.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
-    feedback.add_argument("-o", "--output", required=True, help="folder for the pages (<sid>-<lab>.html)")
+    feedback.add_argument("-o", "--output", required=True,
+                          help="folder for the pages (<sid>-<lab>.html); with --lms, the zip to upload (FILE.zip)")
+    feedback.add_argument("--lms", choices=("canvas", "moodle"),
+                          help="write the pages as that LMS's bulk feedback upload: Canvas's Re-Upload Submissions, "
+                               "Moodle's Upload multiple feedback files in a zip")
     feedback.add_argument("--release", action="store_true", help="include hidden items and the final score (grades released)")
     feedback.set_defaults(func=_cmd_feedback)
 

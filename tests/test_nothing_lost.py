@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import solved
+from test_course_term import write
 
 from mlsys_grader.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.course import BatchOptions, GradebookDB, build_queue, grade_paths
@@ -37,15 +38,6 @@ Dee Park,dee@u.edu,1004,41002,tinyml
 """
 
 
-def write(path: Path, data: dict | bytes | str) -> Path:
-    import json
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(data, bytes):
-        path.write_bytes(data)
-    else:
-        path.write_text(data if isinstance(data, str) else json.dumps(data), encoding="utf-8")
-    return path
 
 
 def truncated_zip(bundle: dict) -> bytes:
@@ -268,7 +260,7 @@ def test_a_hostile_extension_line_is_refused_naming_file_and_line_and_the_databa
     write(tmp_path / "roster.csv", ROSTER)
     write(tmp_path / "course.toml", COURSE)
     write(tmp_path / "extensions.csv", "student,lab,days,reason\n" + lines)
-    write(tmp_path / "in" / "lab07-submission.json", solved("lab07", "cloud", 1))
+    write(tmp_path / "in" / "ada@u.edu" / "lab07-submission.json", solved("lab07", "cloud", 1))
     db = tmp_path / "g.sqlite"
     assert main(["grade", str(tmp_path / "in"), "-o", str(tmp_path / "grades.csv"), "--db", str(db), "--jobs", "1",
                  "--roster", str(tmp_path / "roster.csv"), "-q"]) == EXIT_OK

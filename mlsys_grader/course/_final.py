@@ -28,11 +28,11 @@ from ._late import Course, penalty
 from ._overrides import Override, apply_to_final
 from ._row import NOT_GRADED, SCORED, UNREADABLE_INPUT, FinalRow, Row, Status
 
-FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
+FINAL_COLUMNS = ["student", "student_name", "student_first_name", "student_last_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
                  "sis_login_id",
                  "lab", "status", "machine_score", "raw_score", "late_penalty", "score", "max_score", "submitted_at", "late", "rule",
                  "path", "input_hash", "other_submissions", "flags", "overrides", "stale_overrides", "decision", "reason", "changes"]
-IDENTITY = {"student_name": "name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
+IDENTITY = {"student_name": "name", "student_first_name": "first_name", "student_last_name": "last_name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
             "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section", "sis_login_id": "sis_login_id"}
 """Identity column → the roster attribute that fills it."""
 _OLDEST = datetime.min.replace(tzinfo=UTC)

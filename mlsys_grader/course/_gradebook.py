@@ -45,7 +45,7 @@ from ..core import flags as flag_names
 from ..core.models import PARTS, Bundle
 from ..core.report import GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
-from ..errors import GraderError, RubricError
+from ..errors import CourseFileError, GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
 from ..labs import get_lab, lab_ids, prepare_worker
@@ -54,7 +54,7 @@ from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load
 from ._files import replace_atomically
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
-from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, read_roster, staff_files
+from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, staff_files
 from ._ingest import (
     FORMATS,
     Candidate,
@@ -68,6 +68,7 @@ from ._late import Course, read_course
 from ._migrations import open_gradebook
 from ._overrides import agreement_of, load_overrides
 from ._placing import place_labs
+from ._rosters import read_roster
 from ._row import SCORED, FinalRow, Result, Row, Status
 from ._spans import rationale_spans
 
@@ -89,8 +90,10 @@ class BatchOptions(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0, description="Time limit per submission, in seconds.")
     memory_mb: int | None = Field(default=1024, ge=64, description="Memory a worker may add while grading, in MiB.")
     db: str | None = Field(default="gradebook.sqlite", description="SQLite gradebook to reuse and update (None: no database).")
-    roster: str | None = Field(default=None, description="Roster CSV: name, email or sid per student; optional sis_id, canvas_id, "
-                                                        "moodle_id, section, track (and lab, for a track per lab).")
+    roster: str | None = Field(default=None, description="Roster as the LMS exports it (Canvas gradebook export, Moodle "
+                                                        "participants or grades export, Gradescope roster) or mlsys-grader's "
+                                                        "CSV: name, email or sid per student; optional first_name, last_name, "
+                                                        "sis_id, canvas_id, moodle_id, section, track (and lab, for a track per lab).")
     manifest: str | None = Field(default=None, description="Staff manifest CSV: path, student (email or sid), optional "
                                                           "submitted_at (ISO 8601 with offset) and lab.")
     course: str | None = Field(default=None, description="Course file (TOML): deadlines, late policy, extensions, LMS ids.")
@@ -576,6 +579,10 @@ def grade_paths(
     found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, extensions))
     candidates = found.candidates
     who = identities(candidates, roster, manifest)
+    if roster is not None and roster.students and candidates and not any(person.student for person in who):
+        raise CourseFileError(roster.path, None, f"no submission matches a student of this roster ({len(candidates)} input(s), "
+                                                 f"{len(roster.students)} student(s), read as {roster.layout}): is it this "
+                                                 "course's roster? Nothing was graded")
     notes = unused_manifest_lines(manifest, candidates) if manifest else []
     forced = _forced(candidates, who, options.only)
     db = GradebookDB(options.db) if options.db else None

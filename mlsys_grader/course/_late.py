@@ -10,6 +10,7 @@
     penalty_per_day = 10                   # percent of the score, per started day after deadline + grace
     cap = 50                               # percent, at most
     canvas_assignment_id = 123456          # optional, for the Canvas export's column header
+    late_marker_days = 1                   # optional: a download the LMS marked late, with no trusted time, is 1 day late
 
 The penalty (:mod:`mlsys_grader.core.late`, the rule the Gradescope runner applies too) is
 ``min(cap, penalty_per_day × started days)`` percent of the score, the days counted from the
@@ -50,6 +51,10 @@ class LabPolicy(BaseModel):
     grace_minutes: float = Field(default=0, ge=0, description="Minutes after the deadline before a submission is late.")
     penalty_per_day: float = Field(default=0, ge=0, le=100, description="Percent of the score per started day late.")
     cap: float = Field(default=100, ge=0, le=100, description="The largest penalty, in percent.")
+    late_marker_days: int | None = Field(
+        default=None, ge=0, le=365,
+        description="Started days charged for a submission the LMS marked late (Canvas's or Moodle's late marker) when "
+                    "no trusted submission time is known; unset: the marker is shown, no penalty.")
     canvas_assignment_id: int | None = Field(default=None, description="The Canvas assignment id, for the export's header.")
     canvas_name: str | None = Field(default=None, description="The assignment's name in Canvas (default: the lab id).")
 

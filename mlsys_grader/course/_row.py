@@ -165,7 +165,7 @@ class Row(_ColumnsView):
         return [self.columns.get(column, "") for column in columns]
 
 
-IDENTITY_FIELDS = ("student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id")
+IDENTITY_FIELDS = ("student_name", "student_first_name", "student_last_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id")
 """The identity columns of a final row (filled from the roster, else from the counting submission)."""
 
 
