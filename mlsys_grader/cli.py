@@ -301,13 +301,17 @@ def _cmd_review(args: argparse.Namespace) -> int:
             print(f"recorded a regrade request for {args.request} {args.lab}{' ' + args.item if args.item else ''}")
             return EXIT_OK
         if args.decide:
-            if args.missing == (args.points is not None):
-                print("mlsys-grader review: --decide needs either --points N or --missing", file=sys.stderr)
+            chosen = [name for name, given in (("--points", args.points is not None), ("--missing", args.missing),
+                                                ("--confirm", args.confirm)) if given]
+            if len(chosen) != 1:
+                print(f"mlsys-grader review: --decide needs one of --points N, --missing or --confirm (got "
+                      f"{', '.join(chosen) or 'none'})", file=sys.stderr)
                 return EXIT_USAGE
             from .course import WholeDecision, decide
 
-            decided = decide(db, WholeDecision(args.decide, args.lab or "", "missing" if args.missing else "score",
-                                               args.points, args.reason or "", args.upload or ""), by)
+            verdict = "confirm" if args.confirm else "missing" if args.missing else "score"
+            decided = decide(db, WholeDecision(args.decide, args.lab or "", verdict, args.points, args.reason or "",
+                                               args.upload or ""), by)
             print(f"decided {decided.student} {decided.lab or '(lab unknown)'} {decided.path or decided.input_hash[:12]}: "
                   f"{decided.words()}; the final gradebook is updated")
             return EXIT_OK
@@ -536,6 +540,8 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
                              "--points N or --missing, with --lab and --reason")
     review.add_argument("--points", type=float, help="the lab score --decide gives")
     review.add_argument("--missing", action="store_true", help="--decide: the upload counts as no submission")
+    review.add_argument("--confirm", action="store_true",
+                        help="--decide: the machine's verdict on the whole submission stands (one decision for every item)")
     review.add_argument("--upload", metavar="HASH|PATH",
                         help="--decide: the upload (hash, 8+ characters of it, or path) when its lab is unknown")
     review.add_argument("--lab", help="the lab of --request or --decide")

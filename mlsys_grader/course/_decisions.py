@@ -7,7 +7,10 @@ submitted, and a person decides.  A decision is one of
 
 * ``score``: the lab's score, from 0 to its maximum, with the reason (e.g. the notebook read
   by hand), after which the late penalty applies as to any score;
-* ``missing``: the upload counts as no submission (score 0, status ``missing``), with the reason.
+* ``missing``: the upload counts as no submission (score 0, status ``missing``), with the reason;
+* ``confirm``: for a submission the machine graded, staff keep its verdict as it stands (who,
+  when, the submission's hash): one decision that takes the whole entry out of the review queue,
+  instead of one confirmation per rubric item.
 
 A decision is keyed by (student, upload hash) and records who made it, when and on which file.
 It applies while that upload is the one that counts; after a resubmission it is stale (listed
@@ -27,7 +30,8 @@ from dataclasses import dataclass
 from ..errors import DecisionError
 from ._row import NOT_GRADED, FinalRow, Row, Status
 
-VERDICTS = ("score", "missing")
+CONFIRM = "confirm"
+VERDICTS = ("score", "missing", CONFIRM)
 MAX_REASON = 1000
 """Characters a decision's reason may hold."""
 
@@ -51,8 +55,9 @@ class SubmissionDecision:
 
     def words(self) -> str:
         """The decision as the final gradebook's ``decision`` cell shows it."""
-        what = f"score {self.points:g}" if self.verdict == "score" else "counts as missing"
-        return f"{what} by {self.by or '?'} ({self.at[:10]}): {self.reason}"
+        what = {"score": f"score {self.points or 0:g}", "missing": "counts as missing"}.get(self.verdict,
+                                                                                          "machine's verdict confirmed")
+        return f"{what} by {self.by or '?'} ({self.at[:10]})" + (f": {self.reason}" if self.reason else "")
 
 
 _COLUMNS = "student, lab, input_hash, verdict, points, reason, by, at, path"
@@ -85,7 +90,7 @@ def apply_decision(row: FinalRow, decisions: Sequence[SubmissionDecision]) -> Fi
     base = row.machine_status or row.status
     live = next((d for d in reversed(decisions) if d.input_hash and d.input_hash == row.input_hash), None)
     stale = [d for d in decisions if d is not live and d.input_hash != row.input_hash]
-    if live is not None and base not in NOT_GRADED:
+    if live is not None and (base in NOT_GRADED) == (live.verdict == CONFIRM):  # a confirmation needs a machine verdict
         stale.append(live)
         live = None
     words = "; ".join(f"decision {d.words()}: made for upload {d.path or d.input_hash[:12]}; the submission that counts is "
@@ -93,6 +98,8 @@ def apply_decision(row: FinalRow, decisions: Sequence[SubmissionDecision]) -> Fi
     stale_text = "; ".join(text for text in (row.stale_overrides, words) if text)
     if live is None:
         return row.but(decision="", stale_overrides=stale_text)
+    if live.verdict == CONFIRM:
+        return row.but(decision=live.words(), stale_overrides=stale_text)
     if live.verdict == "missing":
         return row.but(status=Status.MISSING, raw_score=0.0, decision=live.words(), stale_overrides=stale_text)
     return row.but(raw_score=float(live.points or 0.0), decision=live.words(), stale_overrides=stale_text)
@@ -140,7 +147,7 @@ def check_decision(rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[
     if verdict not in VERDICTS:
         return f"{where}expected a score or `missing` (got {verdict!r})"
     reason = reason.strip()
-    if not reason:
+    if not reason and verdict != CONFIRM:
         return f"{where}a decision on a submission needs a reason (why this score, or why it counts as missing)"
     if len(reason) > MAX_REASON:
         return f"{where}the reason is {len(reason):,} characters; at most {MAX_REASON:,}"
@@ -164,9 +171,16 @@ def check_decision(rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[
     if upload and upload not in (row.input_hash, row.path) and not (len(upload) >= 8 and row.input_hash.startswith(upload)):
         return (f"{where}stale upload {upload!r} for {student} {lab}: the submission that counts is now "
                 f"{row.path or row.input_hash[:12]}; list the queue again")
-    if (row.machine_status or row.status) not in NOT_GRADED:
-        return (f"{where}{student} {lab} is {row.machine_status or row.status}: a decision on the whole submission is for an "
-                "upload the machine could not grade (unreadable, timeout, memory, crash); change items with overrides")
+    machine = row.machine_status or row.status
+    if verdict == CONFIRM:
+        if machine in NOT_GRADED or not row.input_hash:
+            return (f"{where}{student} {lab} is {machine}: there is no machine verdict to confirm (decide a score or "
+                    "`missing`)")
+        return (student, lab, row.input_hash, None, row.path)
+    if machine not in NOT_GRADED:
+        return (f"{where}{student} {lab} is {machine}: a score or `missing` for the whole submission is for an "
+                "upload the machine could not grade (unreadable, timeout, memory, crash); change items with overrides, "
+                "or confirm the machine's verdict")
     return (_points_checked(where, verdict, points, _max(row, lab, max_scores))
             or (student, lab, row.input_hash, points, row.path))
 

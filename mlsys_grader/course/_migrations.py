@@ -16,6 +16,10 @@ item; :mod:`._overrides`) and ``regrade_requests`` (what students asked staff to
 Version 4 adds ``decisions`` (staff decisions on a whole submission: a score, or "counts as
 missing", keyed by student and upload hash; :mod:`._decisions`) and ``unplaced`` (this run's
 unreadable uploads whose lab could not be told, for the review queue).
+Version 5 turns each "confirm the machine's verdict" that earlier releases stored as one
+override per rubric item (staff points equal to the machine's, one submission hash, one time,
+and no other override made with them) into one ``confirm`` decision on the submission (who,
+when, the hash), as this release stores it; the change log keeps what was logged.
 
 Every change to the schema is one numbered step of this one sequence.
 """
@@ -28,7 +32,7 @@ from collections.abc import Callable
 
 from ..errors import GraderError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,7 +98,22 @@ def _v3_to_v4(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4}
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    groups: dict[tuple[str, str, str, str], list[tuple[int, float, float, str, str, str]]] = {}
+    for rowid, student, lab, input_hash, at, old, new, by, comment, reason in conn.execute(
+            "SELECT rowid, student, lab, input_hash, at, old_points, new_points, by, comment, reason FROM overrides"):
+        groups.setdefault((student, lab, input_hash, at), []).append((rowid, old, new, by, comment, reason))
+    for (student, lab, input_hash, at), made in groups.items():
+        if len(made) < 2 or any(abs(old - new) > 1e-9 for _, old, new, *_ in made):
+            continue  # a single item confirmed, or staff changed points in the same save: item decisions, as stored
+        by = made[0][3]
+        comment = next((c for *_, c, _ in made if c), "")
+        conn.execute("INSERT OR REPLACE INTO decisions (student, lab, input_hash, verdict, points, reason, by, at, path) "
+                     "VALUES (?, ?, ?, 'confirm', NULL, ?, ?, ?, '')", (student, lab, input_hash, comment, by, at))
+        conn.executemany("DELETE FROM overrides WHERE rowid = ?", [(rowid,) for rowid, *_ in made])
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 """Version N → the step that makes it N + 1."""
 
 
