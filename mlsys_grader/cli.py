@@ -86,10 +86,31 @@ def _cmd_check(args: argparse.Namespace) -> int:
         # --json answers in JSON even when the file cannot be graded: the sentence and, apart, the kind.
         print(json.dumps({"error": format_error(exc), "error_kind": type(exc).__name__, "file": str(args.file)}, indent=2))
         return EXIT_UNGRADABLE
+    later = "" if args.all else format_checked_later(report)
     if not args.all:
         report = report.public()
     print(format_report(report, as_json=args.json, staff=args.all))
+    if later and not args.json:
+        print(later)
     return EXIT_OK
+
+
+def format_checked_later(report: GradeReport) -> str:
+    """What ``check`` did not check, from the lab's rubric: ``70 of 100 points checked now; replay, 30 points, is
+    checked after the deadline`` ("" when every point is checked now)."""
+    from .core.report import HIDDEN_ITEMS
+
+    later: dict[str, float] = {}
+    for part in report.parts.values():
+        for item in part.items:
+            if item.item in HIDDEN_ITEMS and item.max_points > 0:
+                later[item.item] = later.get(item.item, 0.0) + item.max_points
+    if not later:
+        return ""
+    checked = report.max_score - sum(later.values())
+    names = [f"{name.replace('_', ' ')}, {points:g} points" for name, points in sorted(later.items())]
+    return (f"{checked:g} of {report.max_score:g} points checked now; {' and '.join(names)}, "
+            f"{'is' if len(names) == 1 else 'are'} checked after the deadline.")
 
 
 class _TableProgress:

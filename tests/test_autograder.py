@@ -178,7 +178,7 @@ def test_empty_upload_gets_one_sentence_and_the_full_maximum(tmp_path):
     assert "empty_upload" in record.all_flags
     document = gradescope_results(record)
     assert sum(t.get("max_score", 0) for t in document["tests"]) == 100
-    assert document["score"] == 0 and document["output"].startswith("Lab 07: 0 / 100. Your upload is empty")
+    assert document["score"] == 0 and document["output"].startswith("Lab 07: Your upload is empty")
 
 
 def test_an_ungradable_upload_voids_every_rubric_item_with_one_submission_level_sentence(tmp_path):
@@ -347,7 +347,12 @@ def test_reference_bundle_results_report_the_bundles_own_flags():
     report = grade_bundle(_reference("lab07", "cloud")[1].encode())
     assert document["score"] == report.score
     assert document["extra_data"]["mlsys_grader"]["flags"] == sorted(report.flags)
-    assert document["output"] == f"Lab 07, track cloud: {report.score:g} / 100, graded from lab07-submission.json."
+    assert document["output"] == ("Lab 07, track cloud: graded from lab07-submission.json. The replay of your evidence, whether "
+                                  "your predictions were supported, each part's points and your total are shown when grades "
+                                  "are published."), "the top-level output never states the total"
+    assert document["visibility"] == "after_published"
+    total = next(t for t in document["tests"] if t["name"] == "Total")
+    assert total == {"name": "Total", "visibility": "after_published", "output": f"Total: {report.score:g} / 100."}
 
 
 # -- fast: Otter's tests in the grading process ------------------------------------------------
@@ -746,7 +751,7 @@ def test_unusable_uploads_get_one_clear_sentence_and_a_maximum_of_100(autograder
         results = grade_as_gradescope(autograders["lab07"], folder, tmp_path, name)
         public = results["tests"][0]["output"].splitlines()
         assert public[0].startswith(start) and public[0].endswith("after running every part's capture cell."), public
-        assert results["output"] == f"Lab 07: 0 / 100. {public[0]}"
+        assert results["output"] == f"Lab 07: {public[0]}"
         assert results["score"] == 0 and sum(t.get("max_score", 0) for t in results["tests"]) == 100
         assert public[0] not in "\n".join(public[1:])  # said once
 

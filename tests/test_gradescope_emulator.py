@@ -220,3 +220,26 @@ def test_hostile_notebook_rerun_in_the_sandbox_ends_with_the_score_of_record_and
     log = _log(run)
     assert log[1].endswith("results.json written") and "none left" in next(line for line in log if "notebook run ended" in line)
     emulator.remove_run(run)
+
+
+def test_before_publication_an_edited_upload_shows_gradescope_what_an_honest_one_shows(images, tmp_path):
+    """results.json's top level is after_published and only the public checks are visible: an edited number that replay
+    catches changes nothing a student reads before grades are published (and the validator's sums still hold)."""
+    from conftest import reseal
+
+    notebook, bundle = _reference(LAB, HOSTILE_TRACK)
+    data = json.loads(bundle)
+    record = data["evidence"]["B"]["result"]
+    key = next(k for k, v in record.items() if isinstance(v, float))
+    record[key] = round(record[key] * 0.5, 6)
+    shown = []
+    for name, text in (("honest", bundle), ("edited", json.dumps(reseal(data)))):
+        run = emulator.run(images["default"], _upload(tmp_path / name, notebook, text), name=f"visible-{name}")
+        _valid(run)
+        results = run.results
+        assert results["visibility"] == "after_published" and "/ 100" not in results["output"]
+        shown.append([t for t in results["tests"] if t.get("visibility", results["visibility"]) == "visible"])
+        if name == "edited":
+            assert "integrity" in results["extra_data"]["mlsys_grader"]["flags"], "replay caught the edit"
+        emulator.remove_run(run)
+    assert shown[0] == shown[1] and [t["name"] for t in shown[0]] == ["Public checks"]

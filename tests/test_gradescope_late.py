@@ -57,7 +57,11 @@ def test_the_score_of_record_carries_the_courses_late_penalty(tmp_path, created_
     written = json.loads((tmp_path / "results" / "results.json").read_text())
     assert document["score"] == written["score"] == score
     line = late_line(written)
-    assert line is not None and line["visibility"] == "visible" and words in line["output"]
+    assert line is not None and line["visibility"] == "after_published" and words in line["output"]
+    [total] = [t for t in written["tests"] if t["name"] == "Total"]
+    penalty = 88.0 - score
+    assert total["output"] == (f"Total: {score:g} / 100." if not penalty else
+                               f"Total: {score:g} / 100, after a late penalty of {penalty:g} points ({line['output']}).")
     assert written["extra_data"]["mlsys_grader"]["late"]["raw_score"] == 88.0
 
 

@@ -785,7 +785,8 @@ def test_export_writes_otters_layout_that_every_route_reads_with_the_saved_bundl
     (exported,) = tmp_path.glob("lab07_*.zip")
     assert re.fullmatch(r"lab07_\d{4}_\d\d_\d\dT\d\d_\d\d_\d\d_\d{6}\.zip", exported.name)  # Otter's export name
     assert (notice.kind, notice.title, notice.lines) == (
-        "success", f"Exported {exported.name} (your notebook and lab07-submission.json): upload that zip as it is.", [])
+        "warn", f"Exported {exported.name} (your notebook and lab07-submission.json), with what is listed above still to do: "
+                "fix it and export again, or upload this zip knowing what it costs.", []), "never 'upload it as it is' over gaps"
     assert capsys.readouterr().out.startswith("[warn] Still missing: parts B, C, D and E and the synthesis's")  # before_export, once
     with zipfile.ZipFile(exported) as archive:
         assert archive.namelist() == EXPORT_MEMBERS  # no .OTTER_LOG: a pickle nothing here loads
@@ -830,6 +831,6 @@ def test_export_without_a_saved_notebook_or_bundle_says_what_to_do_and_writes_no
                                   "then run this cell again.")
     assert list(tmp_path.glob("lab07_*.zip")) == []
     (tmp_path / "my-lab07.ipynb").write_text("{}", encoding="utf-8")  # renamed: its name is passed, read beside the bundle
-    assert lab.export("my-lab07.ipynb").kind == "success"
+    assert lab.export("my-lab07.ipynb").title.startswith("Exported lab07_")
     (exported,) = tmp_path.glob("lab07_*.zip")
     assert zipfile.ZipFile(exported).namelist() == ["my-lab07.ipynb", "lab07-submission.json", "__zip_filename__"]

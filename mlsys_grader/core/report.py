@@ -222,8 +222,11 @@ class GradeReport(ImmutableModel):
 
     # -- views -------------------------------------------------------------------
     def public(self) -> GradeReport:
-        """The report a student sees before grades are published: hidden findings and points removed."""
-        parts: FrozenDict[str, PartScore] = FrozenDict({name: _public_part(name, part) for name, part in self.parts.items()})
+        """The report a student sees before grades are published: hidden findings and points removed, and every public
+        item scored by the public checks alone — a part voided by a hidden check (an edited number fails replay) shows its
+        public items as those checks leave them, so the view before publication never tells that a hidden check failed."""
+        parts: FrozenDict[str, PartScore] = FrozenDict({name: _public_part(name, part, self.findings_for(name))
+                                                        for name, part in self.parts.items()})
         return self.model_copy(update={
             "findings": tuple(f for f in self.findings if not f.hidden),
             "parts": parts,
@@ -264,10 +267,23 @@ class GradeReport(ImmutableModel):
         return render_html("grade_report.html", report=self)
 
 
-def _public_part(name: str, part: PartScore) -> PartScore:
-    """``part`` without its hidden items (:data:`HIDDEN_ITEMS`), scored again."""
-    items = tuple(item for item in part.items if item.item not in HIDDEN_ITEMS)
-    return PartScore(part=name, score=sum(i.points for i in items), max_score=sum(i.max_points for i in items), items=items)
+def _public_part(name: str, part: PartScore, findings: Sequence[Finding]) -> PartScore:
+    """``part`` without its hidden items (:data:`HIDDEN_ITEMS`), each public item as the public findings score it.
+
+    An item a hidden finding took (a replay failure voids its part) earns its points here unless a public finding takes
+    it too: what a student sees before publication depends on the public checks only."""
+    shown = [f for f in findings if not f.hidden]
+    voided = any(f.voids_part for f in shown)
+    lost = {item for f in shown if f.criterion != "grader" for item in (f.rubric_item, *f.also_costs) if item}
+    items = []
+    for item in part.items:
+        if item.item in HIDDEN_ITEMS:
+            continue
+        if not item.held and item.points < item.max_points and not voided and item.item not in lost:
+            item = item.model_copy(update={"points": item.max_points})
+        items.append(item)
+    return PartScore(part=name, score=sum(i.points for i in items), max_score=sum(i.max_points for i in items),
+                     items=tuple(items))
 
 
 # -- HTML ------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 from ..core.late import gradescope_penalty
 from ..course import read_course
 from ..errors import CourseFileError
+from ._results import total_line
 
 COURSE_FILE = "course.toml"
 METADATA = "submission_metadata.json"
@@ -56,8 +57,12 @@ def apply_late_policy(document: dict[str, Any], source: Path, lab: str, metadata
     raw = float(document["score"])
     points = round(raw * late.percent / 100, 5)
     document["score"] = round(raw - points, 5)
-    document.setdefault("tests", []).append({"name": "Late penalty", "visibility": "visible", "score": -points,
+    document.setdefault("tests", []).append({"name": "Late penalty", "visibility": "after_published", "score": -points,
                                              "max_score": 0, "status": "failed" if points else "passed",
                                              "output": late.rule or "no deadline for this lab"})
+    most = float(extra.get("max_score") or 100)
+    for test in document["tests"]:  # the published total never contradicts the score
+        if test.get("name") == "Total":
+            test["output"] = total_line(document["score"], most, (points, late.rule) if points else None)
     extra["late"] = {"raw_score": raw, "late_penalty": points, "percent": late.percent, "rule": late.rule}
     return document

@@ -2,13 +2,16 @@
 
 Layout (https://gradescope-autograders.readthedocs.io/en/latest/specs/):
 
-- top-level ``output`` — one line: lab, track, score, what was graded (or the one sentence
-  saying why nothing could be graded);
+- top-level ``visibility`` ``after_published`` (every test not marked otherwise waits for publication)
+  and ``output`` — one line: lab, track and what was graded (or the one sentence saying why nothing
+  could be graded), never the total;
 - ``Public checks`` — visible at once, no score of its own: one line per part with its public
-  points and what to do, each sentence said once;
+  points and what to do, each sentence said once; what the public checks alone give, so it never
+  tells that a hidden check (replay) failed;
 - one entry per part A–E and one for the synthesis — ``after_published``: the rubric's
-  points and max points (they add up to the rubric's 100), and one line per lost item,
-  hidden items included;
+  points and max points (they add up to the rubric's 100), one line per lost item,
+  hidden items included, and whether the part's prediction was supported;
+- ``Total`` — ``after_published``: the score of record, and the late penalty charged when there is one;
 - ``Staff review`` — ``hidden`` (instructors only), present when there is a flag or a note.
 
 The top-level ``score`` is the score of record; ``extra_data`` keeps flags, provenance and
@@ -25,11 +28,12 @@ from typing import Any
 
 from ..core import flags as flag_names
 from ..core.grading import REVIEW_CRITERIA
-from ..core.report import HIDDEN_ITEMS, GradeReport, ItemScore
+from ..core.report import GradeReport, ItemScore
 from ._otter_tests import OtterResults
 from ._record import ScoreOfRecord
 from ._upload import lab_title
 
+PREDICTION_ITEM = "prediction_correct"
 FLAG_KERNEL_DISAGREES = flag_names.KERNEL_DISAGREES
 FLAG_KERNEL_RESULTS_REJECTED = flag_names.KERNEL_RESULTS_REJECTED
 FLAG_TESTS_DISAGREE = flag_names.TESTS_DISAGREE
@@ -107,11 +111,8 @@ def _public_sentences(report: GradeReport, part: str) -> list[str]:
     if all(item.held for item in scores.items):
         return ["held for staff review (the grader failed on this part, not your error)."]
     findings = [f for f in report.findings_for(part) if not f.hidden]
-    lost_public = [i for i in scores.items if i.item not in HIDDEN_ITEMS and i.points < i.max_points]
+    # Only what the public checks say: a hidden check's verdict (an edited number failing replay) is never hinted at.
     sentences = [f.message for f in findings if f.voids_part or f.rubric_item or f.also_costs]
-    if lost_public and not sentences and any(f.voids_part for f in report.findings_for(part)):
-        sentences.append("this part's evidence did not pass a check shown when grades are published, so the part "
-                         "earns nothing until it is captured again.")
     sentences += _notes_for(report, part, public_only=True)
     return list(dict.fromkeys(sentences))
 
@@ -159,17 +160,41 @@ def public_summary(record: ScoreOfRecord) -> tuple[str, bool]:
             shown.append("As for " + " and ".join(earlier) + ".")
         lines.append(line + (" — " + " ".join(shown) if shown else "."))
     track = f", track {record.track}" if record.track else ""
-    lines.insert(header_at, f"{lab_title(record.lab)}{track}: public checks {public.score:g} / {public.max_score:g} "
-                            "(replay and prediction checks are shown when grades are published).")
+    lines.insert(header_at, f"{lab_title(record.lab)}{track}: public checks {public.score:g} / {public.max_score:g}. "
+                            f"{PUBLISHED_LATER}")
     return "\n".join(lines), clean
 
 
+PUBLISHED_LATER = ("The replay of your evidence, whether your predictions were supported, each part's points and "
+                   "your total are shown when grades are published.")
+
+
 def _headline(record: ScoreOfRecord) -> str:
-    report = record.report
+    """The top-level output: what was graded, never the total (a student reads it before grades are published)."""
     if record.problem:
-        return f"{lab_title(record.lab)}: {report.score:g} / {report.max_score:g}. {record.problem}"
-    return (f"{lab_title(record.lab)}, track {record.track}: {report.score:g} / {report.max_score:g}, "
-            f"graded from {record.source}.")
+        return f"{lab_title(record.lab)}: {record.problem}"
+    return f"{lab_title(record.lab)}, track {record.track}: graded from {record.source}. {PUBLISHED_LATER}"
+
+
+def total_line(score: float, max_score: float, late: tuple[float, str] | None = None) -> str:
+    """The total as published: the score of record, with the late penalty charged stated beside it."""
+    if late is None or not late[0]:
+        return f"Total: {score:g} / {max_score:g}."
+    points, rule = late
+    return f"Total: {score:g} / {max_score:g}, after a late penalty of {points:g} points ({rule})."
+
+
+def _prediction_line(report: GradeReport, part: str) -> str | None:
+    """Whether the part's prediction was supported by the replayed numbers, said after publication (formative when the
+    rubric gives it no points)."""
+    item = next((i for i in report.parts[part].items if i.item == PREDICTION_ITEM), None)
+    if item is None:
+        return None
+    wrong = next((f for f in report.findings_for(part) if f.rubric_item == PREDICTION_ITEM), None)
+    formative = " (formative: no points)" if item.max_points == 0 else ""
+    if wrong is None:
+        return f"Your prediction was supported by your evidence{formative}."
+    return f"Your prediction was not supported by your evidence{formative}: {wrong.message}"
 
 
 def _staff_lines(record: ScoreOfRecord, flags: list[str], notes: Iterable[str]) -> list[str]:
@@ -195,6 +220,7 @@ def gradescope_results(record: ScoreOfRecord, review: Review | None = None) -> d
         "output": summary,
     }]
     for number, (name, part) in enumerate(report.parts.items(), start=1):
+        prediction = None if record.problem else _prediction_line(report, name)
         if record.problem:
             lost = [f"-{part.max_score:g} (all items): nothing gradable was uploaded (see the summary)."]
         else:
@@ -206,8 +232,9 @@ def gradescope_results(record: ScoreOfRecord, review: Review | None = None) -> d
             "max_score": round(part.max_score, 5),
             "status": "passed" if math.isclose(part.score, part.max_score) else "failed",
             "visibility": "after_published",
-            "output": "\n".join(lost) if lost else "Every check passed.",
+            "output": "\n".join([*(lost or ["Every check passed."]), *([prediction] if prediction else [])]),
         })
+    tests.append({"name": "Total", "visibility": "after_published", "output": total_line(report.score, report.max_score)})
     if flags or notes:
         tests.append({"name": "Staff review", "visibility": "hidden", "status": "failed" if flags else "passed",
                       "output": "\n".join(_staff_lines(record, flags, notes))})
@@ -229,6 +256,9 @@ def gradescope_results(record: ScoreOfRecord, review: Review | None = None) -> d
         extra["notebook_run"] = review.run
     return {
         "score": round(report.score, 5),
+        # Before publication a student sees the public checks only (the test marked visible), never the total or a
+        # hidden check's result; Gradescope's "Hide autograder results" keeps the score itself from showing too.
+        "visibility": "after_published",
         "output": _headline(record),
         "stdout_visibility": "hidden",
         "tests": tests,

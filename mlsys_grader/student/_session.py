@@ -596,10 +596,11 @@ class LabSession:
                          to_do(report.findings_for(part)))
 
     def missing(self) -> Notice | None:
-        """What is still missing before hand-in, in one sentence with what it costs; ``None`` when nothing is.
+        """What is still missing or wrong before hand-in, in one sentence with what it costs; ``None`` when nothing is.
 
-        Missing means a part without captured evidence and a synthesis answer not given;
-        the cost is the points those parts and the synthesis earn nowhere today, hidden items included.
+        Missing means a part without captured evidence and a synthesis answer not given (the cost: the points those
+        parts and the synthesis earn nowhere today, hidden items included); wrong, a part whose evidence is stale
+        and a rationale below the rubric's minimum length (the cost: the points the public checks take for it).
         """
         full = self._full_report()
         uncaptured = [part for part in self.lab.part_ids() if part not in self._evidence]
@@ -608,12 +609,28 @@ class LabSession:
         unanswered = [SYNTHESIS_WORDS.get(name, name) for name in self.lab.synthesis_fields if _unanswered(answers.get(name))]
         if unanswered:
             gaps.append(f"the synthesis's {listing(unanswered, 'and')}")
-        if not gaps:
-            return None
         places = uncaptured + (["synthesis"] if unanswered else [])
         cost = sum(full.parts[place].max_score - full.parts[place].score for place in places if place in full.parts)
-        return Notice("warn", f"Still missing: {listing(gaps, 'and')}; as it stands that costs {cost:g} of the "
-                              f"{full.max_score:g} points.", [])  # one sentence: the export cell shows nothing else of ours
+        public = full.public()
+        problems = []
+        for part in sorted({f.part for f in public.findings if f.criterion == "stale" and f.part not in places}):
+            items = {i for f in public.findings_for(part) if f.criterion == "stale" for i in (f.rubric_item, *f.also_costs) if i}
+            lost = sum(i.max_points - i.points for i in public.parts[part].items if i.item in items)
+            problems.append(f"part {part} is stale (its evidence no longer matches your final settings; recapture it: "
+                            f"{lost:g} points)")
+            cost += lost
+        short = next((f for f in public.findings if f.rubric_item == "rationale_length"), None)
+        if short is not None and "synthesis" not in places:
+            lost = sum(i.max_points - i.points for i in public.parts["synthesis"].items if i.item.startswith("rationale"))
+            problems.append(f"your rationale has {short.actual} word{'' if short.actual == 1 else 's'}, below the "
+                            f"{short.expected} asked ({lost:g} points)")
+            cost += lost
+        if not gaps and not problems:
+            return None
+        said = [f"Still missing: {listing(gaps, 'and')}"] if gaps else []
+        said += [problem[0].upper() + problem[1:] if not said and i == 0 else problem for i, problem in enumerate(problems)]
+        return Notice("warn", f"{'; '.join(said)}; as it stands that costs {cost:g} of the {full.max_score:g} points.",
+                      [])  # one sentence: the export cell shows nothing else of ours
 
     def before_export(self) -> None:
         """The export cell's warning: show :meth:`missing` (nothing when the submission is complete)."""
@@ -638,6 +655,7 @@ class LabSession:
         A notebook older than the bundle was not saved after the latest change: the zip is still made (the grade
         is the bundle's), and the returned notice says so and what to do.
         """
+        gaps = self.missing()
         self.before_export()
         bundle = self.path
         if not bundle.is_file():
@@ -666,6 +684,9 @@ class LabSession:
             return Notice("warn", f"{source.name} on disk is older than {bundle.name}: the notebook was not saved after your "
                                   f"latest work. Save it (File > Save) and run this cell again; {target.name} holds your "
                                   "evidence as it is now, but the notebook as last saved.")
+        if gaps is not None:
+            return Notice("warn", f"Exported {target.name} (your notebook and {bundle.name}), with what is listed above still "
+                                  "to do: fix it and export again, or upload this zip knowing what it costs.")
         return Notice("success", f"Exported {target.name} (your notebook and {bundle.name}): upload that zip as it is.")
 
     def report(self):
