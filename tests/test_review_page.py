@@ -113,6 +113,13 @@ def test_step_through_the_queue_by_keyboard_see_the_spans_and_override_with_a_co
         assert "flag collusion" in page.inner_text("#why")
         assert page.locator("#collusion mark.shared").count() >= 2, "the shared text marked on both sides"
         assert page.locator("#collusion .time-shared").count() >= 1 and page.locator("#times .time-shared").count() >= 1
+        # the other submission's settings and choices beside ours: Dee's copy has every one of Eve's
+        settings = page.locator("#collusion table.settings")
+        assert settings.count() == 1 and settings.locator("tr.same").count() >= 9, settings.inner_text()
+        assert "compiled_fused" in settings.inner_text() and "dispatches=" in settings.inner_text()
+        shot = tmp_path / "collusion-entry.png"
+        page.locator("#collusion").screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000, "the side-by-side view rendered"
     row = final_row(db, "2005", "lab07")
     assert (row["machine_score"], row["score"]) == (98.0, 100.0)
     assert "recommends compiled execution with fusion in the first sentence" in row["overrides"]

@@ -287,7 +287,9 @@ def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", toleran
         tolerance = default_rubric(report.lab).quantity_tolerance
     return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or "",
             "evidence": evidence_numbers(bundle), "spans": rationale_spans(get_lab(bundle.lab), bundle, tolerance),
-            "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS}}
+            "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
+            # the final settings of every part, shown beside a collusion partner's on the review page
+            "controls": {str(part): dict(values) for part, values in (getattr(bundle, "controls", None) or {}).items()}}
 
 
 def evidence_numbers(bundle: Bundle) -> dict[str, dict[str, Any]]:

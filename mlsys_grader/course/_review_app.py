@@ -106,6 +106,15 @@ def check_lengths(form: Mapping[str, str]) -> None:
             abort(400, f"{field}: at most {most:,} characters (got {len(value):,})")
 
 
+def _shown(value: Any) -> str:
+    """A part's settings or a choice in a cell: ``dispatches=2, executions=120``; a missing one as ``—``."""
+    if value is None:
+        return "—"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k}={v}" for k, v in sorted(value.items())) or "—"
+    return str(value)
+
+
 def saved_words(made: Sequence[Any], before: float | None, after: float | None) -> str:
     """What a save changed, for the page to confirm it: each decision, and the final score before and after."""
     what = [f"{m.item} {m.old_points:g} → {m.new_points:g}" if hasattr(m, "item") else m.words().split(" by ")[0]
@@ -190,7 +199,15 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
                 other_times = other.get("part_times") or {}
                 others_all |= {t for times in other_times.values() for t in times}
                 spans += shared_spans(rationale, other_text, f"the same words as {student}")
-                others.append({"student": student, "name": other_row.get("student_name", ""),
+                mine_controls, their_controls = result.get("controls") or {}, other.get("controls") or {}
+                mine_choices, their_choices = result.get("choices") or {}, other.get("choices") or {}
+                settings = [(part, _shown(mine_controls.get(part)), _shown(their_controls.get(part)),
+                             mine_controls.get(part) == their_controls.get(part))
+                            for part in sorted(set(mine_controls) | set(their_controls))]
+                settings += [(name, _shown(mine_choices.get(name)), _shown(their_choices.get(name)),
+                              mine_choices.get(name) == their_choices.get(name))
+                             for name in sorted(set(mine_choices) | set(their_choices))]
+                others.append({"student": student, "name": other_row.get("student_name", ""), "settings": settings,
                                "segments": segments(other_text, shared_spans(other_text, rationale,
                                                                              f"the same words as {current.student}")),
                                "times": {part: [(t, t in mine_all) for t in times] for part, times in other_times.items()}})

@@ -77,6 +77,8 @@ class Result(TypedDict, total=False):
     evidence: dict[str, dict[str, Any]]
     spans: list[list[Any]]
     choices: dict[str, Any]
+    controls: dict[str, dict[str, Any]]
+    """Part → the bundle's final control settings, for the review page's collusion view."""
 
 
 SCORED = (Status.GRADED, Status.REGRADE)
