@@ -20,11 +20,13 @@ from typing import Any
 from .._mlsysim import unit_registry
 from .context import GradingContext, PartState, evaluator_errors, exact_as_planned, first_difference, plan_fingerprint, same_json
 from .generated import check_generated
+from .jsonio import canonical_dumps
 from .labspec import LabRules, PartPlan, arm_inputs
 from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
 from .report import Finding, PartName
 from .rubric import Rubric
+from .seal import FIRST_BOOK_SEALED_SCHEMA, legacy_fingerprint
 
 
 @dataclass(frozen=True)
@@ -276,10 +278,15 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     final = state.final_plan
     if final is None:
         return
-    expected_fp = plan_fingerprint(lab, track, part, final.upstream)
-    # Exactly the plan's inputs (types and order): their fingerprint is the plan's; else it is computed from them.
-    own_inputs_match = exact_as_planned(final.upstream, record.inputs)
-    if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
+    # The record's upstream settings against the final ones, compared directly (to the type: the JSON the seal covers),
+    # and its seal against the one the final settings give (so a seal that does not cover its own inputs is stale too).
+    # A bundle written before schema 3 keeps the seal of its own schema, checked by that schema's rule.
+    if ctx.bundle.read_version < FIRST_BOOK_SEALED_SCHEMA:
+        expected_fp = legacy_fingerprint(lab.lab_id, track, part, final.upstream)
+    else:
+        expected_fp = plan_fingerprint(lab, track, part, final.upstream)
+    same_settings = exact_as_planned(final.upstream, record.inputs) or canonical_dumps(final.upstream) == canonical_dumps(record.inputs)
+    if not same_settings or record.upstream_fingerprint != expected_fp:
         detail_text = _stale_detail(lab, part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
         upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
         yield Finding(part=part, criterion="stale", rubric_item="fresh",

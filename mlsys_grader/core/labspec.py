@@ -31,8 +31,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, final, runtime_checkable
 
 from ..errors import DomainError
-from .jsonio import canonical_dumps, sha256_of
+from .jsonio import canonical_dumps
 from .models import SYNTHESIS_FIELDS
+from .seal import book_seal
 
 if TYPE_CHECKING:
     from .models import Bundle, EvidenceRecord
@@ -200,11 +201,6 @@ class Problem(NamedTuple):
     message: str
     expected: Any
     actual: Any
-
-
-def fingerprint(lab_id: str, track: str, part: str, upstream: Mapping[str, Any]) -> str:
-    """SHA-256 of the track and the upstream settings a part's record depends on."""
-    return sha256_of({"lab": lab_id, "track": track, "part": part, "upstream": upstream})
 
 
 @dataclass(frozen=True)
@@ -458,6 +454,12 @@ class PartRules(Protocol):
 
     def infer_controls(self, lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
         """Recover the controls and upstream results that would produce ``record``, or None."""
+        ...
+
+    def upstream_inputs(self, part: str, inputs: Mapping[str, Any]) -> Any:
+        """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
+        ``inputs`` are these: the settings whose change makes the capture stale, which its seal covers
+        (:func:`.seal.book_seal`)."""
         ...
 
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
@@ -821,7 +823,8 @@ class Lab:
 
     # -- shared helpers ------------------------------------------------------------------------------------------
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str:
-        return fingerprint(self.lab_id, track, part, upstream)
+        """The book's seal of a part's record whose inputs are ``upstream``: over the upstream inputs the lab declares."""
+        return book_seal(track, self.rules.upstream_inputs(part, upstream))
 
     def choice(self, options: Sequence[Choice], value: str | None) -> Choice | None:
         """The option whose value is ``value``, or None."""

@@ -190,6 +190,15 @@ def inferred_controls(part: str, result_inputs: Mapping[str, Any], decision: Any
     return controls
 
 
+
+def upstream_inputs(part: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the book's notebook seals a capture over (its ``upstream_inputs``): each part's own ``inputs``.
+
+    No part of this lab builds on another in the book (part E's are ``{operator, shape_mode, decision}``, nothing of
+    part A), so no capture goes stale when another part changes.
+    """
+    return inputs
+
 # -- judging ----------------------------------------------------------------
 def displayed_prediction(track: str, part: str, plan: PartPlan) -> str:
     """The verdict the notebook shows; part B's is the seed's ``compilation_repaid`` outcome."""

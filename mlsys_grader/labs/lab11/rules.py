@@ -337,6 +337,14 @@ def decide(part: str, controls: Mapping[str, Any], baseline: dict[str, Any], res
             "result_role": "chosen candidate" if choice == "alternative" else "rejected alternative"}
 
 
+
+def upstream_inputs(part: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the book's notebook seals a capture over (its ``upstream_inputs``): each part's own ``inputs``.
+
+    Part D's inputs hold part C's selected result latency, so D's seal covers the part C result it builds on.
+    """
+    return inputs
+
 # -- judging ----------------------------------------------------------------
 def displayed_prediction(track: str, part: str, plan: PartPlan) -> str:
     """The verdict the notebook shows; parts A and D apply the module docstring's thresholds."""
