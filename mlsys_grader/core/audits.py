@@ -19,6 +19,7 @@ from typing import Any
 
 from .._mlsysim import unit_registry
 from .context import GradingContext, PartState, evaluator_errors, exact_as_planned, first_difference, plan_fingerprint, same_json
+from .drift import BuildVariant, Mismatch, moved_setting, split_variants, spread
 from .generated import check_generated
 from .jsonio import canonical_dumps
 from .labspec import LabRules, PartPlan, arm_inputs
@@ -130,16 +131,16 @@ def check_domain(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
         yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
 
 
-DRIFT_MIN_VALUES = 3
-"""A part's mismatch reads as another mlsysim only when at least this many recorded values are off ..."""
-DRIFT_MIN_ARMS = 2
-"""... in at least this many of its arms (baseline, intervention, alternatives): see :func:`check_replay`."""
+def _unexplained(ctx: GradingContext, part: PartId) -> tuple[list[Mismatch], list[tuple[Mismatch, BuildVariant]]]:
+    """A part's replay mismatches that no build the lab lists explains, and those one does."""
+    return split_variants(ctx.lab.build_variants(), ctx.track, part, ctx.parts[part].mismatches or [])
 
 
-def _spread(found: list[tuple[str, Any, Any]]) -> bool:
-    """True when the mismatch runs through the part: enough values, in more than one arm."""
-    arms = {where.split(".", 1)[0] for where, _, _ in found}
-    return len(found) >= DRIFT_MIN_VALUES and len(arms) >= DRIFT_MIN_ARMS
+def _drifts(ctx: GradingContext, part: PartId) -> bool:
+    """Whether the part's own mismatch reads as another mlsysim: it runs through the part, and it is not the numbers of
+    another allowed setting (moved inputs)."""
+    found, _ = _unexplained(ctx, part)
+    return spread(found) and moved_setting(ctx.lab, ctx.track, part, ctx.parts[part]) is None
 
 
 def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
@@ -148,11 +149,18 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     Inputs inside the domain were already evaluated when the part's plan was built,
     so the plan's arms are the replayed arms; inputs outside it are never replayed.
     A part that does not replay earns nothing (its evidence is unverified); the finding
-    says why, from the pattern of the mismatch and never from a version label:
+    says why, from the pattern of the mismatch and never from a version label
+    (:mod:`.drift` reads it):
 
+    * **another build the lab lists** (:class:`~.drift.BuildVariant`, e.g. the book's hosted
+      labs): a listed field holding that build's value is tolerated, with a note naming the
+      build, and costs nothing; any other value of it is compared as usual;
+    * **moved inputs** (criterion ``replay``): every recorded number is what the evaluator gives
+      for another allowed setting of the part, so the inputs were moved without recomputing —
+      an edit, however many numbers it moves;
     * **version drift** (criterion ``version``): another mlsysim moves many numbers at
-      once, so a part counts as drifted when at least :data:`DRIFT_MIN_VALUES` recorded
-      values are off across at least :data:`DRIFT_MIN_ARMS` of its arms — or when its
+      once, so a part counts as drifted when at least :data:`~.drift.DRIFT_MIN_VALUES` recorded
+      values are off across at least :data:`~.drift.DRIFT_MIN_ARMS` of its arms — or when its
       mismatch is smaller but another part of the same submission drifts that way (one
       session runs one mlsysim);
     * **edited evidence** (criterion ``replay``): otherwise — one number, or a few in a
@@ -162,12 +170,14 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     and costs nothing, so a missing label is never cheaper than an honest one.  (The comparison
     itself is made when the context is built: :attr:`PartState.mismatches`.)
     """
-    record, found = _record(ctx, part), ctx.parts[part].mismatches
-    if record is None or found is None:
+    record, state = _record(ctx, part), ctx.parts[part]
+    if record is None or state.mismatches is None:
         return  # nothing captured, held for staff, or not replayed (reported by check_domain)
+    found, explained = _unexplained(ctx, part)
     label = record.mlsysim_version
     labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
-    if found and (_spread(found) or any(state.mismatches and _spread(state.mismatches) for state in ctx.parts.values())):
+    moved = moved_setting(ctx.lab, ctx.track, part, state) if found and spread(found) else None
+    if found and moved is None and (spread(found) or any(_drifts(ctx, other) for other in ctx.parts if other != part)):
         where, expected, actual = found[0]
         arms = sorted({w.split(".", 1)[0].split("[", 1)[0] for w, _, _ in found})
         yield Finding(
@@ -176,6 +186,14 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
                      f"{len(found)} values across {', '.join(arms)}, starting with {where}, as when another mlsysim "
                      f"version produced them; install mlsysim=={ctx.mlsysim_version} and recapture the part."),
             expected=expected, actual=actual)
+    elif moved is not None:
+        where, expected, actual = found[0]
+        setting = ", ".join(f"{name} = {value!r}" for name, value in moved.items())
+        yield Finding(
+            part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
+            message=(f"Part {part}'s numbers are what mlsysim {ctx.mlsysim_version} computes for another setting ({setting}), "
+                     f"not for its recorded inputs{labelled}; recapture the part instead of editing its inputs."),
+            expected=expected, actual=actual)
     elif found:
         where, expected, actual = found[0]
         yield Finding(
@@ -183,6 +201,13 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
             message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}, "
                      "while the rest of its evidence replays exactly; recapture the part instead of editing numbers."),
             expected=expected, actual=actual)
+    elif explained:
+        (where, expected, actual), variant = explained[0]
+        yield Finding(part=part, criterion="version",
+                      message=f"Part {part}'s {where} is {actual!r}, the value {variant.build} gives where mlsysim "
+                              f"{ctx.mlsysim_version} gives {expected!r}; every other number replays exactly, so it counts "
+                              "in full; nothing to do.",
+                      expected=expected, actual=actual)
     elif labelled:
         yield Finding(part=part, criterion="version",
                       message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "

@@ -36,6 +36,7 @@ from .models import SYNTHESIS_FIELDS
 from .seal import book_seal
 
 if TYPE_CHECKING:
+    from .drift import BuildVariant
     from .models import Bundle, EvidenceRecord
     from .rationale import ChoiceTerms, RecordedArms
 
@@ -337,6 +338,7 @@ class LabRules(Protocol):
     def part_ids(self) -> tuple[str, ...]: ...
     def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan: ...
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str: ...
+    def build_variants(self) -> tuple[BuildVariant, ...]: ...
     def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str: ...
     def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]: ...
@@ -460,6 +462,11 @@ class PartRules(Protocol):
         """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
         ``inputs`` are these: the settings whose change makes the capture stale, which its seal covers
         (:func:`.seal.book_seal`)."""
+        ...
+
+    def build_variants(self) -> tuple[BuildVariant, ...]:
+        """The fields another build of the book's evaluators gives differently, and the values it gives (the lab's table;
+        empty when every build agrees): the replay check tolerates them with a note (:mod:`.drift`)."""
         ...
 
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
@@ -743,6 +750,9 @@ class Lab:
 
     def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
         return self.rules.infer_controls(self, track, part, record)
+
+    def build_variants(self) -> tuple[BuildVariant, ...]:
+        return self.rules.build_variants()
 
     # -- judging -------------------------------------------------------------------------------------------------
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
