@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
-STUDENT_COMMANDS = ("check", "schema", "rubric")
+STUDENT_COMMANDS = ("check", "schema", "rubric", "ledger")
 STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit", "generate")
 TRACKS = DEFAULT_TRACKS  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
@@ -84,6 +84,20 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not args.all:
         report = report.public()
     print(format_report(report, as_json=args.json, staff=args.all))
+    return EXIT_OK
+
+
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    from .api import read_submission
+    from .ledger import ledger_history
+
+    history = ledger_history(read_submission(args.file).raise_for_error())
+    text = json.dumps(history, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    if args.output is None:
+        print(text, end="")
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote the book's design-ledger payload for chapter {', '.join(history)} to {args.output}")
     return EXIT_OK
 
 
@@ -385,6 +399,12 @@ def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
     rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
     rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
     rubric.set_defaults(func=_cmd_rubric)
+
+    ledger = sub.add_parser("ledger", help="write a submission as the book's design-ledger payload for its chapter "
+                                           "({chapter: payload}, what the book's capstone auditor reads)")
+    ledger.add_argument("file", help="a submission in any form `check` reads")
+    ledger.add_argument("-o", "--output", help="write the JSON here (default: print it)")
+    ledger.set_defaults(func=_cmd_ledger)
 
     if staff is None:
         staff = staff_installed()

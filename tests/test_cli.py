@@ -87,7 +87,7 @@ def test_the_staff_commands_are_registered_only_where_the_staff_package_is_insta
 
     assert staff_installed()  # the tests run in a staff install
     assert _commands(build_parser()) == _commands(build_parser(staff=True)) == [*STUDENT_COMMANDS, *STAFF_COMMANDS]
-    assert _commands(build_parser(staff=False)) == list(STUDENT_COMMANDS) == ["check", "schema", "rubric"]
+    assert _commands(build_parser(staff=False)) == list(STUDENT_COMMANDS) == ["check", "schema", "rubric", "ledger"]
     assert "solve" in STAFF_COMMANDS and "kit" in STAFF_COMMANDS and "grade" in STAFF_COMMANDS
 
 
@@ -99,7 +99,7 @@ def test_a_student_install_says_in_one_line_that_solve_is_a_staff_command(monkey
     out = tmp_path / "b.json"
     assert main(["solve", "--lab", "lab07", "--track", "cloud", "-o", str(out)]) == EXIT_USAGE
     assert capsys.readouterr().err == ("mlsys-grader: `solve` is a course-staff command, not part of the student kit; "
-                                       "this install has check, schema, rubric\n")
+                                       "this install has check, schema, rubric, ledger\n")
     assert not out.exists()
     assert main(["schema"]) == EXIT_OK  # a student's own commands still run
 

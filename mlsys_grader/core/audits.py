@@ -123,10 +123,22 @@ def check_record_shape(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
 
 
 def check_domain(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
-    state = ctx.parts[part]
+    """Inputs no allowed setting on the bundle's track produces, and a record relabelled to another track.
+
+    A record labelled with another track whose inputs are this track's was captured here and relabelled in the file
+    (the notebook captures on the session's track): the book voids such a record (its capstone auditor refuses the
+    chapter), and so does the grader, for staff; a record really captured on another track fails its inputs instead.
+    """
+    state, record = ctx.parts[part], _record(ctx, part)
     for message, expected, actual in state.domain_problems:
         yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
                       rubric_item="replay", hidden=True, voids_part=True)
+    if record is not None and record.track != ctx.track and not state.domain_problems:
+        yield Finding(part=part, criterion="domain", rubric_item="replay", hidden=True, voids_part=True,
+                      message=f"Part {part}'s record is labelled track {record.track!r}, but its inputs are track "
+                              f"{ctx.track!r}'s: the label was edited, so the record is void; recapture part {part} "
+                              "from the notebook.",
+                      expected=ctx.track, actual=record.track)
     for message, expected, actual in state.final_problems:
         yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
 
