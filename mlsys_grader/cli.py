@@ -87,20 +87,6 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _cmd_ledger(args: argparse.Namespace) -> int:
-    from .api import read_submission
-    from .ledger import ledger_history
-
-    history = ledger_history(read_submission(args.file).raise_for_error())
-    text = json.dumps(history, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
-    if args.output is None:
-        print(text, end="")
-    else:
-        Path(args.output).write_text(text, encoding="utf-8")
-        print(f"wrote the book's design-ledger payload for chapter {', '.join(history)} to {args.output}")
-    return EXIT_OK
-
-
 def _cmd_warm(args: argparse.Namespace) -> int:
     from .course import warm_replay_tables as warm
     from .labs import lab_ids
@@ -280,6 +266,20 @@ def _cmd_review(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_USAGE
     serve(args.db, by=by, port=args.port, open_browser=not args.no_browser)
+    return EXIT_OK
+
+
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    from .api import read_submission
+    from .ledger import ledger_history
+
+    history = ledger_history(read_submission(args.file).raise_for_error())
+    text = json.dumps(history, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    if args.output is None:
+        print(text, end="")
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote the book's design-ledger payload for chapter {', '.join(history)} to {args.output}")
     return EXIT_OK
 
 
