@@ -4,6 +4,9 @@ Exit codes:
   0  graded (or the command did what it was asked)
   1  the submission cannot be graded — one line says why, never a traceback
   2  usage error (bad arguments)
+  130  interrupted (Ctrl-C): one line, nothing half written; run the same command again to finish
+
+Output into a closed pipe (``mlsys-grader review --list | head -1``) ends the command quietly with 0.
 
 Staff commands (:data:`STAFF_COMMANDS`: ``solve``, the gradebook's, Otter's) exist only where
 :mod:`mlsys_grader.staff` is installed: the student kit's build leaves it out, so a student's
@@ -19,7 +22,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .api import grade_file
@@ -41,6 +44,8 @@ if TYPE_CHECKING:
 # mlsysim loads only when a command grades or solves (through ``mlsys_grader.labs``).
 
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130
+"""128 + SIGINT, as a shell reports a command stopped by Ctrl-C."""
 STUDENT_COMMANDS = ("check", "schema", "rubric", "ledger")
 STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit", "generate")
 TRACKS = DEFAULT_TRACKS  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
@@ -87,23 +92,63 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _TableProgress:
+    """A progress bar on stderr while replay tables build (a terminal only; nothing is drawn otherwise): evaluations
+    counted per lab, as a build's total is known only once it ends."""
+
+    def __init__(self, show: bool) -> None:
+        self.show = show
+        self.bar: Any = None
+        self.tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> _TableProgress:
+        if self.show:
+            from rich.console import Console
+            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(SpinnerColumn(), TextColumn("building the {task.fields[lab]} replay table (once per machine)"),
+                                TextColumn("{task.completed:,} evaluations"), TimeElapsedColumn(),
+                                console=Console(stderr=True), transient=True)
+            self.bar.__enter__()
+        return self
+
+    def __call__(self, lab_id: str, evaluations: int) -> None:
+        if self.bar is None:
+            return
+        if lab_id not in self.tasks:
+            self.tasks[lab_id] = self.bar.add_task("table", total=None, lab=lab_id)
+        self.bar.update(self.tasks[lab_id], completed=evaluations)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
 def _cmd_warm(args: argparse.Namespace) -> int:
     from .course import warm_replay_tables as warm
     from .labs import lab_ids
 
-    for lab_id, path, entries, status in warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None):
+    with _TableProgress(sys.stderr.isatty()) as progress:
+        done = warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None, progress)
+    for lab_id, path, entries, status in done:
         print(f"{lab_id}: {status}, {entries} evaluations, {path}")
     return EXIT_OK
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    args.started = time.perf_counter()  # the summary's time is the whole run's, a table build included
+    args.table_note = ""
     if args.live_replay:
         return _grade(args)
     from .course import ensure_replay_tables as ensure_tables
     from .course import replay_tables
 
     cache = Path(args.replay_cache) if args.replay_cache else None
-    ensure_tables(cache)
+    with _TableProgress(sys.stderr.isatty() and not args.quiet) as progress:
+        built = ensure_tables(cache, progress=progress)
+    if built:
+        args.table_note = (f"built the replay table of {', '.join(built)} in {time.perf_counter() - args.started:.1f} s "
+                           "(once per machine; `mlsys-grader warm` builds it ahead)")
     with replay_tables(cache):
         return _grade(args)
 
@@ -144,6 +189,7 @@ def _grade(args: argparse.Namespace) -> int:
             result = grade_paths(args.paths, options, progress=progress)
     else:
         result = grade_paths(args.paths, options)
+    result.seconds = time.perf_counter() - getattr(args, "started", time.perf_counter() - result.seconds)
     result.write_csv(args.output)
     final_path = args.final or default_final_path(args.output)
     result.write_final(final_path)
@@ -151,6 +197,8 @@ def _grade(args: argparse.Namespace) -> int:
         write_summary(result, args.html)
     if not args.quiet:
         print(format_grade_summary(result, args.output, args.html, options.db))
+        if getattr(args, "table_note", ""):
+            print(args.table_note)
         print(f"final gradebook ({len(result.final)} rows, one per student and lab) written to {final_path}")
     if options.only and not result.only_matched:
         print(f"mlsys-grader: --only {', '.join(options.only)} matched no input (by student key, email, sid or input hash); "
@@ -204,6 +252,16 @@ def _cmd_feedback(args: argparse.Namespace) -> int:
     if not Path(args.db).is_file():
         print(f"mlsys-grader feedback: no gradebook at {args.db}; run `mlsys-grader grade` first", file=sys.stderr)
         return EXIT_USAGE
+    if args.lms:
+        from .course import write_lms_feedback
+
+        zipped = write_lms_feedback(args.db, args.output, args.lms, release=args.release)
+        print(f"wrote {zipped.zip_path}: {len(zipped.entries)} feedback page(s) named as {args.lms.capitalize()}'s download "
+              f"named the submissions ({'released' if zipped.released else 'hidden items withheld until --release'}); "
+              f"{zipped.skipped} student-lab row(s) without a gradable submission")
+        for path, why in zipped.elsewhere:
+            print(f"  not in the zip: {why}; written to {path}")
+        return EXIT_OK
     done = write_feedback(args.db, args.output, release=args.release)
     print(f"wrote {len(done.files)} feedback page(s) into {args.output} "
           f"({'released: every item and the final score' if done.released else 'hidden items withheld until --release'}); "
@@ -215,7 +273,7 @@ def format_queue(entries: Sequence[Entry]) -> str:
     """The review queue as lines: points at stake, student, lab, why."""
     lines = [f"{len(entries)} submission(s) to review, most points at stake first"]
     for entry in entries:
-        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab}: {' | '.join(entry.reasons)}")
+        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab or '(lab unknown)'}: {' | '.join(entry.reasons)}")
     return "\n".join(lines)
 
 
@@ -241,6 +299,21 @@ def _cmd_review(args: argparse.Namespace) -> int:
                 return EXIT_USAGE
             add_request(db, args.request, args.lab, args.reason, args.item or "", by)
             print(f"recorded a regrade request for {args.request} {args.lab}{' ' + args.item if args.item else ''}")
+            return EXIT_OK
+        if args.decide:
+            chosen = [name for name, given in (("--points", args.points is not None), ("--missing", args.missing),
+                                                ("--confirm", args.confirm)) if given]
+            if len(chosen) != 1:
+                print(f"mlsys-grader review: --decide needs one of --points N, --missing or --confirm (got "
+                      f"{', '.join(chosen) or 'none'})", file=sys.stderr)
+                return EXIT_USAGE
+            from .course import WholeDecision, decide
+
+            verdict = "confirm" if args.confirm else "missing" if args.missing else "score"
+            decided = decide(db, WholeDecision(args.decide, args.lab or "", verdict, args.points, args.reason or "",
+                                               args.upload or ""), by)
+            print(f"decided {decided.student} {decided.lab or '(lab unknown)'} {decided.path or decided.input_hash[:12]}: "
+                  f"{decided.words()}; the final gradebook is updated")
             return EXIT_OK
         if args.export:
             lines = export_queue(db, args.export)
@@ -436,8 +509,9 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     grade.add_argument("--jobs", type=int, default=defaults.jobs, help="worker processes (default: all cores)")
     grade.add_argument("--timeout", type=float, default=defaults.timeout_s, help=f"seconds per submission (default {defaults.timeout_s:g})")
     grade.add_argument("--memory-mb", type=int, default=defaults.memory_mb, help=f"MiB a worker may add per submission (default {defaults.memory_mb}; 0: no limit)")
-    grade.add_argument("--roster", help="roster CSV (name, email or sid; optional sis_id, canvas_id, moodle_id, section, "
-                                        "track, lab): fills every identity column")
+    grade.add_argument("--roster", help="roster as the LMS exports it (Canvas gradebook export, Moodle participants or grades "
+                                        "export, Gradescope roster) or mlsys-grader's CSV (name, email or sid; optional "
+                                        "first_name, last_name, sis_id, canvas_id, moodle_id, section, track, lab)")
     grade.add_argument("--manifest", help="staff manifest CSV (path, student; optional submitted_at with offset, lab)")
     grade.add_argument("--course", help="course file (TOML): deadlines, late policy, extensions, LMS assignment ids")
     grade.add_argument("--final", help="final gradebook CSV, one row per student and lab (default final.csv beside -o)")
@@ -465,7 +539,11 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
 
     feedback = sub.add_parser("feedback", help="write one HTML feedback page per student and lab to hand back")
     feedback.add_argument("--db", default=BatchOptions().db, help=f"the SQLite gradebook (default {BatchOptions().db})")
-    feedback.add_argument("-o", "--output", required=True, help="folder for the pages (<sid>-<lab>.html)")
+    feedback.add_argument("-o", "--output", required=True,
+                          help="folder for the pages (<sid>-<lab>.html); with --lms, the zip to upload (FILE.zip)")
+    feedback.add_argument("--lms", choices=("canvas", "moodle"),
+                          help="write the pages as that LMS's bulk feedback upload: Canvas's Re-Upload Submissions, "
+                               "Moodle's Upload multiple feedback files in a zip")
     feedback.add_argument("--release", action="store_true", help="include hidden items and the final score (grades released)")
     feedback.set_defaults(func=_cmd_feedback)
 
@@ -477,9 +555,18 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
                         help="import a filled CSV: every line checked, nothing imported if any is wrong")
     review.add_argument("--list", action="store_true", help="print the queue and exit")
     review.add_argument("--request", metavar="STUDENT", help="enter a regrade request for this student (key, email or sid)")
-    review.add_argument("--lab", help="the lab of --request")
+    review.add_argument("--decide", metavar="STUDENT",
+                        help="decide a whole submission the machine could not grade (unreadable, timeout, memory, crash): "
+                             "--points N or --missing, with --lab and --reason")
+    review.add_argument("--points", type=float, help="the lab score --decide gives")
+    review.add_argument("--missing", action="store_true", help="--decide: the upload counts as no submission")
+    review.add_argument("--confirm", action="store_true",
+                        help="--decide: the machine's verdict on the whole submission stands (one decision for every item)")
+    review.add_argument("--upload", metavar="HASH|PATH",
+                        help="--decide: the upload (hash, 8+ characters of it, or path) when its lab is unknown")
+    review.add_argument("--lab", help="the lab of --request or --decide")
     review.add_argument("--item", help="the rubric item of --request (part.item; default: the whole submission)")
-    review.add_argument("--reason", help="what the student asks (--request)")
+    review.add_argument("--reason", help="what the student asks (--request), or why staff decide so (--decide)")
     review.add_argument("--port", type=int, default=0, help="port of the review page on 127.0.0.1 (default: a free one)")
     review.add_argument("--no-browser", action="store_true", help="print the page's URL without opening a browser")
     review.set_defaults(func=_cmd_review)
@@ -542,9 +629,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        # Every store is one transaction and every file is written whole (a temporary file, then renamed),
+        # so a rerun of the same command completes what this one began.
+        print(f"mlsys-grader: interrupted; nothing was half written — run `mlsys-grader {argv[0]}` again to finish",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_OK
     except (GraderError, OSError) as exc:
         print(f"mlsys-grader: cannot grade: {format_error(exc)}", file=sys.stderr)
         return EXIT_UNGRADABLE
+
+
+def _quiet_stdout() -> None:
+    """The reader of our output went away (``| head``): later writes and the interpreter's final flush go nowhere,
+    instead of raising again at exit."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is no real file (a test's capture): nothing will flush into the pipe
+        pass
 
 
 if __name__ == "__main__":

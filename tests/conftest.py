@@ -171,3 +171,29 @@ def reference_answers() -> dict[str, dict[str, dict[str, Any]]]:
                 continue
     return {lab_id: tracks for lab_id, tracks in found.items() if tracks}
 
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """A course term graded into a gradebook (tests/test_review.py's: Eve's Lab 07 rationale leaves the reader unsure)."""
+    from test_course_term import options
+    from test_review import build_review_term
+
+    from mlsys_grader.course import grade_paths
+
+    root = tmp_path_factory.mktemp("review")
+    paths = build_review_term(root)
+    db = root / "gradebook.sqlite"
+    grade_paths([paths["down"]], options(root, db))
+    return root, paths, db
+
+
+@pytest.fixture
+def term(graded, tmp_path):
+    """A private copy of the graded term's gradebook (the folder is shared, read only)."""
+    import shutil
+
+    root, paths, db = graded
+    mine = tmp_path / "gradebook.sqlite"
+    shutil.copyfile(db, mine)
+    return root, paths, mine

@@ -237,7 +237,8 @@ def test_cli_writes_final_csv_beside_the_output_and_exits_1_only_when_nothing_gr
 
 @pytest.mark.parametrize("name, text, words", [
     ("roster.csv", "name,email,track\nA,a@u.edu,cloud,extra\n", "roster.csv, line 2: roster row has 4 cells; the header has 3"),
-    ("roster.csv", "track\ncloud\n", "roster.csv, line 1: expected a roster header with name, email or sid (got ['track'])"),
+    ("roster.csv", "track\ncloud\n", "roster.csv, line 1: expected a roster header of one of these layouts: Canvas gradebook "
+                                     "export (Student, ID, SIS User ID, SIS Login ID, Section, …)"),
     ("manifest.csv", "path,student,submitted_at\nx.json,a@u.edu,2026-02-06T10:00:00\n",
      "manifest.csv, line 2: submitted_at '2026-02-06T10:00:00' has no UTC offset; add one, e.g. 2026-02-06T10:00:00-08:00"),
     ("manifest.csv", "path,who\nx.json,a@u.edu\n", "manifest.csv, line 1: expected a manifest header with path and student"),

@@ -40,8 +40,9 @@ def test_canvas_file_has_canvas_leading_columns_points_row_and_one_line_per_rost
     students = rows[2:]
     assert len(students) == done.students == 7, "one line per roster student; the stranger is not exported"
     by_sis = {row[2]: row for row in students}
-    assert by_sis["SIS2002"] == ["Kim, Bo", "", "SIS2002", "", "A", "70.4", "0.0"], "the late penalty is applied"
-    assert by_sis["SIS2003"][:2] == ["Lee, Cy", "3003"] and by_sis["SIS2007"][5:] == ["0.0", "0.0"]
+    # the roster gives one display name: it is written whole, never split again
+    assert by_sis["SIS2002"] == ["Bo Kim", "", "SIS2002", "", "A", "70.4", "0.0"], "the late penalty is applied"
+    assert by_sis["SIS2003"][:2] == ["Cy Lee", "3003"] and by_sis["SIS2007"][5:] == ["0.0", "0.0"]
     assert any("canvas:9999 lab07: not in the roster, not exported" in line for line in done.unmatched)
 
 
@@ -54,7 +55,7 @@ def test_a_student_without_an_lms_id_is_listed_not_dropped(tmp_path):
     grade_paths([paths["down"]], options(root, db))
     done = export_lms(db, "canvas", root / "c.csv")
     assert "2001 (Ada Lovelace): no canvas_id or sis_id; Canvas can only match this line by name" in done.unmatched
-    assert ["Lovelace, Ada", "", "", "", "A", "88.0", "0.0"] in read(root / "c.csv")
+    assert ["Ada Lovelace", "", "", "", "A", "88.0", "0.0"] in read(root / "c.csv")
 
 
 def test_moodle_file_matches_by_email_with_moodle_identity_columns(gradebook, tmp_path):
@@ -64,7 +65,7 @@ def test_moodle_file_matches_by_email_with_moodle_identity_columns(gradebook, tm
     rows = read(tmp_path / "moodle.csv")
     assert rows[0][:3] == sample[0][:3] == ["First name", "Last name", "Email address"]
     assert rows[0][3:] == ["lab07", "lab11"] and len(rows) == 1 + 7
-    assert ["Bo", "Kim", "bo@u.edu", "70.4", "0.0"] in rows
+    assert ["Bo Kim", "", "bo@u.edu", "70.4", "0.0"] in rows, "a display name alone is never split"
 
 
 def test_generic_file_is_long_with_raw_score_penalty_and_comment(gradebook, tmp_path):

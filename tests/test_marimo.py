@@ -397,7 +397,7 @@ def test_a_course_can_refuse_marimo_exports_and_every_row_shows_its_origin(tmp_p
     for name, words in (("lab11-edge.json", "a marimo JSON snapshot"), (GENUINE_MD, "a marimo Markdown report")):
         row = jupyter[name]
         assert (row["status"], float(row["score"]), row["flags"]) == ("error", 0.0, "ungradable")
-        assert row["reasons"] == (f"{words} is not accepted by this course (--formats bundle,otter); submit "
+        assert row["reasons"] == (f"{name}: {words} is not accepted by this course (--formats bundle,otter); submit "
                                   "the lab's <lab>-submission.json bundle from the course notebook instead")
         assert row["error_kind"] == "FormatRefused"
     assert jupyter["lab07-submission.json"]["status"] == "graded"

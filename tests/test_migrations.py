@@ -67,7 +67,9 @@ def test_a_schema_1_gradebook_is_upgraded_in_place_with_a_backup_and_nothing_reg
         assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone() == (2,)
         good = str(folder / "ada" / "lab07-submission.json")  # no roster: a student is filed under the input's path
-        assert conn.execute("SELECT student, lab, score FROM final").fetchall() == [(good, "lab07", 88.0)]
+        bad = str(folder / "broken.json")  # unreadable, beside a Lab 07 submission: that student handed in Lab 07
+        assert sorted(conn.execute("SELECT student, lab, status, score FROM final").fetchall()) == [
+            (good, "lab07", "graded", 88.0), (bad, "lab07", "unreadable", 0.0)]
     broken = next(row for row in result.rows if row["path"].endswith("broken.json"))
     assert broken["error_kind"] == "BundleFormatError" and not broken["reasons"].startswith("BundleFormatError")
     again = grade_paths([folder], BatchOptions(jobs=1, db=str(db)))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import re
 import shutil
 import subprocess
 import sys
@@ -103,7 +104,7 @@ def test_step_through_the_queue_by_keyboard_see_the_spans_and_override_with_a_co
         assert page.evaluate("document.activeElement.name").startswith("points:")
         page.fill(f"input[name='points:{RECOMMENDATION}']", "2")
         page.fill("#comment", "recommends compiled execution with fusion in the first sentence")
-        with page.expect_navigation(url=f"{server.base}/entry/{eve}"):  # the same URL: wait for the reload itself
+        with page.expect_navigation(url=re.compile(rf"/entry/{eve}\?saved=")):  # the same entry: wait for the reload itself
             page.click("#save")
         page.reload()
         assert "2 by ta-rosa: recommends compiled execution with fusion in the first sentence" in page.inner_text("#decide")
@@ -120,17 +121,25 @@ def test_step_through_the_queue_by_keyboard_see_the_spans_and_override_with_a_co
     assert line[2] == "100.0"
 
 
+def first_item_entry(page, server) -> int:
+    """The number of the first queue entry with items to decide (entries of a whole unreadable upload come first)."""
+    links = page.locator("nav#queue a")
+    return next(i for i in range(links.count()) if not links.nth(i).get_attribute("data-whole")) + 1
+
+
 def test_confirming_by_keyboard_takes_the_entry_out_of_the_pending_count(db, browser):
     with ReviewServer(db, by="ta-rosa") as server:
         page = browser.new_page()
         page.goto(server.url)
+        number = first_item_entry(page, server)
+        page.goto(f"{server.base}/entry/{number}")
         before = page.inner_text("nav#queue p")
-        # The decided entry leaves the queue, so the next one is /entry/1 again: wait for the reload itself.
-        with page.expect_navigation(url=f"{server.base}/entry/1"):
+        # The decided entry is marked done where it stands: wait for the reload itself.
+        with page.expect_navigation(url=re.compile(rf"/entry/{number}\?saved=")):
             page.keyboard.press("c")
         after = page.inner_text("nav#queue p")
         assert int(after.split()[0]) == int(before.split()[0]) - 1
-        assert "✓" in page.locator("nav#queue a").first.inner_text()
+        assert "✓" in page.locator("nav#queue a").nth(number - 1).inner_text()
 
 
 def test_a_rationale_holding_script_html_and_markdown_shows_as_text(db, browser):
@@ -194,6 +203,7 @@ def test_a_regrade_request_entered_on_the_page_joins_the_entry_and_a_bad_one_say
     with ReviewServer(db, by="ta-rosa") as server:
         page = browser.new_page()
         page.goto(server.url)
+        page.goto(f"{server.base}/entry/{first_item_entry(page, server)}")
         page.fill("#request input[name='item']", CITES)
         page.fill("#request input[name='reason']", "I cite <b>14.24 ms</b> eager")
         page.click("#request button")
@@ -205,3 +215,34 @@ def test_a_regrade_request_entered_on_the_page_joins_the_entry_and_a_bad_one_say
         page.click("#request button")
         page.wait_for_load_state()
         assert "unknown rubric item 'synthesis.charm'" in page.inner_text("#problems")
+
+
+def test_an_unreadable_upload_is_decided_on_the_page_as_a_whole(db, browser):
+    """Eve's writeup.pdf sits beside her Lab 07 and Lab 11 bundles: its lab is unknown, staff name it with the score."""
+    with ReviewServer(db, by="ta-rosa") as server:
+        page = browser.new_page()
+        page.goto(server.url)
+        links = page.locator("nav#queue a")
+        number = next(i for i in range(links.count()) if links.nth(i).get_attribute("data-whole")) + 1
+        page.goto(f"{server.base}/entry/{number}")
+        assert "writeup.pdf" in page.inner_text("#why") and "lab unknown" in page.inner_text("#whole-why")
+        page.fill("#whole-points", "20")
+        page.fill("#whole-reason", "the PDF is her Lab 11 write-up")
+        page.click("#whole-score")
+        page.wait_for_load_state()
+        assert "name the lab the score is for" in page.inner_text("#problems")
+        page.fill("#whole-lab", "lab11")
+        page.fill("#whole-points", "20")
+        page.fill("#whole-reason", "the PDF is her Lab 11 write-up")
+        page.click("#whole-score")
+        page.wait_for_load_state()
+        assert "✓" in page.locator("nav#queue a").nth(number - 1).inner_text()
+    from mlsys_grader.course import GradebookDB
+
+    gradebook = GradebookDB(db)
+    try:
+        [decision] = [e for e in gradebook.change_log() if e["kind"] == "decision"]
+    finally:
+        gradebook.close()
+    assert decision["student"] == "2005" and decision["lab"] == "lab11" and "writeup.pdf" in decision["reason"]
+    assert decision["by"] == "ta-rosa"

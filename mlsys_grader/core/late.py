@@ -4,7 +4,8 @@ Pure: the course file is read by :mod:`mlsys_grader.course` (``read_course``); t
 computes, so the bulk gradebook and the Gradescope runner apply the same rule to the same times.
 The penalty is ``min(cap, penalty_per_day × started days)`` percent of the score, the days
 counted from the deadline plus the grace plus the student's extension.  Only a time the
-student does not control counts: without one there is no penalty, and the rule says so.
+student does not control counts: without one there is no penalty, and the rule says so, unless the LMS
+marked the submission late and the policy prices that marker (``late_marker_days`` started days).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class LatePolicy(Protocol):
     def penalty_per_day(self) -> float: ...
     @property
     def cap(self) -> float: ...
+    @property
+    def late_marker_days(self) -> int | None: ...
 
 
 class ExtensionLike(Protocol):
@@ -57,7 +60,8 @@ def penalty(policy: LatePolicy | None, submitted_at: datetime | None, late_marke
     """The late penalty under ``policy`` for a submission at ``submitted_at`` (None: no trusted time).
 
     ``deadline`` stands in when the policy has none (Gradescope's own due date);
-    ``late_marker``: the LMS marked the submission late (said in the rule, never a penalty by itself).
+    ``late_marker``: the LMS marked the submission late; without a trusted time it costs the policy's
+    ``late_marker_days`` started days (unset: said in the rule, no penalty).  A trusted time always wins over the marker.
     """
     deadline = (policy.deadline if policy else None) or deadline
     if policy is None or deadline is None:
@@ -70,6 +74,11 @@ def penalty(policy: LatePolicy | None, submitted_at: datetime | None, late_marke
         terms += f" + {extension.days:g} d extension" + (f" ({extension.reason})" if extension.reason else "")
     terms += f"; {policy.penalty_per_day:g} % per started day, cap {policy.cap:g} %"
     if submitted_at is None:
+        if late_marker and policy.late_marker_days:
+            days = policy.late_marker_days
+            percent = min(policy.cap, policy.penalty_per_day * days)
+            return Penalty(percent, f"{terms}; no trusted submission time; LMS marked it late: charged as {days} started "
+                                    f"day{'s' if days > 1 else ''} late (late_marker_days), -{percent:g} %")
         marker = "; LMS marked it late" if late_marker else ""
         return Penalty(0.0, f"{terms}; no trusted submission time{marker}: no penalty")
     if submitted_at <= due:

@@ -20,26 +20,28 @@ from typing import TYPE_CHECKING
 
 from ._final import FINAL_COLUMNS, build_final, default_final_path
 from ._gradebook import BatchOptions, GradebookDB, GradebookResult, grade_paths, gradebook_dataframe, resolve_rubrics
-from ._identity import Roster, RosterStudent, read_manifest, read_roster
+from ._identity import Roster, RosterStudent, read_manifest
 from ._late import Course, read_course
+from ._rosters import read_roster
 from ._summary import render_summary, write_summary
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from ..core.labspec import Lab
-    from ._feedback import write_feedback
+    from ._feedback import write_feedback, write_lms_feedback
     from ._lms import export_lms
     from ._replay_table import default_cache_dir as replay_table_dir
     from ._replay_table import ensure_tables as ensure_replay_tables
     from ._replay_table import replay_tables
     from ._replay_table import warm as warm_replay_tables
-    from ._review import Entry, add_request, build_queue, export_queue, import_decisions
+    from ._review import Entry, WholeDecision, add_request, build_queue, decide, export_queue, import_decisions
     from ._review_app import serve as serve_review
 
 _LAZY = {
     "export_lms": ("._lms", "export_lms"),
     "write_feedback": ("._feedback", "write_feedback"),
+    "write_lms_feedback": ("._feedback", "write_lms_feedback"),
     "warm_replay_tables": ("._replay_table", "warm"),
     "ensure_replay_tables": ("._replay_table", "ensure_tables"),
     "replay_tables": ("._replay_table", "replay_tables"),
@@ -49,6 +51,8 @@ _LAZY = {
     "build_queue": ("._review", "build_queue"),
     "export_queue": ("._review", "export_queue"),
     "import_decisions": ("._review", "import_decisions"),
+    "WholeDecision": ("._review", "WholeDecision"),
+    "decide": ("._review", "decide"),
     "serve_review": ("._review_app", "serve"),
 }
 """Public name → (module, attribute), loaded on first use: ``grade`` (the common command) never needs them, the
@@ -112,4 +116,4 @@ def release_table_units() -> None:
     use_unit_scales(None)
 
 
-__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "add_request", "attach_replay_table", "build_final", "build_queue", "default_final_path", "detach_replay_table", "ensure_replay_tables", "ensure_table_units", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "release_table_units", "render_summary", "replay_table_dir", "replay_tables", "resolve_rubrics", "serve_review", "use_table_units", "warm_replay_tables", "write_feedback", "write_summary"]
+__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "WholeDecision", "add_request", "attach_replay_table", "build_final", "build_queue", "decide", "default_final_path", "detach_replay_table", "ensure_replay_tables", "ensure_table_units", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "release_table_units", "render_summary", "replay_table_dir", "replay_tables", "resolve_rubrics", "serve_review", "use_table_units", "warm_replay_tables", "write_feedback", "write_lms_feedback", "write_summary"]

@@ -6,6 +6,11 @@ holds the score, every part and item, the messages, the evidence numbers as reco
 late penalty, and the staff's overrides with their comments.  Hidden items (the replay checks and
 ``prediction_correct``, as on Gradescope) and the final score are withheld until
 ``--release``.  Pages are named ``<sid>-<lab>.html`` (the gradebook key when there is no sid).
+
+``mlsys-grader feedback --lms canvas|moodle -o FILE.zip`` writes the same pages as the LMS's own bulk
+feedback upload takes them back, each named as that LMS's download named the student's file
+(:func:`lms_entry_name`); a submission that did not come from that LMS's download is written to the
+folder beside the zip and listed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from ..core.report import HIDDEN_ITEMS, render_html
 from ..errors import GraderError
 from ._formative import FORMATIVE_ITEM
 from ._gradebook import GradebookDB
+from ._identity import CANVAS_NAME, MOODLE_NAME
 from ._row import FinalRow
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9@._-]+")
@@ -63,6 +69,24 @@ def _rubric_points(lab: str) -> dict[str, float]:
         f"synthesis.{item}": points for item, points in rubric.synthesis.items()}
 
 
+_DECIMALS = (("_us", 2), ("_ms", 2), ("_s", 2), ("_mb", 3), ("_gb", 3), ("_kb", 3), ("speedup", 2), ("_x", 2))
+"""Field-name ending → decimals, as the notebooks' tables show them (times to the hundredth, data sizes to the
+thousandth, speedups as 1.23×)."""
+
+
+def shown_number(key: str, value: Any) -> Any:
+    """An evidence number as the notebook shows it (``1234.95`` ms, not ``1234.9525333333333``); anything else as is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}" if abs(value) >= 10_000 else f"{int(value)}"
+    name = key.rsplit(".", 1)[-1].lower()
+    decimals = next((places for ending, places in _DECIMALS if name.endswith(ending)), None)
+    if decimals is not None:
+        return f"{value:,.{decimals}f}"
+    return f"{value:.4g}"
+
+
 def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) -> str:
     """The page for one final row and its stored grade."""
     findings = result.get("findings", [])
@@ -86,7 +110,8 @@ def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) 
             visible_max += float(most or 0)
         parts.setdefault(part, []).append((item, shown, most))
     messages = [(f[0], f[3]) for i, f in enumerate(findings) if release or i not in hidden_index]
-    evidence = [(part, sorted(numbers.items())) for part, numbers in sorted(result.get("evidence", {}).items())]
+    evidence = [(part, sorted((key, shown_number(key, value)) for key, value in numbers.items()))
+                for part, numbers in sorted(result.get("evidence", {}).items())]
     return render_html(
         "feedback.html", lab=row["lab"], student=row["student"], name=row["student_name"], email=row["student_email"],
         sid=row["student_id"], path=os.path.basename(row["path"]), submitted_at=row["submitted_at"], released=release,
@@ -95,21 +120,99 @@ def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) 
         parts=list(parts.items()), messages=messages, evidence=evidence, changes=row.get("changes", ""), comments=row.get("overrides", ""))
 
 
-def write_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], *, release: bool = False) -> Feedback:
-    """Write one page per final row with a gradable submission into ``out`` (created)."""
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+def _pages(db_path: str | os.PathLike[str], release: bool) -> tuple[list[tuple[FinalRow, str]], int]:
+    """(final row, its page) for every final row with a gradable submission, and how many rows have none."""
     db = GradebookDB(db_path)
-    written, skipped = [], 0
+    pages, skipped = [], 0
     try:
         for row in db.final():
             result = _stored(db, row["input_hash"]) if row["status"] in ("graded", "regrade") else None
             if result is None:
                 skipped += 1
                 continue
-            path = folder / feedback_name(row)
-            path.write_text(render_feedback(row, result, release=release), encoding="utf-8")
-            written.append(str(path))
+            pages.append((row, render_feedback(row, result, release=release)))
     finally:
         db.close()
+    return pages, skipped
+
+
+def write_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], *, release: bool = False) -> Feedback:
+    """Write one page per final row with a gradable submission into ``out`` (created)."""
+    folder = Path(out)
+    folder.mkdir(parents=True, exist_ok=True)
+    pages, skipped = _pages(db_path, release)
+    written = []
+    for row, page in pages:
+        path = folder / feedback_name(row)
+        path.write_text(page, encoding="utf-8")
+        written.append(str(path))
     return Feedback(tuple(written), release, skipped)
+
+
+# -- feedback back into the LMS -------------------------------------------------------
+
+LMS_FEEDBACK = ("canvas", "moodle")
+
+
+def lms_entry_name(row: Mapping[str, Any], lms: str) -> str | None:
+    """Where ``row``'s page goes in ``lms``'s bulk feedback upload, named as that LMS's own download named the
+    student's file (None: the counting submission did not come from that LMS's download).
+
+    Canvas ("Re-Upload Submissions"): ``lastfirst[_late]_userid_submissionid_<original name>-feedback.html``;
+    Moodle ("Upload multiple feedback files in a zip"): ``Full Name_participantid_assignsubmission_file_/<lab>-feedback.html``.
+    """
+    components = [part for part in re.split(r"[\\/]", str(row["path"])) if part]
+    for component in reversed(components):
+        if lms == "canvas" and (canvas := CANVAS_NAME.match(component)):
+            stem = os.path.splitext(canvas["original"])[0] or row["lab"]
+            return (f"{canvas['name']}{canvas['late'] or ''}_{canvas['user']}_{canvas['submission']}_"
+                    f"{stem}-feedback.html")
+        if lms == "moodle" and (moodle := MOODLE_NAME.match(component)):
+            return f"{moodle['name']}_{moodle['participant']}_assignsubmission_file_/{row['lab']}-feedback.html"
+    return None
+
+
+@dataclass(frozen=True)
+class LmsFeedback:
+    """What :func:`write_lms_feedback` wrote: the zip and its entries, and the pages that went to a folder instead."""
+
+    zip_path: str
+    entries: tuple[str, ...]
+    elsewhere: tuple[tuple[str, str], ...]
+    """(page written, why it is not in the zip) for submissions that did not come from the LMS's download."""
+    released: bool
+    skipped: int
+
+
+def write_lms_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], lms: str, *,
+                       release: bool = False) -> LmsFeedback:
+    """The feedback pages as ``lms``'s bulk feedback upload (a zip at ``out``); a page whose submission did not come
+    from that LMS's download cannot be named for it and is written to the folder ``out`` without ``.zip``."""
+    import zipfile
+
+    if lms not in LMS_FEEDBACK:
+        raise ValueError(f"unknown LMS {lms!r} for feedback; expected one of {', '.join(LMS_FEEDBACK)}")
+    target = Path(out)
+    if target.suffix.lower() != ".zip":
+        raise GraderError(f"feedback --lms {lms} writes a zip: expected -o ending in .zip (got {os.fspath(out)!r})")
+    pages, skipped = _pages(db_path, release)
+    entries, elsewhere = [], []
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.part")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+        for row, page in pages:
+            name = lms_entry_name(row, lms)
+            if name is None:
+                folder = target.with_suffix("")
+                folder.mkdir(parents=True, exist_ok=True)
+                path = folder / feedback_name(row)
+                path.write_text(page, encoding="utf-8")
+                elsewhere.append((str(path), f"{row['student']} {row['lab']}: {os.path.basename(str(row['path']))} did not come "
+                                             f"from a {lms.capitalize()} download"))
+                continue
+            if name in entries:  # one download name per submission: a second page for it would replace the first
+                raise GraderError(f"two feedback pages would be named {name!r} in the {lms} zip")
+            archive.writestr(name, page)
+            entries.append(name)
+    os.replace(partial, target)
+    return LmsFeedback(str(target), tuple(entries), tuple(elsewhere), release, skipped)

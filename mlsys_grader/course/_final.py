@@ -5,8 +5,11 @@ The submission that counts is chosen among the student's gradable submissions of
 else): under ``counting = "latest"`` (the default) the latest by trusted submission time
 (manifest ``submitted_at``, Gradescope ``created_at``), a submission without a trusted
 time being older than any with one, and equal times going to the higher score; under
-``counting = "best"`` the highest score.  Every other submission is listed.  A roster
-student without a submission of a lab is a ``missing`` row with score 0.
+``counting = "best"`` the highest score.  Every other submission is listed (an ungradable one
+says so).  A roster student without a submission of a lab is a ``missing`` row with score 0; a
+student whose counting submission could not be read is ``unreadable`` (naming the file and
+why), one whose grading did not finish ``timeout``, ``memory`` or ``crash``: a person decides
+those (:mod:`._decisions`).
 
 Final score = machine score, then staff overrides (:mod:`._overrides`), then the late
 penalty (:mod:`._late`); ``machine_score``, ``raw_score`` (after overrides), ``late_penalty``
@@ -19,16 +22,17 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
+from ._decisions import SubmissionDecision, placed
 from ._identity import Roster
 from ._late import Course, penalty
 from ._overrides import Override, apply_to_final
-from ._row import SCORED, FinalRow, Row, Status
+from ._row import NOT_GRADED, SCORED, UNREADABLE_INPUT, FinalRow, Row, Status
 
-FINAL_COLUMNS = ["student", "student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
+FINAL_COLUMNS = ["student", "student_name", "student_first_name", "student_last_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section",
                  "sis_login_id",
                  "lab", "status", "machine_score", "raw_score", "late_penalty", "score", "max_score", "submitted_at", "late", "rule",
-                 "path", "input_hash", "other_submissions", "flags", "overrides", "stale_overrides", "changes"]
-IDENTITY = {"student_name": "name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
+                 "path", "input_hash", "other_submissions", "flags", "overrides", "stale_overrides", "decision", "reason", "changes"]
+IDENTITY = {"student_name": "name", "student_first_name": "first_name", "student_last_name": "last_name", "student_email": "email", "student_id": "sid", "sis_id": "sis_id",
             "canvas_id": "canvas_id", "moodle_id": "moodle_id", "section": "section", "sis_login_id": "sis_login_id"}
 """Identity column → the roster attribute that fills it."""
 _OLDEST = datetime.min.replace(tzinfo=UTC)
@@ -50,11 +54,16 @@ def counting_submission(rows: Sequence[Row], counting: str = "latest") -> Row:
 def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
                 max_scores: Mapping[str, float], course: Course | None = None,
                 changes: Mapping[tuple[str, str], str] | None = None,
-                overrides: Mapping[tuple[str, str], Sequence[Override]] | None = None) -> list[FinalRow]:
+                overrides: Mapping[tuple[str, str], Sequence[Override]] | None = None,
+                decisions: Mapping[tuple[str, str], Sequence[SubmissionDecision]] | None = None,
+                unplaced: Mapping[str, Mapping[str, str]] | None = None) -> list[FinalRow]:
     """One row per (student, lab): every roster student for every lab in ``labs``, and every other student seen.
 
     ``changes`` maps (student, lab) to the change-log summary shown in the ``changes`` column;
-    ``overrides`` (student, lab) to the staff overrides stored for that student's lab.
+    ``overrides`` (student, lab) to the staff overrides stored for that student's lab; ``decisions`` (student, lab)
+    to the staff decisions on whole submissions; ``unplaced`` upload hash → the path and reason of an unreadable upload whose lab
+    could not be told (a decision naming its lab places it).  A counting submission that could not be read makes the
+    row ``unreadable``, naming the file and why.
     """
     grouped: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
@@ -72,10 +81,11 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
         mine_overrides = (overrides or {}).get((student_key, lab), ())
         identity = {column: getattr(entry, attribute) if entry else "" for column, attribute in IDENTITY.items()}
         change = (changes or {}).get((student_key, lab), "")
+        mine_decisions = (decisions or {}).get((student_key, lab), ())
         if not mine:
-            final.append(apply_to_final(FinalRow(student_key, lab, identity, Status.MISSING, machine_score=0.0, raw_score=0.0,
-                                                 late_penalty=0.0, score=0.0, max_score=max_scores.get(lab, ""),
-                                                 rule="no submission", changes=change), mine_overrides))
+            empty = FinalRow(student_key, lab, identity, Status.MISSING, machine_score=0.0, raw_score=0.0, late_penalty=0.0,
+                             score=0.0, max_score=max_scores.get(lab, ""), rule="no submission", changes=change)
+            final.append(apply_to_final(placed(empty, mine_decisions, unplaced or {}), mine_overrides, mine_decisions))
             continue
         chosen = counting_submission(mine, counting)
         if entry is None:
@@ -88,15 +98,22 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
         if len(mine) > 1:
             rule = (f"{'best score' if counting == 'best' else 'latest by trusted time'} of {len(mine)} submissions"
                     + (f"; {rule}" if rule else ""))
-        made = FinalRow(student_key, lab, identity, chosen.status, machine_score=raw, raw_score=raw, late_penalty=points,
+        unreadable = chosen.status in UNREADABLE_INPUT
+        status = Status.UNREADABLE if unreadable else chosen.status
+        if status in NOT_GRADED:
+            rule = "; ".join(text for text in (f"{'unreadable upload' if unreadable else f'not graded ({chosen.status})'}: "
+                                               "staff decide it in review", rule) if text)
+        made = FinalRow(student_key, lab, identity, status, machine_score=raw, raw_score=raw, late_penalty=points,
                         score=round(raw - points, 6), max_score=chosen.max_score or max_scores.get(lab, ""),
                         late_percent=late.percent, submitted_at=when,
                         late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen.path,
                         input_hash=chosen.input_hash,
-                        other_submissions="; ".join(row.path for row in mine if row is not chosen), flags=chosen["flags"],
+                        other_submissions="; ".join(row.path + ("" if row.status in SCORED else f" ({_unread(row)})")
+                                                    for row in mine if row is not chosen),
+                        flags=chosen["flags"], reason=chosen.reasons if status in NOT_GRADED else "",
                         changes=change, held=chosen.held, item_max=dict(chosen.item_max), points=_numbers(chosen),
                         collusion_group=chosen.collusion_group)
-        final.append(apply_to_final(made, mine_overrides))
+        final.append(apply_to_final(made, mine_overrides, mine_decisions))
     members: dict[str, list[str]] = {}
     for out in final:
         if out.collusion_group:
@@ -105,11 +122,19 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
     return [out.but(collusion_with=tuple(s for s in members.get(out.collusion_group, []) if s != out.student)) for out in final]
 
 
+def _unread(row: Row) -> str:
+    return "unreadable" if row.status in UNREADABLE_INPUT else f"not graded: {row.status}"
+
+
 def _numbers(row: Row) -> dict[str, float]:
     """The points of each of the row's items that has a maximum (a formative True/False as 1.0/0.0)."""
     return {column: float(value) for column in row.item_max if isinstance(value := row.points.get(column), int | float)}
 
 
 def default_final_path(csv_path: str | os.PathLike[str]) -> str:
-    """``final.csv`` beside the per-input CSV."""
-    return os.path.join(os.path.dirname(os.fspath(csv_path)) or ".", "final.csv")
+    """Where the final gradebook goes when ``--final`` is not given: ``final.csv`` beside a per-input CSV named
+    ``grades.csv`` (the default), else ``<stem>-final.csv`` beside it, so two runs with different ``-o`` in one
+    folder never overwrite each other's final gradebook."""
+    folder = os.path.dirname(os.fspath(csv_path)) or "."
+    stem = os.path.splitext(os.path.basename(os.fspath(csv_path)))[0]
+    return os.path.join(folder, "final.csv" if stem == "grades" else f"{stem}-final.csv")

@@ -45,14 +45,16 @@ from ..core import flags as flag_names
 from ..core.models import PARTS, Bundle
 from ..core.report import GradeReport
 from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
-from ..errors import GraderError, RubricError
+from ..errors import CourseFileError, GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
 from ..labs import get_lab, lab_ids, prepare_worker
 from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times
+from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load_decisions, store_unplaced
+from ._files import replace_atomically
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
-from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, read_roster, staff_files
+from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, staff_files
 from ._ingest import (
     FORMATS,
     Candidate,
@@ -65,6 +67,8 @@ from ._ingest import (
 from ._late import Course, read_course
 from ._migrations import open_gradebook
 from ._overrides import agreement_of, load_overrides
+from ._placing import place_labs
+from ._rosters import read_roster
 from ._row import SCORED, FinalRow, Result, Row, Status
 from ._spans import rationale_spans
 
@@ -86,8 +90,10 @@ class BatchOptions(BaseModel):
     timeout_s: float = Field(default=30.0, gt=0, description="Time limit per submission, in seconds.")
     memory_mb: int | None = Field(default=1024, ge=64, description="Memory a worker may add while grading, in MiB.")
     db: str | None = Field(default="gradebook.sqlite", description="SQLite gradebook to reuse and update (None: no database).")
-    roster: str | None = Field(default=None, description="Roster CSV: name, email or sid per student; optional sis_id, canvas_id, "
-                                                        "moodle_id, section, track (and lab, for a track per lab).")
+    roster: str | None = Field(default=None, description="Roster as the LMS exports it (Canvas gradebook export, Moodle "
+                                                        "participants or grades export, Gradescope roster) or mlsys-grader's "
+                                                        "CSV: name, email or sid per student; optional first_name, last_name, "
+                                                        "sis_id, canvas_id, moodle_id, section, track (and lab, for a track per lab).")
     manifest: str | None = Field(default=None, description="Staff manifest CSV: path, student (email or sid), optional "
                                                           "submitted_at (ISO 8601 with offset) and lab.")
     course: str | None = Field(default=None, description="Course file (TOML): deadlines, late policy, extensions, LMS ids.")
@@ -144,6 +150,8 @@ class GradebookResult:
     """How many inputs ``BatchOptions.only`` named (by student or input hash)."""
     agreement: list[tuple[str, str, int, int]] = field(default_factory=list)
     """Staff decisions so far: (rubric item, why it was reviewed, decisions, changed) (:func:`._overrides.agreement_of`)."""
+    unplaced: list[Row] = field(default_factory=list)
+    """Uploads that could not be read and whose lab could not be told (:mod:`._placing`): in the review queue."""
 
     def write_final(self, out: str | os.PathLike[str]) -> int:
         """Write the final gradebook (one row per student and lab); returns the number of rows."""
@@ -254,7 +262,10 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     bundle = loaded.bundle
     if loaded.error is not None or bundle is None:
         status = "unsupported" if loaded.error_kind == "Unsupported" else "error"
-        return {**result, "status": status, "reason": loaded.error or "the input holds no bundle",
+        reason = loaded.error or "the input holds no bundle"
+        if candidate.primary and candidate.primary not in reason and not reason.startswith(os.path.basename(candidate.primary)):
+            reason = f"{os.path.basename(candidate.primary)}: {reason}"  # the file a person opens to see what went wrong
+        return {**result, "status": status, "reason": file_neutral(reason, candidate.primary),
                 "error_kind": loaded.error_kind or "GraderError"}
     try:
         report = grade_loaded(loaded, rubrics.get(bundle.lab))
@@ -298,6 +309,27 @@ def evidence_numbers(bundle: Bundle) -> dict[str, dict[str, Any]]:
 
 # -- rows --------------------------------------------------------------------------
 
+_PATH, _NAME = "\x00path\x00", "\x00name\x00"
+"""Where a stored reason named its file (a NUL is in no file name): a result is stored once per content hash and
+reused for every input with those bytes, so each row names its own file (:func:`file_named`)."""
+
+
+def file_neutral(reason: str, path: str | None) -> str:
+    """``reason`` with the input's path and file name replaced by placeholders, as it is stored."""
+    if not path:
+        return reason
+    reason = reason.replace(path, _PATH)
+    name = os.path.basename(path)
+    # the reader names a file by its name only at the start of a sentence ("scan.pdf is a PDF document, …"):
+    # replaced there alone, so that a short name ("a") never replaces letters of the words
+    return _NAME + reason[len(name):] if name and reason.startswith((f"{name} ", f"{name}:")) else reason
+
+
+def file_named(reason: str, path: str | None) -> str:
+    """A stored reason naming ``path`` (the row's own input) where it named the input it was graded from."""
+    return reason.replace(_PATH, path or "").replace(_NAME, os.path.basename(path or ""))
+
+
 _LEGACY_KIND = re.compile(r"^([A-Z][A-Za-z]*(?:Error|Refused)): (.*)$", re.DOTALL)
 
 
@@ -307,11 +339,12 @@ def _status(result: Mapping[str, Any]) -> Status:
     return Status.REGRADE if status == Status.GRADED and flag_names.GRADER_ERROR in result.get("flags", []) else status
 
 
-def _reason_and_kind(result: Mapping[str, Any]) -> tuple[str, str]:
-    """(reasons, error kind); a result stored by an earlier release (``BundleFormatError: …``) is split the same way."""
+def _reason_and_kind(result: Mapping[str, Any], path: str | None = None) -> tuple[str, str]:
+    """(reasons, error kind), a stored reason naming ``path``, the row's own file; a result stored by an earlier release
+    (``BundleFormatError: …``) is split the same way."""
     if _status(result) in SCORED:
         return " | ".join(f"{part}/{criterion}: {message}" for part, criterion, item, message in result.get("findings", [])), ""
-    reason, kind = str(result.get("reason", "")), str(result.get("error_kind", ""))
+    reason, kind = file_named(str(result.get("reason", "")), path), str(result.get("error_kind", ""))
     legacy = _LEGACY_KIND.match(reason)
     if legacy and not kind:
         kind, reason = legacy[1], legacy[2]
@@ -322,7 +355,7 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str,
     """A gradebook row from a candidate, its (fresh or stored) result and who it belongs to."""
     who = who or identify(claims_for(candidate.source, candidate.root, _gradescope_claim(candidate), None, candidate.primary),
                           None, candidate.source)
-    reasons, kind = _reason_and_kind(result)
+    reasons, kind = _reason_and_kind(result, candidate.primary or candidate.source)
     columns = who.columns()
     status = _status(result)
     flags = tuple(result.get("flags", [])) + (() if status in SCORED else ("ungradable",))
@@ -546,6 +579,10 @@ def grade_paths(
     found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, extensions))
     candidates = found.candidates
     who = identities(candidates, roster, manifest)
+    if roster is not None and roster.students and candidates and not any(person.student for person in who):
+        raise CourseFileError(roster.path, None, f"no submission matches a student of this roster ({len(candidates)} input(s), "
+                                                 f"{len(roster.students)} student(s), read as {roster.layout}): is it this "
+                                                 "course's roster? Nothing was graded")
     notes = unused_manifest_lines(manifest, candidates) if manifest else []
     forced = _forced(candidates, who, options.only)
     db = GradebookDB(options.db) if options.db else None
@@ -592,6 +629,8 @@ def grade_paths(
                               rubrics)
         if roster is not None:
             rows = apply_roster(rows, who, roster)
+        decided = load_decisions(db.conn) if db else []
+        rows = place_labs(rows, candidates, labs_by_upload(decided), _only_lab(course, rubrics))
         subs = [Submission(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r))
                 for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r.status in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold, index=rationales)
@@ -599,7 +638,7 @@ def grade_paths(
             for member in group.members:
                 rows[member] = rows[member].with_flag(flag_names.COLLUSION).but(collusion_group=group.group_id)
         final_started = time.perf_counter()
-        gradebook, changes = _final_gradebook(rows, roster, rubrics, course, db, key, options, forced)
+        gradebook, changes = _final_gradebook(rows, roster, rubrics, course, db, key, options, forced, decided)
         final_seconds = time.perf_counter() - final_started
         agreement = agreement_of(load_overrides(db.conn)) if db else []
     finally:
@@ -609,20 +648,33 @@ def grade_paths(
                            graded=len(fresh), reused=reused, seconds=time.perf_counter() - started, final=gradebook,
                            ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds,
                            only_matched=sum(1 for row, force in zip(rows, forced, strict=True)
-                                            if force or row["input_hash"] in options.only), notes=notes, agreement=agreement)
+                                            if force or row["input_hash"] in options.only), notes=notes, agreement=agreement,
+                           unplaced=[row for row in rows if not row.lab and row.status not in SCORED])
+
+
+def _only_lab(course: Course | None, rubrics: Mapping[str, Rubric]) -> str | None:
+    """The course's only lab (its course file lists one, or one lab is installed), else None."""
+    labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
+    return labs[0] if len(labs) == 1 else None
 
 
 def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mapping[str, Rubric],
                      course: Course | None, db: GradebookDB | None, key: str,
-                     options: BatchOptions, forced: Sequence[bool]) -> tuple[list[FinalRow], list[ScoreChange]]:
+                     options: BatchOptions, forced: Sequence[bool],
+                     decided: Sequence[SubmissionDecision] = ()) -> tuple[list[FinalRow], list[ScoreChange]]:
     """Build the final gradebook, compare the counting submissions with the last run's, log this run's regrades
-    and score changes, and store it; returns (final rows, score changes)."""
+    and score changes, and store it with this run's unreadable uploads of unknown lab; returns (final rows, score
+    changes)."""
     labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
     max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
     overrides = load_overrides(db.conn) if db else None
-    gradebook = build_final(rows, roster, labs, max_scores, course, overrides=overrides)
+    unplaced = [row for row in rows if not row.lab and row.status not in SCORED]
+    gradebook = build_final(rows, roster, labs, max_scores, course, overrides=overrides, decisions=by_student_lab(decided),
+                            unplaced={row.input_hash: {"path": row.path, "reason": row.reasons} for row in unplaced})
     if db is None:
         return gradebook, []
+    with db.conn:
+        store_unplaced(db.conn, unplaced)
     before = db.final_scores()
     # Only the submission that counts is compared with the last run: a student's other submissions of the
     # same lab would otherwise take turns as "the latest score" and report moves on every run.
@@ -663,9 +715,12 @@ def _cell(value: Any) -> Any:
 
 
 def write_csv(rows: Iterable[Mapping[str, Any]], out: str | os.PathLike[str], columns: Sequence[str]) -> int:
-    """Write rows to ``out`` (UTF-8, header first); returns how many were written."""
+    """Write rows to ``out`` (UTF-8, header first); returns how many were written.
+
+    Written whole or not at all: into a temporary file beside ``out``, renamed over it once complete, so an
+    interrupted run leaves the previous file as it was."""
     count = 0
-    with open(out, "w", newline="", encoding="utf-8") as handle:
+    with replace_atomically(out) as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
         for row in rows:

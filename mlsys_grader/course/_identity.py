@@ -30,12 +30,13 @@ from pathlib import Path, PurePath
 
 from ..errors import CourseFileError
 
-ROSTER_COLUMNS = ("name", "email", "sid", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id", "track", "lab")
-"""What a roster may hold; ``name``, ``email`` or ``sid`` is required (``student_id`` and ``student`` are read as
-``sid`` and ``name``)."""
-ROSTER_ALIASES = {"student_id": "sid", "student": "name"}
 CANVAS_NAME = re.compile(r"^(?P<name>[a-z]+)(?P<late>_late)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<original>.+)$", re.IGNORECASE)
 MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?:file|onlinetext)_(?P<original>.*)$")
+
+
+def canvas_lastfirst(last: str, first: str) -> str:
+    """The name part of a Canvas download's file name: last then first name, lower-case letters and digits only."""
+    return re.sub(r"[^a-z0-9]", "", f"{last}{first}".lower())
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class RosterStudent:
     key: str
     """Who the gradebook files the student under: the sid, else the email, else the name."""
     name: str = ""
+    """The display name: as the roster gives it, else its first and last name joined."""
     email: str = ""
     sid: str = ""
     sis_id: str = ""
@@ -53,6 +55,9 @@ class RosterStudent:
     section: str = ""
     sis_login_id: str = ""
     """Canvas's SIS Login ID, for the Canvas export (optional)."""
+    first_name: str = ""
+    last_name: str = ""
+    """The name as the roster splits it (empty when it gives one display name only: it is never split again)."""
     tracks: Mapping[str, str] = field(default_factory=dict)
     """Lab id (or ``""`` for every lab) → track."""
 
@@ -66,14 +71,23 @@ class Roster:
 
     path: str
     students: tuple[RosterStudent, ...]
+    layout: str = "mlsys-grader roster"
+    """The layout the file was read as (:mod:`._rosters`)."""
 
     def __post_init__(self) -> None:
         index: dict[tuple[str, str], RosterStudent] = {}
         for student in self.students:
-            for column in ("email", "sid", "sis_id", "canvas_id", "moodle_id", "name"):
+            for column in ("email", "sid", "sis_id", "sis_login_id", "canvas_id", "moodle_id", "name"):
                 value = getattr(student, column)
                 if value:
                     index.setdefault((column, value.lower()), student)
+        # Canvas names a downloaded file after the student's sortable name, "lastfirst" in lower-case letters: a
+        # roster that splits names (and has no Canvas ids) is matched through it, when exactly one student has it.
+        lastfirst: dict[str, list[RosterStudent]] = {}
+        for student in self.students:
+            if student.last_name or student.first_name:
+                lastfirst.setdefault(canvas_lastfirst(student.last_name, student.first_name), []).append(student)
+        index.update({("lastfirst", key): found[0] for key, found in lastfirst.items() if key and len(found) == 1})
         object.__setattr__(self, "_index", index)
 
     def find(self, column: str, value: str) -> RosterStudent | None:
@@ -81,7 +95,10 @@ class Roster:
         return self._index.get((column, value.strip().lower())) if value else None  # type: ignore[attr-defined]
 
     def by_email_or_sid(self, value: str) -> RosterStudent | None:
-        return self.find("email", value) or self.find("sid", value)
+        """The student any id names: email, sid, SIS id, SIS login or an LMS user id (a manifest, an extension or
+        Gradescope's metadata may use whichever the course has)."""
+        return next((found for column in ("email", "sid", "sis_id", "sis_login_id", "canvas_id", "moodle_id")
+                     if (found := self.find(column, value)) is not None), None)
 
 
 def read_staff_csv(path: str | os.PathLike[str], what: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
@@ -101,38 +118,6 @@ def read_staff_csv(path: str | os.PathLike[str], what: str) -> tuple[list[str], 
     except csv.Error as exc:
         raise CourseFileError(str(path), None, f"expected a {what} CSV ({exc})") from exc
     return header, rows
-
-
-def read_roster(path: str | os.PathLike[str]) -> Roster:
-    """The roster CSV: columns among :data:`ROSTER_COLUMNS`; one of ``name``, ``email``, ``sid`` required.
-
-    Lines with the same sid (else email) are one student; a ``lab`` column gives that
-    line's track for one lab only.  Raises :class:`CourseFileError` naming the line.
-    """
-    header, rows = read_staff_csv(path, "roster")
-    header = [ROSTER_ALIASES.get(name, name) for name in header]
-    if not {"name", "email", "sid"} & set(header):
-        raise CourseFileError(str(path), 1, f"expected a roster header with name, email or sid (got {header})")
-    merged: dict[str, dict[str, str]] = {}
-    tracks: dict[str, dict[str, str]] = {}
-    for line, raw in rows:
-        row = {ROSTER_ALIASES.get(k, k): v for k, v in raw.items()}
-        key = row.get("sid") or row.get("email") or row.get("name") or ""
-        if not key:
-            if not any(row.values()):
-                continue
-            raise CourseFileError(str(path), line, f"expected a name, email or sid on every roster line (got {row})")
-        known = merged.setdefault(key, {})
-        for column in ROSTER_COLUMNS[:8]:
-            if row.get(column):
-                if known.get(column) and known[column] != row[column]:
-                    raise CourseFileError(str(path), line, f"student {key!r} has {column} {known[column]!r} on an earlier "
-                                                           f"line and {row[column]!r} here")
-                known[column] = row[column]
-        if row.get("track"):
-            tracks.setdefault(key, {})[row.get("lab", "")] = row["track"]
-    students = tuple(RosterStudent(key=key, tracks=tracks.get(key, {}), **values) for key, values in merged.items())
-    return Roster(str(path), students)
 
 
 # -- what an input says about its student ------------------------------------------
@@ -307,8 +292,9 @@ def _match(claim: Claim, roster: Roster) -> tuple[RosterStudent | None, str]:
                 return found, ""
         return None, f"no roster student has email or sid {' or '.join(repr(p) for p in dict.fromkeys(people))}"
     if claim.source == "canvas":
-        found = roster.find("canvas_id", claim.canvas_id)
-        return found, "" if found else f"no roster student has canvas_id {claim.canvas_id}"
+        found = roster.find("canvas_id", claim.canvas_id) or roster.find("lastfirst", claim.name)
+        return found, "" if found else (f"no roster student has canvas_id {claim.canvas_id} or, as one student alone, the "
+                                        f"Canvas file name's {claim.name!r}")
     if claim.source == "moodle":
         found = roster.find("moodle_id", claim.moodle_id) or roster.find("name", claim.name)
         return found, "" if found else f"no roster student has moodle_id {claim.moodle_id} or name {claim.name!r}"

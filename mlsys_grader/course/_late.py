@@ -10,6 +10,7 @@
     penalty_per_day = 10                   # percent of the score, per started day after deadline + grace
     cap = 50                               # percent, at most
     canvas_assignment_id = 123456          # optional, for the Canvas export's column header
+    late_marker_days = 1                   # optional: a download the LMS marked late, with no trusted time, is 1 day late
 
 The penalty (:mod:`mlsys_grader.core.late`, the rule the Gradescope runner applies too) is
 ``min(cap, penalty_per_day × started days)`` percent of the score, the days counted from the
@@ -37,6 +38,8 @@ from ..errors import CourseFileError
 from ._identity import Roster, read_staff_csv
 
 Counting = Literal["latest", "best"]
+MAX_EXTENSION_DAYS = 365
+"""The longest extension an extensions line may grant, in days (a longer one is a typo, and 1e308 days overflows a date)."""
 
 
 class LabPolicy(BaseModel):
@@ -48,6 +51,10 @@ class LabPolicy(BaseModel):
     grace_minutes: float = Field(default=0, ge=0, description="Minutes after the deadline before a submission is late.")
     penalty_per_day: float = Field(default=0, ge=0, le=100, description="Percent of the score per started day late.")
     cap: float = Field(default=100, ge=0, le=100, description="The largest penalty, in percent.")
+    late_marker_days: int | None = Field(
+        default=None, ge=0, le=365,
+        description="Started days charged for a submission the LMS marked late (Canvas's or Moodle's late marker) when "
+                    "no trusted submission time is known; unset: the marker is shown, no penalty.")
     canvas_assignment_id: int | None = Field(default=None, description="The Canvas assignment id, for the export's header.")
     canvas_name: str | None = Field(default=None, description="The assignment's name in Canvas (default: the lab id).")
 
@@ -107,12 +114,17 @@ def read_course(path: str | os.PathLike[str], roster: Roster | None = None) -> C
 
 
 def read_extensions(path: str | os.PathLike[str], roster: Roster | None, labs: set[str]) -> dict[tuple[str, str], Extension]:
-    """The extensions CSV: ``student`` (email or sid), ``lab``, ``days``, ``reason``, keyed by (student key, lab)."""
+    """The extensions CSV: ``student`` (email or sid), ``lab``, ``days``, ``reason``, keyed by (student key, lab).
+
+    Refused naming the file and line (:class:`CourseFileError`): days that are not a number from 0 to
+    :data:`MAX_EXTENSION_DAYS`, a lab the course file does not list, a student who is not in the roster, and a second
+    line for the same student and lab (which one was meant cannot be told)."""
     header, rows = read_staff_csv(path, "extensions")
     missing = [c for c in ("student", "lab", "days") if c not in header]
     if missing:
         raise CourseFileError(str(path), 1, f"expected an extensions header with student, lab, days, reason (missing {missing})")
     found: dict[tuple[str, str], Extension] = {}
+    lines: dict[tuple[str, str], int] = {}
     for line, row in rows:
         if not any(row.values()):
             continue
@@ -120,16 +132,22 @@ def read_extensions(path: str | os.PathLike[str], roster: Roster | None, labs: s
             days = float(row["days"])
         except ValueError:
             raise CourseFileError(str(path), line, f"days must be a number of days (got {row['days']!r})") from None
-        if not math.isfinite(days) or days < 0:
-            raise CourseFileError(str(path), line, f"days must be 0 or more (got {row['days']!r})")
+        if not math.isfinite(days) or not 0 <= days <= MAX_EXTENSION_DAYS:
+            raise CourseFileError(str(path), line, f"days must be a number from 0 to {MAX_EXTENSION_DAYS} (got {row['days']!r})")
         if labs and row["lab"] not in labs:
             raise CourseFileError(str(path), line, f"lab must be one of {sorted(labs)} (got {row['lab']!r})")
+        if not row["student"]:
+            raise CourseFileError(str(path), line, "expected a student (email or sid) on every extensions line (got none)")
         key = row["student"]
         if roster is not None:
             student = roster.by_email_or_sid(key)
             if student is None:
                 raise CourseFileError(str(path), line, f"student {key!r} is no roster email or sid")
             key = student.key
+        if (key, row["lab"]) in lines:
+            raise CourseFileError(str(path), line, f"student {row['student']!r} already has an extension for {row['lab']} on "
+                                                   f"line {lines[(key, row['lab'])]}; keep one line per student and lab")
+        lines[(key, row["lab"])] = line
         found[(key, row["lab"])] = Extension(days, row.get("reason", ""))
     return found
 

@@ -5,6 +5,9 @@ applied) stored in the SQLite gradebook.  A roster student without the id the ta
 matches on is still written (Canvas also matches by name) and is listed in
 :attr:`Export.unmatched`, so the command can name them.
 
+Names are the roster's own split (first and last name fields); a roster with one display name
+gives it whole (never split again).
+
 * **Canvas**: the fixed leading columns ``Student`` ("Last, First"), ``ID`` (the Canvas
   user id, roster ``canvas_id``), ``SIS User ID`` (``sis_id``), ``SIS Login ID``
   (``sis_login_id``, when the roster has it), ``Section``; a ``Points Possible`` row; then
@@ -24,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ._files import replace_atomically
 from ._gradebook import GradebookDB, _cell
 
 Target = Literal["canvas", "moodle", "generic"]
@@ -43,9 +47,11 @@ class Export:
     unmatched: list[str] = field(default_factory=list)
 
 
-def _split_name(name: str) -> tuple[str, str]:
-    first, _, last = name.strip().rpartition(" ")
-    return (first, last) if first else (last, "")
+def _names(row: Mapping[str, Any]) -> tuple[str, str]:
+    """(first, last) as the roster split them; a roster with one display name gives it whole as the first name (a
+    display name is never split again: "John Van Rossum" has no knowable split)."""
+    first, last = row.get("student_first_name", ""), row.get("student_last_name", "")
+    return (first, last) if first or last else (row["student_name"], "")
 
 
 def _by_student(final: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any]]]:
@@ -87,11 +93,11 @@ def export_lms(db_path: str | os.PathLike[str], target: Target, out: str | os.Pa
                      *(next((r["max_score"] for r in final if r["lab"] == lab and r["max_score"] != ""), "") for lab in labs)])
         for key, mine in students.items():
             any_row = next(iter(mine.values()))
-            first, last = _split_name(any_row["student_name"])
+            first, last = _names(any_row)
             if not (any_row["canvas_id"] or any_row["sis_id"]):
                 unmatched.append(f"{key} ({any_row['student_name'] or 'no name'}): no canvas_id or sis_id; Canvas can only "
                                  "match this line by name")
-            rows.append([f"{last}, {first}" if first else last, any_row["canvas_id"], any_row["sis_id"],
+            rows.append([f"{last}, {first}" if first and last else first or last, any_row["canvas_id"], any_row["sis_id"],
                          any_row.get("sis_login_id", ""), any_row["section"], *(_score(mine.get(lab)) for lab in labs)])
     elif target == "moodle":
         header = [*MOODLE_LEADING, *labs]
@@ -99,7 +105,7 @@ def export_lms(db_path: str | os.PathLike[str], target: Target, out: str | os.Pa
             any_row = next(iter(mine.values()))
             if not any_row["student_email"]:
                 unmatched.append(f"{key} ({any_row['student_name'] or 'no name'}): no email; Moodle's import matches by email")
-            first, last = _split_name(any_row["student_name"])
+            first, last = _names(any_row)
             rows.append([first, last, any_row["student_email"], *(_score(mine.get(lab)) for lab in labs)])
     else:
         header = GENERIC_COLUMNS
@@ -113,7 +119,7 @@ def export_lms(db_path: str | os.PathLike[str], target: Target, out: str | os.Pa
                              row["status"], comment])
             if not next(iter(mine.values()))["student_id"]:
                 unmatched.append(f"{key}: no sid in the roster; the line carries the gradebook's key instead")
-    with open(out, "w", newline="", encoding="utf-8") as handle:
+    with replace_atomically(out) as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows([[_cell(value) for value in row] for row in rows])

@@ -13,6 +13,15 @@ staff overrides join it in a later release) and ``evidence`` (each graded input'
 numbers, for its feedback page; kept apart so that a rerun does not read them).
 Version 3 adds ``overrides`` (staff decisions per student, lab, submission hash and rubric
 item; :mod:`._overrides`) and ``regrade_requests`` (what students asked staff to look at).
+Version 4 adds ``decisions`` (staff decisions on a whole submission: a score, or "counts as
+missing", keyed by student and upload hash; :mod:`._decisions`) and ``unplaced`` (this run's
+unreadable uploads whose lab could not be told, for the review queue).
+Version 5 turns each "confirm the machine's verdict" that earlier releases stored as one
+override per rubric item (staff points equal to the machine's, one submission hash, one time,
+and no other override made with them) into one ``confirm`` decision on the submission (who,
+when, the hash), as this release stores it; the change log keeps what was logged.
+
+Every change to the schema is one numbered step of this one sequence.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from collections.abc import Callable
 
 from ..errors import GraderError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,6 +68,16 @@ CREATE TABLE IF NOT EXISTS regrade_requests (
     id INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, student TEXT NOT NULL, lab TEXT NOT NULL,
     item TEXT NOT NULL DEFAULT '', reason TEXT NOT NULL, by TEXT NOT NULL DEFAULT '', input_hash TEXT NOT NULL DEFAULT '');
 """
+_V4 = """
+CREATE TABLE IF NOT EXISTS decisions (
+    student TEXT NOT NULL, lab TEXT NOT NULL, input_hash TEXT NOT NULL, verdict TEXT NOT NULL, points REAL,
+    reason TEXT NOT NULL, by TEXT NOT NULL DEFAULT '', at TEXT NOT NULL, path TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (student, input_hash));
+CREATE TABLE IF NOT EXISTS unplaced (
+    student TEXT NOT NULL, input_hash TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL, row TEXT NOT NULL,
+    PRIMARY KEY (student, input_hash, path));
+"""
+
 
 def _statements(script: str) -> list[str]:
     return [statement.strip() for statement in script.split(";") if statement.strip()]
@@ -74,7 +93,27 @@ def _v2_to_v3(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3}
+def _v3_to_v4(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_V4):
+        conn.execute(statement)
+
+
+def _v4_to_v5(conn: sqlite3.Connection) -> None:
+    groups: dict[tuple[str, str, str, str], list[tuple[int, float, float, str, str, str]]] = {}
+    for rowid, student, lab, input_hash, at, old, new, by, comment, reason in conn.execute(
+            "SELECT rowid, student, lab, input_hash, at, old_points, new_points, by, comment, reason FROM overrides"):
+        groups.setdefault((student, lab, input_hash, at), []).append((rowid, old, new, by, comment, reason))
+    for (student, lab, input_hash, at), made in groups.items():
+        if len(made) < 2 or any(abs(old - new) > 1e-9 for _, old, new, *_ in made):
+            continue  # a single item confirmed, or staff changed points in the same save: item decisions, as stored
+        by = made[0][3]
+        comment = next((c for *_, c, _ in made if c), "")
+        conn.execute("INSERT OR REPLACE INTO decisions (student, lab, input_hash, verdict, points, reason, by, at, path) "
+                     "VALUES (?, ?, ?, 'confirm', NULL, ?, ?, ?, '')", (student, lab, input_hash, comment, by, at))
+        conn.executemany("DELETE FROM overrides WHERE rowid = ?", [(rowid,) for rowid, *_ in made])
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
 """Version N → the step that makes it N + 1."""
 
 
@@ -101,7 +140,7 @@ def open_gradebook(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, in
             raise GraderError(f"{path} is not a readable mlsys-grader gradebook (SQLite: {exc}); restore it from a "
                               "backup or grade into a new --db") from exc
         if found is None:
-            conn.executescript(_V1 + _V2 + _V3)
+            conn.executescript(_V1 + _V2 + _V3 + _V4)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.commit()
             return conn, None

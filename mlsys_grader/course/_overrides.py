@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from ._decisions import SubmissionDecision, apply_decision
 from ._row import FinalRow, Status
 
 EPSILON = 1e-9
@@ -136,28 +137,33 @@ def describe(applied: Applied) -> tuple[str, str]:
     return done, stale
 
 
-def apply_to_final(row: FinalRow, overrides: Sequence[Override]) -> FinalRow:
-    """One final row recomputed from its machine score: overrides, then the late penalty.
+def apply_to_final(row: FinalRow, overrides: Sequence[Override], decisions: Sequence[SubmissionDecision] = ()) -> FinalRow:
+    """One final row recomputed from its machine score and status: overrides, then a staff decision on the whole
+    submission (:mod:`._decisions`), then the late penalty.
 
-    Reads ``machine_score``, ``late_percent``, ``points``, ``item_max`` and ``held`` (from
+    Reads ``machine_score``, ``machine_status``, ``late_percent``, ``points``, ``item_max`` and ``held`` (from
     :func:`._final.build_final`); sets ``raw_score``, ``late_penalty``, ``score``, ``overrides``,
-    ``stale_overrides`` and ``overridden`` (item → points), and turns a ``regrade`` row whose
-    held items staff all scored into ``graded``.
+    ``stale_overrides``, ``overridden`` (item → points), ``decision`` and ``status``, turning a ``regrade`` row whose
+    held items staff all scored into ``graded``.  Recomputing an already computed row gives the same row.
     """
+    base = row.machine_status or row.status
     done = apply_overrides(overrides, row.input_hash, row.points, row.item_max) if row.input_hash \
         else Applied((), tuple((o, "the student has no submission that counts") for o in overrides), 0.0)
     machine = float(row.machine_score or 0)
-    raw = round(machine + done.delta, 6)
-    late = round(raw * float(row.late_percent or 0) / 100, 6)
     applied, stale = describe(done)
     overridden = {o.item: o.new_points for o in done.applied}
-    status, rule = row.status, row.rule
+    status, rule = base, row.rule
     held = set(row.held)
     if status == Status.REGRADE and held and held <= set(overridden):
         status = Status.GRADED
-        rule = "; ".join(text for text in (rule, "held items scored by staff") if text)
-    return row.but(raw_score=raw, late_penalty=late, score=round(raw - late, 6), overrides=applied, stale_overrides=stale,
-                   overridden=overridden, status=status, rule=rule)
+        rule = "; ".join(text for text in (rule, HELD_SCORED) if text and (text != HELD_SCORED or HELD_SCORED not in rule))
+    out = apply_decision(row.but(raw_score=round(machine + done.delta, 6), overrides=applied, stale_overrides=stale,
+                                 overridden=overridden, status=status, rule=rule, machine_status=base), decisions)
+    late = round(out.raw_score * float(row.late_percent or 0) / 100, 6)
+    return out.but(late_penalty=late, score=round(out.raw_score - late, 6))
+
+
+HELD_SCORED = "held items scored by staff"
 
 
 def agreement_of(overrides: Mapping[tuple[str, str], Sequence[Override]]) -> list[tuple[str, str, int, int]]:

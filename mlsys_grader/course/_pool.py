@@ -133,6 +133,9 @@ def _start_worker(work: Callable[[Any], Result], timeout_s: float, memory_mb: in
     ``prepare`` (e.g. importing the evaluators) runs here, outside every task's time limit,
     and before the memory cap, so the cap is measured from the prepared worker's size.
     """
+    # Ctrl-C at a terminal reaches every process of the foreground group: the parent alone answers it (one line,
+    # exit 130) and stops the workers, which would otherwise each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _Job.work, _Job.timeout_s = work, timeout_s
     if prepare is not None:
         try:

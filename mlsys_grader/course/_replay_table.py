@@ -28,7 +28,7 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -145,13 +145,19 @@ class Entries(Mapping[str, dict[str, Any]]):
         return len(self._texts)
 
 
-def build_entries(lab: Lab) -> dict[str, dict[str, Any]]:
+Progress = Callable[[str, int], None]
+"""Told (lab id, evaluations so far) as a table builds, for a progress bar (a build takes seconds to tens of seconds)."""
+
+
+def build_entries(lab: Lab, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
     """Evaluation key → arm for the lab's whole domain, evaluated live through the pinned mlsysim."""
     entries: dict[str, dict[str, Any]] = {}
     for track, part, controls, upstream in domain(lab):
         entries.update(lab.evaluations(track, part, controls, upstream))
         if len(entries) > MAX_ENTRIES:
             raise ReplayTableError(f"{lab.lab_id}: the domain runs over {MAX_ENTRIES} evaluations; grade it by live replay")
+        if progress is not None:
+            progress(lab.lab_id, len(entries))
     return entries
 
 
@@ -209,11 +215,11 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def build(lab: Lab, cache_dir: Path | None = None) -> Path:
+def build(lab: Lab, cache_dir: Path | None = None, progress: Progress | None = None) -> Path:
     """Build the lab's table and store it (replacing any file of the same key)."""
     key = table_key(lab)
     path = (cache_dir or default_cache_dir()) / key.filename()
-    write_atomic(path, encode(key, build_entries(lab)))
+    write_atomic(path, encode(key, build_entries(lab, progress)))
     return path
 
 
@@ -416,8 +422,10 @@ def replay_tables(cache_dir: Path | None = None) -> Iterator[None]:
             use_unit_scales(None)
 
 
-def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None = None) -> None:
-    """Build, before any worker forks, each registered lab's table that is missing or does not verify.
+def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None = None,
+                  progress: Progress | None = None) -> list[str]:
+    """Build, before any worker forks, each registered lab's table that is missing or does not verify; the labs whose
+    table was built (``progress`` is told as each builds).
 
     Workers then only load verified files (a build inside a worker would run under its time limit,
     once per worker).  A verified file is not parsed here, so a batch that grades nothing stays fast.
@@ -425,17 +433,21 @@ def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None
     from ..labs import get_lab, lab_modules
 
     modules = lab_modules()
+    built = []
     for lab_id in sorted(modules) if lab_ids is None else lab_ids:
         key = key_for(lab_id, modules[lab_id])
         try:
             verify(key, ((cache_dir or default_cache_dir()) / key.filename()).read_bytes())
         except (FileNotFoundError, ReplayTableError):
             with contextlib.suppress(ReplayTableError, OSError):  # over the cap, or unwritable: graded live
-                build(get_lab(lab_id), cache_dir)
+                build(get_lab(lab_id), cache_dir, progress)
+                built.append(lab_id)
     ensure_units(cache_dir, lab_ids)
+    return built
 
 
-def warm(lab_ids: list[str], cache_dir: Path | None = None) -> list[tuple[str, Path, int, str]]:
+def warm(lab_ids: list[str], cache_dir: Path | None = None,
+         progress: Progress | None = None) -> list[tuple[str, Path, int, str]]:
     """(lab, path, entries, what was done) for each lab: its table verified, or built when missing or refused."""
     from ..labs import get_lab
 
@@ -447,7 +459,7 @@ def warm(lab_ids: list[str], cache_dir: Path | None = None) -> list[tuple[str, P
         try:
             entries, status = decode(key, path.read_bytes()), "verified"
         except (FileNotFoundError, ReplayTableError) as exc:
-            build(lab, cache_dir)
+            build(lab, cache_dir, progress)
             entries = decode(key, path.read_bytes())
             status = "built" if isinstance(exc, FileNotFoundError) else f"rebuilt ({exc})"
         done.append((lab_id, path, len(entries), status))

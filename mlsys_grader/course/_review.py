@@ -19,20 +19,35 @@ import csv
 import io
 import math
 import os
+import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import flags as flag_names
+from ..core.report import INTEGRITY_CRITERIA
 from ..errors import DecisionError
+from ._decisions import (
+    CONFIRM,
+    SubmissionDecision,
+    by_student_lab,
+    check_decision,
+    load_decisions,
+    load_unplaced,
+    placed,
+    refuse,
+    write_decision,
+)
 from ._gradebook import GradebookDB, _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
-from ._row import FinalRow
+from ._row import NOT_GRADED, FinalRow, Status
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
                 flag_names.VERSION_DRIFT)
 """Flags that put a submission in the queue: signals for staff, who make the call."""
+WHOLE = "*"
+"""The ``item`` of a decisions-CSV line that decides a whole submission."""
 QUEUE_COLUMNS = ["student", "student_name", "lab", "input_hash", "item", "machine_points", "max_points", "at_stake",
                  "why", "new_points", "comment"]
 
@@ -65,15 +80,38 @@ class Entry:
     stale: tuple[str, ...] = ()
     groups: tuple[str, ...] = field(default=())
     """Collusion group ids (``collusion_group``)."""
+    whole: str = ""
+    """Why the whole submission waits for a decision (an upload the machine could not grade; :mod:`._decisions`),
+    "" when only items are to decide."""
+    decision: str = ""
+    """The decision on the whole submission in force, in words ("" while there is none)."""
 
     @property
     def key(self) -> str:
-        return f"{self.student}|{self.lab}"
+        return f"{self.student}|{self.lab}|{self.input_hash}" if not self.lab else f"{self.student}|{self.lab}"
 
     @property
     def decided(self) -> bool:
-        """True when staff decided every item of the entry (and nothing is stale)."""
-        return not self.stale and all(item.decision is not None for item in self.items)
+        """True when nothing is stale and staff decided the whole submission (a score, "missing", or a confirmation of
+        the machine's verdict), or, where only items are in question, every item."""
+        if self.stale:
+            return False
+        if self.decision:
+            return True
+        return not self.whole and all(item.decision is not None for item in self.items)
+
+
+def flag_scope(flag: str, items: Mapping[str, float], findings: Sequence[Sequence[str]]) -> list[str]:
+    """The rubric items a review flag puts in question: a ``generated`` rationale every rationale item, ``integrity`` and
+    ``version_drift`` the items of the parts whose evidence failed those checks (every item when none is named), collusion
+    the whole submission."""
+    if flag == flag_names.GENERATED:
+        return [c for c in items if c.startswith("synthesis.")]
+    if flag in (flag_names.INTEGRITY, flag_names.VERSION_DRIFT):
+        parts = {str(f[0]) for f in findings if len(f) > 1 and f[1] in INTEGRITY_CRITERIA}
+        scope = [c for c in items if c.split(".", 1)[0] in parts]
+        return scope or list(items)
+    return list(items)
 
 
 def _request_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[str, str, str]]]:
@@ -83,13 +121,37 @@ def _request_rows(conn: sqlite3.Connection) -> dict[tuple[str, str], list[tuple[
     return found
 
 
+def _whole_entries(db: GradebookDB) -> list[Entry]:
+    """One entry per upload of unknown lab that could not be read, the whole of the largest lab at stake."""
+    decided = {(d.student, d.input_hash): d for d in load_decisions(db.conn)}
+    stake = max((float(r.max_score) for r in db.final() if r.max_score not in ("", None)), default=0.0)
+    entries = []
+    for upload in load_unplaced(db.conn):
+        done = decided.get((upload["student"], upload["input_hash"]))
+        entries.append(Entry(upload["student"], upload.get("student_name", ""), "", upload["input_hash"], upload["path"],
+                             (f"unreadable, lab unknown: {upload['path']}: {upload['reason']}",), (), stake,
+                             whole="unreadable, lab unknown", decision=done.words() if done else ""))
+    return entries
+
+
 def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry]:
     """The review queue from the gradebook's final rows and stored results, most points at stake first."""
     overrides = load_overrides(db.conn)
+    decisions = by_student_lab(load_decisions(db.conn))
     requests = _request_rows(db.conn)
-    entries = []
+    entries = [entry for entry in _whole_entries(db) if include_decided or not entry.decided]
     for row in db.final():
         key = (row["student"], row["lab"])
+        if (row.machine_status or row.status) in NOT_GRADED:
+            what = ("unreadable upload" if (row.machine_status or row.status) == Status.UNREADABLE
+                    else f"not graded ({row.machine_status or row.status})")
+            entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.input_hash, row.path,
+                          (f"{what} {row.path}: {row.reason or row.rule}",), (),
+                          float(row.max_score) if row.max_score not in ("", None) else 0.0,
+                          whole=what, decision=row.decision)
+            if include_decided or not entry.decided:
+                entries.append(entry)
+            continue
         mine = overrides.get(key, [])
         result = db.result(row["input_hash"]) if row.get("input_hash") else None
         item_max: Mapping[str, float] = row.item_max or (result or {}).get("item_max", {})
@@ -99,9 +161,9 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
         live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
         reasons: list[str] = []
         concerned: dict[str, str] = {}
-        stake = 0.0
         flags = [f for f in (row.get("flags") or "").split(";") if f]
         held = [c for c in row.held if c in items]
+        findings = (result or {}).get("findings") or []
         for flag in flags:
             if flag not in REVIEW_FLAGS:
                 continue
@@ -112,38 +174,39 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
                 reasons.append(f"grader_error: points held on {', '.join(pending)}")
                 for c in pending:
                     concerned.setdefault(c, "grader_error: points held")
-                stake += sum(float(item_max.get(c, 0)) for c in pending)
                 continue
             reasons.append(f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
-            scope = ([c for c in items if c.startswith("synthesis.")] if flag == flag_names.GENERATED else list(items))
-            for c in scope:
+            for c in flag_scope(flag, items, findings):
                 concerned.setdefault(c, f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
-            stake = max(stake, sum(float(items[c]) for c in scope))
         for column, (certainty, why) in ((result or {}).get("certainty") or {}).items():
             if certainty == "uncertain" and column in items:
                 reasons.append(f"uncertain {column}: {why or 'the reader is not sure'}")
                 concerned[column] = f"uncertain: {why or 'the reader is not sure'}"
-                stake += float(item_max.get(column, 0))
         for item, why, at in requests.get(key, []):
             reasons.append(f"regrade request{f' on {item}' if item else ''} ({at[:10]}): {why}")
-            scope = [item] if item in items else list(items)
-            for c in scope:
+            for c in [item] if item in items else list(items):
                 concerned.setdefault(c, f"regrade request: {why}")
-            stake += (float(item_max.get(item, 0)) if item in items else
-                      float(row.get("max_score") or 0) - float(row.get("machine_score") or 0))
         stale = [f"stale override {o.item} {o.new_points:g} by {o.by or '?'}: {why}" for o in mine
                  if (why := stale_reason(o, row.get("input_hash", ""), items, item_max)) is not None and o.item not in live]
         for o in mine:
             if o.item in items and o.item not in live:
                 concerned.setdefault(o.item, "stale override: re-review")
+        confirmed = next((d for d in reversed(decisions.get(key, ())) if d.verdict == CONFIRM), None)
+        if confirmed is not None and confirmed.input_hash != row.get("input_hash", ""):
+            stale.append(f"stale confirmation by {confirmed.by or '?'} ({confirmed.at[:10]}): made for submission "
+                         f"{confirmed.input_hash[:12]}; the submission that counts is now {row.get('input_hash', '')[:12]}")
+            confirmed = None
         if not reasons and not stale:
             continue
+        # What the decision can move: every point of the items in question, never the points left after the flag.
+        stake = sum(float(item_max.get(c, 0)) for c in concerned if c in items)
         entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.get("input_hash", ""), row.get("path", ""),
                       tuple(reasons + stale),
                       tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why)
                             for c, why in concerned.items() if c in items),
                       round(stake, 6), tuple(stale),
-                      tuple(g for g in str(row.get("collusion_group", "")).split(";") if g))
+                      tuple(g for g in str(row.get("collusion_group", "")).split(";") if g),
+                      decision=confirmed.words() if confirmed else "")
         if include_decided or not entry.decided:
             entries.append(entry)
     entries.sort(key=lambda e: (-e.at_stake, e.lab, e.student))
@@ -192,39 +255,84 @@ def _check(decision: Decision, rows: Mapping[tuple[str, str], FinalRow], by: str
                     decision.comment.strip(), by, at, decision.reason)
 
 
-def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str) -> list[Override]:
-    """Check every decision, then store them all and recompute the final table in one transaction.
+@dataclass(frozen=True)
+class WholeDecision:
+    """What staff decided on a whole submission the machine could not grade (:mod:`._decisions`)."""
+
+    student: str
+    lab: str
+    verdict: str
+    """``score`` or ``missing``."""
+    points: float | None
+    reason: str
+    upload: str = ""
+    """The upload's hash (or a prefix of 8 or more) or path: needed for an upload of unknown lab."""
+    where: str = ""
+
+
+def _check_whole(decision: WholeDecision, rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[Mapping[str, str]],
+                 by: str, at: str) -> SubmissionDecision | str:
+    checked = check_decision(rows, unplaced, decision.student, decision.lab, decision.verdict, decision.points,
+                             decision.reason, decision.upload, decision.where)
+    if isinstance(checked, str):
+        return checked
+    student, lab, input_hash, points, path = checked
+    return SubmissionDecision(student, lab, input_hash, decision.verdict, points if decision.verdict == "score" else None,
+                              decision.reason.strip(), by, at, path)
+
+
+def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str,
+                    whole: Sequence[WholeDecision] = ()) -> list[Override | SubmissionDecision]:
+    """Check every decision (on items, and on whole submissions), then store them all and recompute the final table
+    in one transaction.
 
     Raises :class:`DecisionError` naming every bad decision; the database is then untouched.
     """
     rows = {(r["student"], r["lab"]): r for r in db.final()}
+    unplaced = load_unplaced(db.conn)
     at = now()
     checked = [_check(d, rows, by, at) for d in decisions]
-    problems = [c for c in checked if isinstance(c, str)]
-    if problems:
-        raise DecisionError(problems)
+    judged = [_check_whole(d, rows, unplaced, by, at) for d in whole]
+    refuse([c for c in [*checked, *judged] if isinstance(c, str)])
     made = [c for c in checked if isinstance(c, Override)]
-    if not made:
+    decided = [c for c in judged if isinstance(c, SubmissionDecision)]
+    if not made and not decided:
         return []
     scores = {key: float(row["score"]) for key, row in rows.items()}
     try:
         write_overrides(db.conn, made, scores)
-        refresh_final(db)  # commits the overrides with the table they change
+        for decision in decided:
+            write_decision(db.conn, decision, scores.get((decision.student, decision.lab)))
+        refresh_final(db)  # commits the decisions with the table they change
     except BaseException:
         db.conn.rollback()
         raise
-    return made
+    return [*made, *decided]
+
+
+def decide(db: GradebookDB, decision: WholeDecision, by: str) -> SubmissionDecision:
+    """Store one decision on a whole submission (``review --decide``) and recompute the final table; raises
+    :class:`DecisionError` saying why it cannot be made (nothing stored)."""
+    [made] = apply_decisions(db, (), by, (decision,))
+    return made  # type: ignore[return-value]
 
 
 def refresh_final(db: GradebookDB) -> list[FinalRow]:
-    """Recompute every final row from its machine score with the stored overrides, and store the table again.
+    """Recompute every final row from its machine score with the stored overrides and decisions, and store the table
+    again.
 
     Committed with whatever the caller wrote before in the same transaction (:meth:`GradebookDB.write_final`).
     """
     overrides = load_overrides(db.conn)
+    decisions = by_student_lab(load_decisions(db.conn))
+    unplaced = {u["input_hash"]: u for u in load_unplaced(db.conn)}
     summaries = db.change_summaries()
-    final = [apply_to_final(row, overrides.get((row.student, row.lab), ())).but(changes=summaries.get((row.student, row.lab), ""))
-             for row in db.final()]
+    final = []
+    for row in db.final():
+        key = (row.student, row.lab)
+        mine = decisions.get(key, ())
+        final.append(apply_to_final(placed(row, mine, unplaced), overrides.get(key, ()), mine)
+                     .but(changes=summaries.get(key, "")))
     db.write_final(final)
     return final
 
@@ -259,6 +367,11 @@ def export_queue(db: GradebookDB, out: str | os.PathLike[str]) -> int:
         writer = csv.writer(handle)
         writer.writerow(QUEUE_COLUMNS)
         for entry in build_queue(db):
+            # one line for the whole submission: new_points `confirm` (the machine's verdict stands) or, for an upload the
+            # machine could not grade, a score or `missing`; the comment is the reason
+            writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, WHOLE,
+                                                "", entry.at_stake, entry.at_stake, "; ".join(entry.reasons), "", "")])
+            lines += 1
             for item in entry.items:
                 writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, item.column,
                                                     item.points, item.max_points, entry.at_stake, item.why,
@@ -268,7 +381,14 @@ def export_queue(db: GradebookDB, out: str | os.PathLike[str]) -> int:
 
 
 def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
-    """The filled lines of a decisions CSV (as a spreadsheet saves it: BOM, CRLF, quoted fields, blank lines).
+    """The filled item lines of a decisions CSV (:func:`read_all_decisions` without the whole-submission lines)."""
+    return read_all_decisions(path)[0]
+
+
+def read_all_decisions(path: str | os.PathLike[str]) -> tuple[list[Decision], list[WholeDecision]]:
+    """The filled lines of a decisions CSV (as a spreadsheet saves it: BOM, CRLF, quoted fields, blank lines): the
+    decisions on items, and those on whole submissions (item ``*``: ``new_points`` a score or ``missing``, the comment
+    the reason).
 
     Raises :class:`DecisionError` naming every line that cannot be read.
     """
@@ -276,33 +396,87 @@ def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
         text = Path(path).read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DecisionError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as CSV UTF-8"]) from exc
-    reader = csv.DictReader(io.StringIO(text))
-    header = [name.strip() for name in reader.fieldnames or []]
-    missing = [name for name in ("student", "lab", "item", "new_points") if name not in header]
+    name = os.path.basename(os.fspath(path))
+    records, problems = _strict_records(text, name)
+    if not records:
+        raise DecisionError(problems or [f"{path}: no header line (expected {', '.join(QUEUE_COLUMNS)})"])
+    header = [cell.strip() for cell in records[0][1]]
+    missing = [column for column in ("student", "lab", "item", "new_points") if column not in header]
     if missing:
         raise DecisionError([f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(QUEUE_COLUMNS)})"])
-    decisions, problems = [], []
-    for raw in reader:
-        line = reader.line_num
-        cells = {(k or "").strip(): (v or "").strip() for k, v in raw.items() if k is not None and isinstance(v, str)}
+    decisions: list[Decision] = []
+    whole: list[WholeDecision] = []
+    seen: dict[tuple[str, str, str, str], tuple[str, int]] = {}
+    for line, values in records[1:]:
+        if len(values) != len(header):
+            problems.append(f"{name} line {line}: {len(values)} field(s), the header has {len(header)} (a comma or quote "
+                            "out of place?); nothing was imported")
+            continue
+        cells = {column: value.strip() for column, value in zip(header, values, strict=True)}
         if not any(cells.values()) or not cells.get("new_points"):
             continue  # blank line, or no decision on this item
-        where = f"{os.path.basename(os.fspath(path))} line {line}"
+        where = f"{name} line {line}"
+        answer = cells["new_points"].lstrip("'").strip().lower()
+        whole_line = cells["item"] == WHOLE
         try:
-            points = float(cells["new_points"].lstrip("'"))
+            points = None if whole_line and answer in ("missing", CONFIRM) else float(answer)
         except ValueError:
-            problems.append(f"{where}: new_points must be a number (got {cells['new_points']!r})")
+            problems.append(f"{where}: new_points must be `confirm`, a score or `missing` for the whole submission "
+                            f"(got {cells['new_points']!r})" if whole_line else
+                            f"{where}: new_points must be a number (got {cells['new_points']!r})")
+            continue
+        key = (cells["student"], cells["lab"], cells["item"], cells.get("input_hash", ""))
+        first = seen.setdefault(key, (answer, line))
+        if first[1] != line:
+            if first[0] != answer:
+                problems.append(f"{where}: {cells['student']} {cells['lab']} {cells['item']} is decided on line {first[1]} "
+                                f"too, with {first[0]!r} there and {answer!r} here: keep one")
+            continue
+        if whole_line:
+            whole.append(WholeDecision(cells["student"], cells["lab"], answer if points is None else "score", points,
+                                       cells.get("comment", ""), cells.get("input_hash", ""), where))
             continue
         decisions.append(Decision(cells["student"], cells["lab"], cells["item"], points, cells.get("comment", ""),
                                   cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where))
     if problems:
         raise DecisionError(problems)
-    return decisions
+    return decisions, whole
 
 
-def import_decisions(db: GradebookDB, path: str | os.PathLike[str], by: str) -> list[Override]:
+def _swallowed(cells: Sequence[str], width: int) -> bool:
+    """True when a cell spread over several lines holds what reads as whole decision lines (as many commas as a line
+    of the file): a quote left open swallowed them.  A comment typed over two lines in a spreadsheet is no such cell."""
+    return any(part.count(",") >= width - 2 for cell in cells for part in re.split(r"\r\n|\n|\r", cell)[1:])
+
+
+def _strict_records(text: str, name: str) -> tuple[list[tuple[int, list[str]]], list[str]]:
+    """(first physical line, fields) of every non-blank record, and the problems: a quote left open to the end of the file,
+    or a record whose cell spreads over lines that read as decision lines (a quote opened in a cell and closed lines
+    later swallows the decisions in between: refused, never imported as one)."""
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    records: list[tuple[int, list[str]]] = []
+    problems: list[str] = []
+    previous = 0
+    try:
+        for cells in reader:
+            start, end = previous + 1, reader.line_num
+            previous = end
+            if not any(cell.strip() for cell in cells):
+                continue
+            if end > start and records and _swallowed(cells, len(records[0][1])):
+                problems.append(f"{name} lines {start}-{end} are read as one line: a quote opened on line {start} closes only "
+                                f"on line {end}, swallowing the lines between; keep each decision on one line")
+                continue
+            records.append((start, cells))
+    except csv.Error as exc:
+        problems.append(f"{name} line {previous + 1}: not a well-formed CSV line ({exc}): a quote left open?")
+    return records, problems
+
+
+def import_decisions(db: GradebookDB, path: str | os.PathLike[str], by: str) -> list[Override | SubmissionDecision]:
     """Read, check and store a decisions CSV: everything or nothing."""
-    return apply_decisions(db, read_decisions(path), by)
+    items, whole = read_all_decisions(path)
+    return apply_decisions(db, items, by, whole)
 
 
 def agreement(db: GradebookDB) -> list[tuple[str, str, int, int]]:

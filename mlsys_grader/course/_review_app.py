@@ -33,8 +33,9 @@ from flask import Flask, Response, abort, redirect, render_template, request, ur
 from werkzeug.serving import make_server
 
 from ..errors import DecisionError
+from ._decisions import CONFIRM
 from ._gradebook import GradebookDB
-from ._review import Decision, Entry, add_request, apply_decisions, build_queue
+from ._review import Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue
 
 COOKIE = "mlsys_review_token"
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
@@ -79,10 +80,47 @@ def _parts_concerned(entry: Entry, evidence: Mapping[str, Any]) -> list[str]:
     return sorted(evidence) if "synthesis" in parts or not parts & set(evidence) else sorted(parts & set(evidence))
 
 
+MAX_BODY = 64 * 1024
+"""Bytes a request body may hold (a form with every item of a lab and its comment is a few KiB)."""
+FIELD_LIMITS = {"comment": 2000, "reason": 1000, "item": 200, "lab": 100, "student": 500, "input_hash": 128}
+"""Characters each text field of the page's forms may hold (shown in the forms as maxlength)."""
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost")
+
+
+def whole_number(form: Mapping[str, str], field: str, default: int = 1) -> int:
+    """A form field holding a whole number; a malformed one is answered 400 naming the field, never a traceback."""
+    raw = (form.get(field) or "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        abort(400, f"{field}: expected a whole number (got {raw[:40]!r})")
+
+
+def check_lengths(form: Mapping[str, str]) -> None:
+    """Every text field within its limit (:data:`FIELD_LIMITS`), else 400 naming the field: nothing is stored."""
+    for field, most in FIELD_LIMITS.items():
+        value = form.get(field) or ""
+        if len(value) > most:
+            abort(400, f"{field}: at most {most:,} characters (got {len(value):,})")
+
+
+def saved_words(made: Sequence[Any], before: float | None, after: float | None) -> str:
+    """What a save changed, for the page to confirm it: each decision, and the final score before and after."""
+    what = [f"{m.item} {m.old_points:g} → {m.new_points:g}" if hasattr(m, "item") else m.words().split(" by ")[0]
+            for m in made]
+    if not what:
+        return "nothing to save: no points were typed"
+    final = f"final {before:g} → {after:g}" if before is not None and after is not None else ""
+    return ("saved: " + "; ".join(what) + (f"; {final}" if final else ""))[:500]
+
+
 def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> Flask:
     """The review page's Flask app for the gradebook at ``db_path``, answering only requests that carry ``token``."""
     app = Flask(__name__, template_folder=str(TEMPLATES))
-    app.config.update(REVIEW_DB=os.fspath(db_path), REVIEW_BY=by)
+    # NOTE: a request body over MAX_BODY is answered 413 before any of it is read or stored.
+    app.config.update(REVIEW_DB=os.fspath(db_path), REVIEW_BY=by, REVIEW_PORT=None, MAX_CONTENT_LENGTH=MAX_BODY)
     app.jinja_env.filters["g"] = lambda value: f"{float(value):g}"  # 3, 2.5, 0.125: as every other page writes numbers
 
     def authorised() -> bool:
@@ -91,6 +129,11 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
 
     @app.before_request
     def guard() -> Response | None:
+        # A DNS-rebinding page reaches 127.0.0.1 under its own host name: only the loopback names are served.
+        host, _, port = request.host.rpartition(":") if request.host.count(":") == 1 else (request.host, "", "")
+        served = app.config["REVIEW_PORT"]
+        if host not in LOOPBACK_HOSTS or (served is not None and port != str(served)):
+            abort(400, f"this page answers only to 127.0.0.1 or localhost on its own port (got Host {request.host!r})")
         if not authorised():
             abort(403, "this page needs the access token printed by `mlsys-grader review`")
         if request.method not in ("GET", "HEAD"):
@@ -121,6 +164,7 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
 
     @app.get("/entry/<int:number>")
     def entry(number: int, problems: Sequence[str] = (), status: int = 200) -> Any:
+        saved = (request.args.get("saved") or "")[:500] if request.method == "GET" else ""
         db = open_db()
         try:
             queue = build_queue(db, include_decided=True)
@@ -154,7 +198,7 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
             mine_times = {part: [(t, t in others_all) for t in times] for part, times in (result.get("part_times") or {}).items()}
             body = render_template(
                 "review.html", queue=queue, pending=len(pending), entry=current, number=number, token=token, by=by,
-                problems=problems, row=row if row is not None else {}, segments=segments(rationale, spans),
+                problems=problems, saved=saved, row=row if row is not None else {}, segments=segments(rationale, spans),
                 legend=sorted({(str(s[2]), str(s[3])) for s in spans}, key=lambda s: (s[0], s[1])),
                 choices=result.get("choices") or {}, findings=result.get("findings") or [],
                 evidence=[(part, sorted((evidence.get(part) or {}).items())) for part in _parts_concerned(current, evidence)],
@@ -168,16 +212,28 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
         if request.method != "POST":
             abort(403, "decisions are made by POST from the review page")
         form = request.form
-        number = int(form.get("number", "1") or 1)
+        number = whole_number(form, "number")
+        check_lengths(form)
         student, lab, input_hash = form.get("student", ""), form.get("lab", ""), form.get("input_hash", "")
         confirm = form.get("action") == "confirm"
         comment = form.get("comment", "")
         decisions, problems = [], []
-        for column in form.getlist("item"):
+        whole: list[WholeDecision] = []
+        if confirm:  # one decision on the submission: the machine's verdict stands (who, when, which submission)
+            whole.append(WholeDecision(student, lab, CONFIRM, None, comment, input_hash))
+        if form.get("action") in ("whole-score", "whole-missing"):
+            raw = (form.get("whole_points") or "").strip()
+            points: float | None = None
+            if form.get("action") == "whole-score":
+                try:
+                    points = float(raw)
+                except ValueError:
+                    problems.append(f"score: must be a number (got {raw!r})")
+            whole.append(WholeDecision(student, lab, "score" if form.get("action") == "whole-score" else "missing", points,
+                                       comment, input_hash))
+        for column in [] if confirm else form.getlist("item"):
             raw = (form.get(f"points:{column}") or "").strip()
-            if confirm or not raw:
-                if confirm:
-                    decisions.append(Decision(student, lab, column, None, comment, input_hash, form.get(f"why:{column}", "")))
+            if not raw:
                 continue
             try:
                 points = float(raw)
@@ -186,31 +242,41 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
                 continue
             decisions.append(Decision(student, lab, column, points, comment, input_hash, form.get(f"why:{column}", "")))
         db = open_db()
+        saved = ""
         try:
             if not problems:
-                apply_decisions(db, decisions, form.get("by") or app.config["REVIEW_BY"])
+                before = {(r.student, r.lab): r.score for r in db.final()}.get((student, lab))
+                made = apply_decisions(db, decisions, app.config["REVIEW_BY"], whole)
+                after = {(r.student, r.lab): r.score for r in db.final()}.get((student, lab))
+                saved = saved_words(made, before, after)
         except DecisionError as exc:
             problems = list(exc.problems)
         finally:
             db.close()
         if problems:
             return entry(number, problems=problems, status=400)
-        return redirect(url_for("entry", number=number), code=303)
+        return redirect(url_for("entry", number=number, saved=saved or None), code=303)
 
     @app.route("/request", methods=["GET", "POST"])
     def regrade_request() -> Any:
         if request.method != "POST":
             abort(403, "regrade requests are entered by POST from the review page")
         form = request.form
+        check_lengths(form)
+        asked = whole_number(form, "number")
         db = open_db()
         try:
             add_request(db, form.get("student", ""), form.get("lab", ""), form.get("reason", ""), form.get("item", ""),
-                        form.get("by") or app.config["REVIEW_BY"])
+                        app.config["REVIEW_BY"])
+            # the request moves the entry up the queue (more at stake): stay with it
+            queue = build_queue(db, include_decided=True)
+            number = next((i for i, e in enumerate(queue, 1) if (e.student, e.lab) == (form.get("student"), form.get("lab"))),
+                          asked)
         except DecisionError as exc:
-            return entry(int(form.get("number", "1") or 1), problems=list(exc.problems), status=400)
+            return entry(asked, problems=list(exc.problems), status=400)
         finally:
             db.close()
-        return redirect(url_for("entry", number=int(form.get("number", "1") or 1)), code=303)
+        return redirect(url_for("entry", number=number), code=303)
 
     return app
 
@@ -222,6 +288,7 @@ class ReviewServer:
         self.token = secrets.token_urlsafe(24)
         self.app = create_app(db_path, token=self.token, by=by)
         self._server = make_server("127.0.0.1", port, self.app, threaded=True)
+        self.app.config["REVIEW_PORT"] = self._server.server_port
         self.base = f"http://127.0.0.1:{self._server.server_port}"
         self.url = f"{self.base}/?token={self.token}"
         self._thread = threading.Thread(target=self._server.serve_forever, name="mlsys-review", daemon=True)

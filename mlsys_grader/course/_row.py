@@ -32,7 +32,17 @@ class Status(StrEnum):
     MEMORY = "memory"
     CRASH = "crash"
     MISSING = "missing"
-    """A final row only: a roster student with no submission of the lab."""
+    """A final row only: a roster student with no submission of the lab (or one staff decided counts as missing)."""
+    UNREADABLE = "unreadable"
+    """A final row only: the student handed in an upload that cannot be graded (truncated, empty, a PDF, a form the
+    course does not accept); staff decide it in review (:mod:`._decisions`), the row names the file and why."""
+
+
+NOT_GRADED = (Status.UNREADABLE, Status.TIMEOUT, Status.MEMORY, Status.CRASH)
+"""Final statuses of a student who submitted but whose submission the machine could not grade: each waits for a staff
+decision on the whole submission (a score, or "counts as missing")."""
+UNREADABLE_INPUT = (Status.ERROR, Status.UNSUPPORTED)
+"""Input statuses that make the counting submission's final row :attr:`Status.UNREADABLE`."""
 
 
 class Result(TypedDict, total=False):
@@ -155,7 +165,7 @@ class Row(_ColumnsView):
         return [self.columns.get(column, "") for column in columns]
 
 
-IDENTITY_FIELDS = ("student_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id")
+IDENTITY_FIELDS = ("student_name", "student_first_name", "student_last_name", "student_email", "student_id", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id")
 """The identity columns of a final row (filled from the roster, else from the counting submission)."""
 
 
@@ -188,6 +198,12 @@ class FinalRow(_ColumnsView):
     overrides: str = ""
     stale_overrides: str = ""
     changes: str = ""
+    decision: str = ""
+    """The staff decision on the whole submission in force (``score 7 by ta: …``, ``counts as missing by ta: …``)."""
+    reason: str = ""
+    """Why the machine could not grade the counting submission (a :data:`NOT_GRADED` row), naming its file."""
+    machine_status: Status | None = None
+    """The status before a staff decision on the whole submission (None: :attr:`status`), so decisions recompute."""
     held: tuple[str, ...] = ()
     """The items held for staff because the grader failed on them."""
     item_max: Mapping[str, float] = field(default_factory=dict)
@@ -212,13 +228,14 @@ class FinalRow(_ColumnsView):
                 "late_penalty": self.late_penalty, "score": self.score, "max_score": self.max_score,
                 "late_percent": self.late_percent, "submitted_at": self.submitted_at, "late": self.late, "rule": self.rule,
                 "path": self.path, "input_hash": self.input_hash, "other_submissions": self.other_submissions,
-                "flags": self.flags, "overrides": self.overrides, "stale_overrides": self.stale_overrides}
+                "flags": self.flags, "overrides": self.overrides, "stale_overrides": self.stale_overrides,
+                "decision": self.decision, "reason": self.reason}
 
     def to_json(self) -> dict[str, Any]:
         """The row as the gradebook database stores it (its columns, and the override and review data apart)."""
         return {**self.columns, "_held": list(self.held), "_item_max": dict(self.item_max), "_items": dict(self.points),
                 "_overridden": dict(self.overridden), "_collusion_group": self.collusion_group,
-                "_collusion_with": list(self.collusion_with)}
+                "_collusion_with": list(self.collusion_with), "_machine_status": str(self.machine_status or self.status)}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FinalRow:
@@ -232,6 +249,8 @@ class FinalRow(_ColumnsView):
                    input_hash=data.get("input_hash", ""), other_submissions=data.get("other_submissions", ""),
                    flags=data.get("flags", ""), overrides=data.get("overrides", ""),
                    stale_overrides=data.get("stale_overrides", ""), changes=data.get("changes", ""),
+                   decision=data.get("decision", ""), reason=data.get("reason", ""),
+                   machine_status=Status(data["_machine_status"]) if data.get("_machine_status") else None,
                    held=tuple(data.get("_held") or ()), item_max=dict(data.get("_item_max") or {}),
                    points=dict(data.get("_items") or {}), overridden=dict(data.get("_overridden") or {}),
                    collusion_group=data.get("_collusion_group") or "", collusion_with=tuple(data.get("_collusion_with") or ()))

@@ -1,6 +1,8 @@
 """The course summary as one self-contained HTML page (inline CSS and SVG; no script, no network).
 
-Sections: headline counts; per lab the score distribution and the pass rate of every
+Sections: the outcome (the final gradebook per lab: students, submitted, missing, unreadable, late
+and the points charged, decided by staff, the final mean and distribution; uploads of unknown lab);
+headline counts of the inputs; per lab the machine's score distribution and the pass rate of every
 rubric item; the most common findings with an example message; flagged submissions;
 collusion groups; scores that moved since the last run; inputs that could not be graded.
 """
@@ -18,9 +20,10 @@ from typing import Any, ClassVar
 from .._version import __version__
 from ..core.flags import BY_CRITERION
 from ..core.report import INTEGRITY_CRITERIA, render_html
+from ._files import replace_atomically
 from ._formative import FORMATIVE_ITEM, predicted_right
 from ._overrides import decisions_by_item
-from ._row import Row
+from ._row import NOT_GRADED, Row, Status
 
 BINS = 10
 TOP_FINDINGS = 15
@@ -148,6 +151,34 @@ def _lab_section(lab: str, lab_rows: Sequence[Mapping[str, Any]], columns: Itera
             "pass_rates": pass_rates(rates, f"{lab}: pass rate per part and criterion")}
 
 
+OUTCOME_COLUMNS = ("students", "submitted", "missing", "unreadable", "late", "late_points", "decided", "mean")
+"""The final gradebook's counts per lab, in the order the summary's first table shows them."""
+
+
+def outcome(final: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per lab, from the final gradebook (one row per student and lab): how many students, how many handed something
+    in, are missing, handed in an upload the machine could not grade (unreadable, timeout, memory, crash), were charged
+    a late penalty (and the points it took), have a staff decision or override in force; the mean final score and its
+    distribution."""
+    labs: dict[str, list[Mapping[str, Any]]] = {}
+    for row in final:
+        labs.setdefault(str(row["lab"]), []).append(row)
+    out = []
+    for lab, rows in sorted(labs.items()):
+        scores = [float(row["score"] or 0) for row in rows]
+        most = max((float(row["max_score"]) for row in rows if row["max_score"] not in ("", None)), default=0.0)
+        machine = [getattr(row, "machine_status", None) or row["status"] for row in rows]
+        penalties = [float(row["late_penalty"] or 0) for row in rows]
+        out.append({"lab": lab, "students": len(rows), "submitted": sum(1 for row in rows if row["input_hash"]),
+                    "missing": sum(1 for row in rows if row["status"] == Status.MISSING),
+                    "unreadable": sum(1 for status in machine if status in NOT_GRADED),
+                    "late": sum(1 for points in penalties if points > 0), "late_points": round(sum(penalties), 6),
+                    "decided": sum(1 for row in rows if row.get("decision") or row.get("overrides")),
+                    "mean": sum(scores) / len(scores) if scores else 0.0, "max_score": most,
+                    "histogram": histogram(scores, most, f"{lab}: final score distribution")})
+    return out
+
+
 def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -> str:
     """The HTML page for a :class:`~mlsys_grader.course._gradebook.GradebookResult`."""
     rows = result.rows
@@ -161,6 +192,8 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
     return render_html(
         "summary.html", title=title, now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), version=__version__,
         result=result, cards=cards, max_table_rows=MAX_TABLE_ROWS, rate_colours=RATE_COLOURS,
+        outcome=outcome(getattr(result, "final", []) or []),
+        unplaced=[(_student(r), PathCell(r["path"]), r["reasons"][:300]) for r in getattr(result, "unplaced", []) or []],
         labs=[_lab_section(lab, [row for row in graded if row["lab"] == lab], result.columns)
               for lab in sorted({row["lab"] for row in graded})],
         findings=common_findings(graded),
@@ -182,5 +215,6 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
 
 def write_summary(result: Any, path: str | os.PathLike[str]) -> None:
     """Write :func:`render_summary` to ``path`` (UTF-8)."""
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(render_summary(result))
+    text = render_summary(result)
+    with replace_atomically(path) as handle:
+        handle.write(text)
