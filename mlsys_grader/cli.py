@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_UNGRADABLE, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130
 """128 + SIGINT, as a shell reports a command stopped by Ctrl-C."""
-STUDENT_COMMANDS = ("check", "schema", "rubric")
+STUDENT_COMMANDS = ("check", "schema", "rubric", "ledger")
 STAFF_COMMANDS = ("solve", "grade", "warm", "export", "feedback", "review", "assign", "autograder", "kit", "generate")
 TRACKS = DEFAULT_TRACKS  # the shipped labs' tracks (``solve`` checks a plugin lab's own)
 
@@ -363,6 +363,20 @@ def _cmd_review(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_ledger(args: argparse.Namespace) -> int:
+    from .api import read_submission
+    from .ledger import ledger_history
+
+    history = ledger_history(read_submission(args.file).raise_for_error())
+    text = json.dumps(history, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    if args.output is None:
+        print(text, end="")
+    else:
+        Path(args.output).write_text(text, encoding="utf-8")
+        print(f"wrote the book's design-ledger payload for chapter {', '.join(history)} to {args.output}")
+    return EXIT_OK
+
+
 def _cmd_schema(args: argparse.Namespace) -> int:
     print(json.dumps(bundle_json_schema(), indent=2))
     return EXIT_OK
@@ -479,6 +493,12 @@ def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
     rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
     rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
     rubric.set_defaults(func=_cmd_rubric)
+
+    ledger = sub.add_parser("ledger", help="write a submission as the book's design-ledger payload for its chapter "
+                                           "({chapter: payload}, what the book's capstone auditor reads)")
+    ledger.add_argument("file", help="a submission in any form `check` reads")
+    ledger.add_argument("-o", "--output", help="write the JSON here (default: print it)")
+    ledger.set_defaults(func=_cmd_ledger)
 
     if staff is None:
         staff = staff_installed()

@@ -18,6 +18,7 @@ import pytest
 
 from mlsys_grader import solve
 from mlsys_grader.core.jsonio import sha256_of
+from mlsys_grader.core.seal import legacy_fingerprint
 from mlsys_grader.labs import lab_ids
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -44,6 +45,18 @@ def reseal(data: dict) -> dict:
     data.pop("content_hash", None)
     data["content_hash"] = sha256_of(data)
     return data
+
+
+def as_schema_2(data: dict) -> dict:
+    """A schema-3 bundle as schema 2 wrote the same session: each record sealed with that schema's fingerprint of lab,
+    track, part and inputs, ``result_role`` empty where the part has no decision, sealed over that content."""
+    data = copy.deepcopy(data)
+    data["schema_version"] = 2
+    for part, record in data["evidence"].items():
+        record["upstream_fingerprint"] = legacy_fingerprint(data["lab"], record["track"], part, record["inputs"])
+        if record["decision"] is None:
+            record["result_role"] = None
+    return reseal(data)
 
 
 def to_bytes(data: dict) -> bytes:

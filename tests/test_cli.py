@@ -34,10 +34,10 @@ def test_check_prints_the_public_report_in_words(capsys):
 
 def test_unreadable_submission_exits_1_with_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.json"
-    bad.write_text('{"schema_version": 3, "lab": "lab07", "track": "edge"}')
+    bad.write_text('{"schema_version": 4, "lab": "lab07", "track": "edge"}')
     assert main(["check", str(bad)]) == EXIT_UNGRADABLE
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["mlsys-grader: cannot grade: bundle schema_version 3 is not supported; this release reads schema_version 2 and upgrades 1"]
+    assert err == ["mlsys-grader: cannot grade: bundle schema_version 4 is not supported; this release reads schema_version 3 and upgrades 1 and 2"]
 
 
 def test_unknown_lab_and_track_are_clear(tmp_path, capsys):
@@ -57,7 +57,7 @@ def test_usage_errors_exit_2(capsys):
 def test_schema_is_the_bundle_json_schema(capsys):
     assert main(["schema"]) == EXIT_OK
     schema = json.loads(capsys.readouterr().out)
-    assert schema["properties"]["schema_version"]["const"] == 2
+    assert schema["properties"]["schema_version"]["const"] == 3
     assert {"lab", "track"} <= set(schema["required"])
     assert "EvidenceRecord" in schema["$defs"]
 
@@ -87,7 +87,7 @@ def test_the_staff_commands_are_registered_only_where_the_staff_package_is_insta
 
     assert staff_installed()  # the tests run in a staff install
     assert _commands(build_parser()) == _commands(build_parser(staff=True)) == [*STUDENT_COMMANDS, *STAFF_COMMANDS]
-    assert _commands(build_parser(staff=False)) == list(STUDENT_COMMANDS) == ["check", "schema", "rubric"]
+    assert _commands(build_parser(staff=False)) == list(STUDENT_COMMANDS) == ["check", "schema", "rubric", "ledger"]
     assert "solve" in STAFF_COMMANDS and "kit" in STAFF_COMMANDS and "grade" in STAFF_COMMANDS
 
 
@@ -99,7 +99,7 @@ def test_a_student_install_says_in_one_line_that_solve_is_a_staff_command(monkey
     out = tmp_path / "b.json"
     assert main(["solve", "--lab", "lab07", "--track", "cloud", "-o", str(out)]) == EXIT_USAGE
     assert capsys.readouterr().err == ("mlsys-grader: `solve` is a course-staff command, not part of the student kit; "
-                                       "this install has check, schema, rubric\n")
+                                       "this install has check, schema, rubric, ledger\n")
     assert not out.exists()
     assert main(["schema"]) == EXIT_OK  # a student's own commands still run
 

@@ -27,7 +27,7 @@ from mlsys_grader.api import default_rubric
 from mlsys_grader.core import generated
 from mlsys_grader.core.capture import plan_all
 from mlsys_grader.core.labspec import Lab
-from mlsys_grader.core.models import PARTS, load_bundle
+from mlsys_grader.core.models import PARTS, SCHEMA_VERSION, load_bundle
 from mlsys_grader.staff import bundle_from_controls
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -665,7 +665,7 @@ def test_a_solve_session_runs_like_a_students(lab):
 def test_the_run_log_agrees_with_each_record(lab):
     spec = get_lab(lab)
     bundle = solve(lab, "cloud", 9)
-    assert bundle.schema_version == 2 and set(bundle.runs) == set(PARTS)
+    assert bundle.schema_version == SCHEMA_VERSION and set(bundle.runs) == set(PARTS)
     for part, record in bundle.evidence.items():
         run = bundle.runs[part]
         assert run.prediction == record.prediction

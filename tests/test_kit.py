@@ -220,9 +220,9 @@ def test_the_student_build_imports_and_its_command_line_has_no_solve(student_whe
     done = subprocess.run([sys.executable, "-c", PROBE, str(unpacked)], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert done.returncode == 2, done.stderr
     assert done.stdout.splitlines() == ["no solve: cannot import name 'solve' from 'mlsys_grader' "
-                                        f"({unpacked / 'mlsys_grader' / '__init__.py'})", "commands: check schema rubric"]
+                                        f"({unpacked / 'mlsys_grader' / '__init__.py'})", "commands: check schema rubric ledger"]
     assert done.stderr == ("mlsys-grader: `solve` is a course-staff command, not part of the student kit; "
-                           "this install has check, schema, rubric\n")
+                           "this install has check, schema, rubric, ledger\n")
     assert not (tmp_path / "solved.json").exists()
 
 
@@ -531,7 +531,7 @@ def test_a_fresh_environment_with_only_the_kit_installs_and_runs_both_notebooks_
     solve = subprocess.run([str(bin_dir / "mlsys-grader"), "solve", "--lab", "lab07", "--track", "cloud", "-o", "solved.json"],
                            cwd=student, env=env, capture_output=True, text=True)
     assert (solve.returncode, solve.stdout, solve.stderr) == (2, "", "mlsys-grader: `solve` is a course-staff command, not part of "
-                                                                     "the student kit; this install has check, schema, rubric\n")
+                                                                     "the student kit; this install has check, schema, rubric, ledger\n")
     assert not (student / "solved.json").exists()
     for command in cli.STAFF_COMMANDS:  # every staff command, the builders and the review app included
         refused = subprocess.run([str(bin_dir / "mlsys-grader"), command], cwd=student, env=env, capture_output=True, text=True)

@@ -8,7 +8,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from conftest import reseal, solved
+from conftest import as_schema_2, reseal, solved
 
 from mlsys_grader import cli
 from mlsys_grader.api import grade_bundle
@@ -117,8 +117,9 @@ def test_a_run_log_entry_with_an_unknown_field_is_refused():
 
 # -- schema versions -------------------------------------------------------------------------------
 def as_version_1(data: dict) -> dict:
-    """The bundle as schema version 1 wrote it: no run log, sealed over that content."""
-    data = {key: value for key, value in data.items() if key != "runs"}
+    """The bundle as schema version 1 wrote it: no run log, its records sealed as schema 2 sealed them, sealed over that
+    content."""
+    data = {key: value for key, value in as_schema_2(data).items() if key != "runs"}
     data["schema_version"] = 1
     return reseal(data)
 
@@ -129,12 +130,59 @@ def test_a_version_1_bundle_loads_with_an_empty_run_log_and_keeps_its_own_seal()
     assert bundle.hash_matches()
 
 
-def test_a_version_1_bundle_still_grades_as_its_version_2_twin():
+def test_a_version_1_bundle_still_grades_as_its_current_twin():
     data = solved("lab11", "cloud")
     old, new = grade_bundle(json.dumps(as_version_1(data))), grade_bundle(json.dumps(data))
     assert [f for f in old.findings if f.criterion == "format"] == []
     assert {part: score.score for part, score in old.parts.items()} == {part: score.score for part, score in new.parts.items()}
     assert old.parts["C"].score == old.parts["C"].max_score
+
+
+def test_a_version_2_bundle_reads_with_the_books_result_role_and_keeps_its_seals():
+    """The reader upgrades schema 2: an empty ``result_role`` becomes the book's default, each record keeps the
+    fingerprint schema 2 sealed it with, and the bundle's own content hash still verifies."""
+    data = as_schema_2(solved("lab07", "edge", 2))
+    bundle = load_bundle(json.dumps(data))
+    assert (bundle.schema_version, bundle.read_version) == (SCHEMA_VERSION, 2) == (3, 2)
+    assert {part: record.result_role for part, record in bundle.evidence.items()} == {
+        "A": "tested intervention", "B": "tested intervention", "C": "tested intervention", "D": "tested intervention",
+        "E": data["evidence"]["E"]["result_role"]}
+    assert {part: record.upstream_fingerprint for part, record in bundle.evidence.items()} == {
+        part: record["upstream_fingerprint"] for part, record in data["evidence"].items()}
+    assert bundle.hash_matches()
+    # A writer that left a default out: the bundle is hashed as schema 2 held it, so the seal still verifies.
+    del data["evidence"]["A"]["result_role"]
+    assert load_bundle(json.dumps(data)).hash_matches()
+    assert bundle.sealed().hash_matches() and bundle.sealed().content_hash != bundle.content_hash
+
+
+@pytest.mark.parametrize("lab_id, track", [("lab07", "mobile"), ("lab11", "edge")])
+def test_a_version_2_bundle_grades_as_its_current_twin(lab_id, track):
+    data = solved(lab_id, track, 4)
+    old, new = grade_bundle(json.dumps(as_schema_2(data))), grade_bundle(json.dumps(data))
+    assert old.findings == new.findings and old.score == new.score and old.parts == new.parts
+
+
+def test_a_stale_version_2_record_is_reported_with_the_fingerprints_it_holds():
+    """A record written before schema 3 is stale when its settings moved, and the finding quotes the fingerprint the
+    file holds against the one schema 2 gives the final settings (what the grader reported before schema 3)."""
+    from mlsys_grader.core.seal import legacy_fingerprint
+
+    data = as_schema_2(solved("lab07", "cloud", 1))
+    data["controls"]["D"]["batch_size"] = 1 if data["controls"]["D"]["batch_size"] != 1 else 2
+    report = grade_bundle(json.dumps(reseal(data)))
+    (stale,) = [f for f in report.findings if f.criterion == "stale"]
+    final_upstream = {"batch_size": data["controls"]["D"]["batch_size"], "policy": data["controls"]["D"]["policy"]}
+    assert stale.part == "D" and "batch_size is now" in stale.message
+    assert (stale.expected, stale.actual) == (legacy_fingerprint("lab07", "cloud", "D", final_upstream),
+                                              data["evidence"]["D"]["upstream_fingerprint"])
+
+
+def test_a_current_record_without_a_result_role_is_refused_naming_the_field():
+    data = solved("lab07", "cloud")
+    data["evidence"]["B"]["result_role"] = None
+    with pytest.raises(BundleFormatError, match=r"evidence\.B\.result_role: Input should be a valid string \(got None\)"):
+        load_bundle(json.dumps(reseal(data)))
 
 
 def test_an_edited_version_1_bundle_is_still_caught():

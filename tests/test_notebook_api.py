@@ -11,12 +11,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from conftest import LAB_TRACKS, sweep
+from conftest import LAB_TRACKS, as_schema_2, sweep
 
 from mlsys_grader import cli
 from mlsys_grader.api import grade_file
 from mlsys_grader.core.jsonio import sha256_of
-from mlsys_grader.core.models import load_bundle
+from mlsys_grader.core.models import SCHEMA_VERSION, load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
 from mlsys_grader.labs import get_lab
 from mlsys_grader.student import assert_item
@@ -528,7 +528,7 @@ def test_a_version_1_file_continues_and_its_captured_times_still_count(tmp_path,
     lab.predict("A", "below_25")
     lab.run("A", dispatches=1)
     lab.capture("A")
-    data = json.loads(submission_path("lab07", tmp_path).read_text(encoding="utf-8"))
+    data = as_schema_2(json.loads(submission_path("lab07", tmp_path).read_text(encoding="utf-8")))  # as schema 2 sealed it
     del data["runs"]
     data["schema_version"] = 1
     data.pop("content_hash")
@@ -541,7 +541,9 @@ def test_a_version_1_file_continues_and_its_captured_times_still_count(tmp_path,
     assert reopened.check("A").passed
     assert reopened.predict("A", "50_75").kind == "warn"
     bundle = saved(tmp_path)
-    assert bundle.schema_version == 2 and bundle.runs["A"].first_shown_at == shown
+    assert bundle.schema_version == SCHEMA_VERSION and bundle.runs["A"].first_shown_at == shown
+    record = bundle.evidence["A"]  # the continued session saves it with the book's seal of its inputs
+    assert record.upstream_fingerprint == get_lab("lab07").fingerprint("cloud", "A", record.inputs) != data["evidence"]["A"]["upstream_fingerprint"]
     assert bundle.runs["A"].prediction_locked_at > shown
 
 

@@ -49,7 +49,7 @@ def test_prediction_findings_are_hidden_from_the_student_view_only_when_they_rev
 
 
 @pytest.mark.parametrize("name, error, fragment", [
-    ("unknown-schema-version", SchemaVersionError, "schema_version 99 is not supported; this release reads schema_version 2 and upgrades 1"),
+    ("unknown-schema-version", SchemaVersionError, "schema_version 99 is not supported; this release reads schema_version 3 and upgrades 1 and 2"),
     ("not-json", BundleFormatError, "submission is not valid JSON"),
     ("truncated", BundleFormatError, "submission is not valid JSON"),
     ("nan", BundleFormatError, "must not contain NaN"),

@@ -19,12 +19,15 @@ from typing import Any
 
 from .._mlsysim import unit_registry
 from .context import GradingContext, PartState, evaluator_errors, exact_as_planned, first_difference, plan_fingerprint, same_json
+from .drift import BuildVariant, Mismatch, moved_setting, split_variants, spread
 from .generated import check_generated
+from .jsonio import canonical_dumps
 from .labspec import LabRules, PartPlan, arm_inputs
 from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
 from .report import Finding, PartName
 from .rubric import Rubric
+from .seal import FIRST_BOOK_SEALED_SCHEMA, legacy_fingerprint
 
 
 @dataclass(frozen=True)
@@ -120,24 +123,36 @@ def check_record_shape(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
 
 
 def check_domain(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
-    state = ctx.parts[part]
+    """Inputs no allowed setting on the bundle's track produces, and a record relabelled to another track.
+
+    A record labelled with another track whose inputs are this track's was captured here and relabelled in the file
+    (the notebook captures on the session's track): the book voids such a record (its capstone auditor refuses the
+    chapter), and so does the grader, for staff; a record really captured on another track fails its inputs instead.
+    """
+    state, record = ctx.parts[part], _record(ctx, part)
     for message, expected, actual in state.domain_problems:
         yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
                       rubric_item="replay", hidden=True, voids_part=True)
+    if record is not None and record.track != ctx.track and not state.domain_problems:
+        yield Finding(part=part, criterion="domain", rubric_item="replay", hidden=True, voids_part=True,
+                      message=f"Part {part}'s record is labelled track {record.track!r}, but its inputs are track "
+                              f"{ctx.track!r}'s: the label was edited, so the record is void; recapture part {part} "
+                              "from the notebook.",
+                      expected=ctx.track, actual=record.track)
     for message, expected, actual in state.final_problems:
         yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
 
 
-DRIFT_MIN_VALUES = 3
-"""A part's mismatch reads as another mlsysim only when at least this many recorded values are off ..."""
-DRIFT_MIN_ARMS = 2
-"""... in at least this many of its arms (baseline, intervention, alternatives): see :func:`check_replay`."""
+def _unexplained(ctx: GradingContext, part: PartId) -> tuple[list[Mismatch], list[tuple[Mismatch, BuildVariant]]]:
+    """A part's replay mismatches that no build the lab lists explains, and those one does."""
+    return split_variants(ctx.lab.build_variants(), ctx.track, part, ctx.parts[part].mismatches or [])
 
 
-def _spread(found: list[tuple[str, Any, Any]]) -> bool:
-    """True when the mismatch runs through the part: enough values, in more than one arm."""
-    arms = {where.split(".", 1)[0] for where, _, _ in found}
-    return len(found) >= DRIFT_MIN_VALUES and len(arms) >= DRIFT_MIN_ARMS
+def _drifts(ctx: GradingContext, part: PartId) -> bool:
+    """Whether the part's own mismatch reads as another mlsysim: it runs through the part, and it is not the numbers of
+    another allowed setting (moved inputs)."""
+    found, _ = _unexplained(ctx, part)
+    return spread(found) and moved_setting(ctx.lab, ctx.track, part, ctx.parts[part]) is None
 
 
 def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
@@ -146,11 +161,18 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     Inputs inside the domain were already evaluated when the part's plan was built,
     so the plan's arms are the replayed arms; inputs outside it are never replayed.
     A part that does not replay earns nothing (its evidence is unverified); the finding
-    says why, from the pattern of the mismatch and never from a version label:
+    says why, from the pattern of the mismatch and never from a version label
+    (:mod:`.drift` reads it):
 
+    * **another build the lab lists** (:class:`~.drift.BuildVariant`, e.g. the book's hosted
+      labs): a listed field holding that build's value is tolerated, with a note naming the
+      build, and costs nothing; any other value of it is compared as usual;
+    * **moved inputs** (criterion ``replay``): every recorded number is what the evaluator gives
+      for another allowed setting of the part, so the inputs were moved without recomputing —
+      an edit, however many numbers it moves;
     * **version drift** (criterion ``version``): another mlsysim moves many numbers at
-      once, so a part counts as drifted when at least :data:`DRIFT_MIN_VALUES` recorded
-      values are off across at least :data:`DRIFT_MIN_ARMS` of its arms — or when its
+      once, so a part counts as drifted when at least :data:`~.drift.DRIFT_MIN_VALUES` recorded
+      values are off across at least :data:`~.drift.DRIFT_MIN_ARMS` of its arms — or when its
       mismatch is smaller but another part of the same submission drifts that way (one
       session runs one mlsysim);
     * **edited evidence** (criterion ``replay``): otherwise — one number, or a few in a
@@ -160,12 +182,14 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     and costs nothing, so a missing label is never cheaper than an honest one.  (The comparison
     itself is made when the context is built: :attr:`PartState.mismatches`.)
     """
-    record, found = _record(ctx, part), ctx.parts[part].mismatches
-    if record is None or found is None:
+    record, state = _record(ctx, part), ctx.parts[part]
+    if record is None or state.mismatches is None:
         return  # nothing captured, held for staff, or not replayed (reported by check_domain)
+    found, explained = _unexplained(ctx, part)
     label = record.mlsysim_version
     labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
-    if found and (_spread(found) or any(state.mismatches and _spread(state.mismatches) for state in ctx.parts.values())):
+    moved = moved_setting(ctx.lab, ctx.track, part, state) if found and spread(found) else None
+    if found and moved is None and (spread(found) or any(_drifts(ctx, other) for other in ctx.parts if other != part)):
         where, expected, actual = found[0]
         arms = sorted({w.split(".", 1)[0].split("[", 1)[0] for w, _, _ in found})
         yield Finding(
@@ -174,6 +198,14 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
                      f"{len(found)} values across {', '.join(arms)}, starting with {where}, as when another mlsysim "
                      f"version produced them; install mlsysim=={ctx.mlsysim_version} and recapture the part."),
             expected=expected, actual=actual)
+    elif moved is not None:
+        where, expected, actual = found[0]
+        setting = ", ".join(f"{name} = {value!r}" for name, value in moved.items())
+        yield Finding(
+            part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
+            message=(f"Part {part}'s numbers are what mlsysim {ctx.mlsysim_version} computes for another setting ({setting}), "
+                     f"not for its recorded inputs{labelled}; recapture the part instead of editing its inputs."),
+            expected=expected, actual=actual)
     elif found:
         where, expected, actual = found[0]
         yield Finding(
@@ -181,6 +213,13 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
             message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}, "
                      "while the rest of its evidence replays exactly; recapture the part instead of editing numbers."),
             expected=expected, actual=actual)
+    elif explained:
+        (where, expected, actual), variant = explained[0]
+        yield Finding(part=part, criterion="version",
+                      message=f"Part {part}'s {where} is {actual!r}, the value {variant.build} gives where mlsysim "
+                              f"{ctx.mlsysim_version} gives {expected!r}; every other number replays exactly, so it counts "
+                              "in full; nothing to do.",
+                      expected=expected, actual=actual)
     elif labelled:
         yield Finding(part=part, criterion="version",
                       message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "
@@ -276,10 +315,15 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     final = state.final_plan
     if final is None:
         return
-    expected_fp = plan_fingerprint(lab, track, part, final.upstream)
-    # Exactly the plan's inputs (types and order): their fingerprint is the plan's; else it is computed from them.
-    own_inputs_match = exact_as_planned(final.upstream, record.inputs)
-    if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
+    # The record's upstream settings against the final ones, compared directly (to the type: the JSON the seal covers),
+    # and its seal against the one the final settings give (so a seal that does not cover its own inputs is stale too).
+    # A bundle written before schema 3 keeps the seal of its own schema, checked by that schema's rule.
+    if ctx.bundle.read_version < FIRST_BOOK_SEALED_SCHEMA:
+        expected_fp = legacy_fingerprint(lab.lab_id, track, part, final.upstream)
+    else:
+        expected_fp = plan_fingerprint(lab, track, part, final.upstream)
+    same_settings = exact_as_planned(final.upstream, record.inputs) or canonical_dumps(final.upstream) == canonical_dumps(record.inputs)
+    if not same_settings or record.upstream_fingerprint != expected_fp:
         detail_text = _stale_detail(lab, part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
         upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
         yield Finding(part=part, criterion="stale", rubric_item="fresh",

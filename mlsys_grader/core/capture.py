@@ -13,6 +13,7 @@ from typing import Any
 
 from .labspec import LabRules, PartPlan
 from .models import EvidenceRecord, part_key
+from .seal import BOOK_RESULT_ROLE, FIRST_BOOK_SEALED_SCHEMA, legacy_fingerprint
 
 
 def record_from_plan(
@@ -20,16 +21,28 @@ def record_from_plan(
     mlsysim_version: str, grader_version: str,
     prediction_locked_at: datetime | None, result_shown_at: datetime | None, captured_at: datetime | None,
 ) -> EvidenceRecord:
-    """The evidence record the seeds' ``capture_evidence`` would keep, plus provenance."""
+    """The evidence record the book's ``capture_evidence`` keeps (its default ``result_role``, its seal), plus provenance."""
     return EvidenceRecord(
         track=track, part=part_key(plan.part), prediction=prediction, inputs=dict(plan.upstream),
         baseline=plan.baseline, result=plan.result, alternatives=list(plan.alternatives),
         decision=plan.decision, model_key=plan.model_key, chosen_result=plan.chosen_result,
-        result_role=plan.result_role, upstream_fingerprint=lab.fingerprint(track, plan.part, plan.upstream),
+        result_role=plan.result_role or BOOK_RESULT_ROLE, upstream_fingerprint=lab.fingerprint(track, plan.part, plan.upstream),
         lab=lab.lab_id, mlsysim_version=mlsysim_version, grader_version=grader_version,
         captured_at=captured_at, prediction_locked_at=prediction_locked_at, result_shown_at=result_shown_at,
     )
 
+
+def book_sealed(lab: LabRules, read_version: int, record: EvidenceRecord) -> EvidenceRecord:
+    """A record of a bundle written with schema ``read_version``, sealed as the book seals a capture.
+
+    A record of a bundle before schema 3 whose own fingerprint (:func:`.seal.legacy_fingerprint`) verifies over its
+    inputs gets the book's seal of them (what the book would have sealed at capture); any other record is returned as
+    it is, so a record whose seal does not cover its inputs stays stale.
+    """
+    if read_version >= FIRST_BOOK_SEALED_SCHEMA or record.upstream_fingerprint != legacy_fingerprint(
+            lab.lab_id, record.track, record.part, record.inputs):
+        return record
+    return record.model_copy(update={"upstream_fingerprint": lab.fingerprint(record.track, record.part, record.inputs)})
 
 def plan_all(lab: LabRules, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
     """Plans for every part of the lab, in its order (a part depends only on parts before it)."""

@@ -31,10 +31,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, final, runtime_checkable
 
 from ..errors import DomainError
-from .jsonio import canonical_dumps, sha256_of
+from .jsonio import canonical_dumps
 from .models import SYNTHESIS_FIELDS
+from .seal import book_seal
 
 if TYPE_CHECKING:
+    from .drift import BuildVariant
     from .models import Bundle, EvidenceRecord
     from .rationale import ChoiceTerms, RecordedArms
 
@@ -202,11 +204,6 @@ class Problem(NamedTuple):
     actual: Any
 
 
-def fingerprint(lab_id: str, track: str, part: str, upstream: Mapping[str, Any]) -> str:
-    """SHA-256 of the track and the upstream settings a part's record depends on."""
-    return sha256_of({"lab": lab_id, "track": track, "part": part, "upstream": upstream})
-
-
 @dataclass(frozen=True)
 class Choice:
     """A closed answer (trigger, limitation, recommendation…) and the words that name it.
@@ -341,6 +338,7 @@ class LabRules(Protocol):
     def part_ids(self) -> tuple[str, ...]: ...
     def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan: ...
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str: ...
+    def build_variants(self) -> tuple[BuildVariant, ...]: ...
     def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str: ...
     def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]: ...
@@ -458,6 +456,17 @@ class PartRules(Protocol):
 
     def infer_controls(self, lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
         """Recover the controls and upstream results that would produce ``record``, or None."""
+        ...
+
+    def upstream_inputs(self, part: str, inputs: Mapping[str, Any]) -> Any:
+        """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
+        ``inputs`` are these: the settings whose change makes the capture stale, which its seal covers
+        (:func:`.seal.book_seal`)."""
+        ...
+
+    def build_variants(self) -> tuple[BuildVariant, ...]:
+        """The fields another build of the book's evaluators gives differently, and the values it gives (the lab's table;
+        empty when every build agrees): the replay check tolerates them with a note (:mod:`.drift`)."""
         ...
 
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
@@ -742,6 +751,9 @@ class Lab:
     def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
         return self.rules.infer_controls(self, track, part, record)
 
+    def build_variants(self) -> tuple[BuildVariant, ...]:
+        return self.rules.build_variants()
+
     # -- judging -------------------------------------------------------------------------------------------------
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
         return self.rules.displayed_prediction(track, part, plan)
@@ -821,7 +833,8 @@ class Lab:
 
     # -- shared helpers ------------------------------------------------------------------------------------------
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str:
-        return fingerprint(self.lab_id, track, part, upstream)
+        """The book's seal of a part's record whose inputs are ``upstream``: over the upstream inputs the lab declares."""
+        return book_seal(track, self.rules.upstream_inputs(part, upstream))
 
     def choice(self, options: Sequence[Choice], value: str | None) -> Choice | None:
         """The option whose value is ``value``, or None."""

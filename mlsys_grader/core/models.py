@@ -17,12 +17,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, 
 
 from ..errors import BundleFormatError, SchemaVersionError
 from .jsonio import canonical_dumps, check_float_range, loads_strict, sha256_of, sha256_of_text
+from .seal import BOOK_RESULT_ROLE
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 PartId = Literal["A", "B", "C", "D", "E"]
 PARTS: tuple[PartId, ...] = get_args(PartId)
-"""The part letters bundle schema 2 holds, in order; a lab's parts are some of them (``Lab.parts``)."""
+"""The part letters the bundle schema holds, in order; a lab's parts are some of them (``Lab.parts``)."""
 Hex64 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 
 
@@ -56,8 +57,24 @@ def _upgrade_v1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": 2, "runs": {}}
 
 
+def _upgrade_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 2 left ``result_role`` empty where the book writes its default: a record reads with the book's role.
+
+    Each record keeps the fingerprint it was sealed with (schema 2's own rule); the bundle remembers the schema it
+    was read from (:attr:`Bundle.read_version`), so the staleness check verifies that seal by the rule it was made
+    with, and an old bundle grades exactly as it did.
+    """
+    evidence = data.get("evidence")
+    if isinstance(evidence, Mapping):
+        evidence = {part: {**record, "result_role": BOOK_RESULT_ROLE}
+                    if isinstance(record, Mapping) and record.get("result_role") is None else record
+                    for part, record in evidence.items()}
+        data = {**data, "evidence": evidence}
+    return {**data, "schema_version": 3}
+
+
 # schema_version -> function upgrading a raw mapping of that version to the next.
-UPGRADERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_v1}
+UPGRADERS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _upgrade_v1, 2: _upgrade_v2}
 
 
 class _Strict(BaseModel):
@@ -77,8 +94,11 @@ class EvidenceRecord(_Strict):
     decision: Any = Field(default=None, description="The part's decision, when it has one (Lab 07 E, Lab 11 E).")
     model_key: ShortText = Field(description="Evaluator identifier, e.g. `v1_07_experiments` or `v1_11_experiments.roofline`.")
     chosen_result: dict[str, Any] | None = Field(default=None, description="The arm the decision keeps, when the part has a decision.")
-    result_role: ShortText | None = Field(default=None, description="What the `result` arm is for the decision.")
-    upstream_fingerprint: Hex64 = Field(description="SHA-256 of the track and the settings this record depends on.")
+    result_role: ShortText = Field(default=BOOK_RESULT_ROLE, description="What the `result` arm is, as the book writes it "
+                                   "(`tested intervention` unless the part's decision makes it another).")
+    upstream_fingerprint: Hex64 = Field(description="The book's seal: SHA-256 of the track and the upstream inputs the lab "
+                                                    "declares for the part (bundles before schema 3: the lab, track, part and "
+                                                    "upstream settings).")
     lab: ShortText | None = Field(default=None, description="Lab id of any registered lab, e.g. `lab07`.")
     mlsysim_version: ShortText | None = Field(default=None, description="mlsysim version the arms were produced with.")
     grader_version: ShortText | None = Field(default=None, description="mlsys_grader version that captured the record.")
@@ -117,13 +137,13 @@ class Synthesis(_Strict):
 
 
 SYNTHESIS_FIELDS: tuple[str, ...] = tuple(Synthesis.model_fields)
-"""Every synthesis answer bundle schema 2 holds (:class:`Synthesis`), in order; a lab asks for some of them."""
+"""Every synthesis answer the bundle schema holds (:class:`Synthesis`), in order; a lab asks for some of them."""
 
 
 class Bundle(_Strict):
     """One student's submission for one lab on one track."""
 
-    schema_version: Literal[2] = Field(default=SCHEMA_VERSION, description="Bundle schema version.")
+    schema_version: Literal[3] = Field(default=SCHEMA_VERSION, description="Bundle schema version.")
     lab: ShortText = Field(description="Lab id of any registered lab, e.g. `lab07`.")
     track: ShortText = Field(description="Deployment track (`tinyml`, `mobile`, `edge`, `cloud`).")
     controls: dict[PartId, dict[str, Scalar]] = Field(default_factory=dict, description="Final control values per part.")
@@ -135,6 +155,15 @@ class Bundle(_Strict):
     created_at: Timestamp | None = Field(default=None, description="When the bundle was written.")
     content_hash: Hex64 | None = Field(default=None, description="SHA-256 of the canonical bundle without this field.")
     _parsed_hash: str | None = PrivateAttr(default=None)
+    _read_version: int = PrivateAttr(default=SCHEMA_VERSION)
+    _schema2_roles: frozenset[str] | None = PrivateAttr(default=None)
+    """Read from schema 1 or 2: the parts whose ``result_role`` that schema held empty (see :meth:`compute_hash`)."""
+
+    @property
+    def read_version(self) -> int:
+        """The ``schema_version`` the bundle was written with, before the reader upgraded it (its records' seals
+        follow that schema's rule: :data:`~.seal.FIRST_BOOK_SEALED_SCHEMA`)."""
+        return self._read_version
 
     def hash_matches(self) -> bool:
         """True when ``content_hash`` is the hash of this bundle's content.
@@ -148,12 +177,24 @@ class Bundle(_Strict):
         return self._parsed_hash == self.content_hash or self.compute_hash() == self.content_hash
 
     def compute_hash(self) -> str:
-        """SHA-256 of the canonical JSON of this bundle, ``content_hash`` left out."""
-        return sha256_of(self.model_dump(mode="json", exclude={"content_hash"}))
+        """SHA-256 of the canonical JSON of this bundle, ``content_hash`` left out.
+
+        A bundle read from schema 1 or 2 is hashed as the schema-2 reader held it (``schema_version`` 2, the
+        ``result_role`` it left empty empty again), so the seal its writer computed still verifies.
+        """
+        data = self.model_dump(mode="json", exclude={"content_hash"})
+        if self._schema2_roles is not None:
+            data["schema_version"] = 2
+            for part in self._schema2_roles:
+                data["evidence"][part]["result_role"] = None
+        return sha256_of(data)
 
     def sealed(self) -> Bundle:
-        """A copy whose ``content_hash`` matches its content."""
-        return self.model_copy(update={"content_hash": self.compute_hash()})
+        """A copy whose ``content_hash`` matches its content (as this schema writes it)."""
+        copy = self.model_copy()
+        copy._schema2_roles = copy._parsed_hash = None
+        copy.content_hash = copy.compute_hash()
+        return copy
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The bundle as JSON text (canonical key order)."""
@@ -184,7 +225,7 @@ def bundle_from_mapping(data: Any) -> Bundle:
     if version > SCHEMA_VERSION or (version < SCHEMA_VERSION and version not in UPGRADERS):
         raise SchemaVersionError(
             f"bundle schema_version {version} is not supported; this release reads schema_version "
-            f"{SCHEMA_VERSION}{' and upgrades ' + ', '.join(map(str, sorted(UPGRADERS))) if UPGRADERS else ''}"
+            f"{SCHEMA_VERSION}{' and upgrades ' + ' and '.join(map(str, sorted(UPGRADERS))) if UPGRADERS else ''}"
         )
     data = dict(data)
     try:
@@ -194,13 +235,20 @@ def bundle_from_mapping(data: Any) -> Bundle:
         text = None
     # Here as well as in loads_strict: a mapping handed to the API directly never went through the parser.
     check_float_range(data, text)
+    schema2_roles: frozenset[str] | None = None
     while data["schema_version"] < SCHEMA_VERSION:
+        if data["schema_version"] == 2:
+            evidence = data.get("evidence")
+            schema2_roles = frozenset(str(part) for part, record in evidence.items()
+                                      if isinstance(record, Mapping) and record.get("result_role") is None
+                                      ) if isinstance(evidence, Mapping) else frozenset()
         data = UPGRADERS[data["schema_version"]](data)
     try:
         bundle = Bundle.model_validate(data)
     except ValidationError as exc:
         raise BundleFormatError(f"bundle does not match the schema: {_describe_errors(exc)}") from exc
     bundle._parsed_hash = None if text is None else sha256_of_text(text)
+    bundle._read_version, bundle._schema2_roles = version, schema2_roles
     return bundle
 
 

@@ -17,8 +17,8 @@ turns its captures into a bundle; :func:`export_findings` checks the file agains
 :class:`~mlsys_grader.core.grading.OnlyWhenComplete`, see :mod:`._reader`).
 All of these findings are ``integrity`` findings that void the part they name:
 
-* each capture's ``upstream_fingerprint`` is the lab's own seal, the SHA-256 of
-  ``{"track": track, "inputs": inputs}`` (sorted keys, compact separators); a capture
+* each capture's ``upstream_fingerprint`` is the lab's own seal (:func:`~mlsys_grader.core.seal.book_seal` of
+  ``{"track": track, "inputs": inputs}``: Lab 07 and Lab 11 seal each capture's own inputs); a capture
   whose track or inputs no longer match it was edited;
 * a capture that disagrees with a copy of it elsewhere in the report was edited;
 * the lab renders its download only once its own audit is complete (every part captured,
@@ -38,8 +38,6 @@ lab by the evaluator family its captures name.
 from __future__ import annotations
 
 import ast
-import hashlib
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -50,6 +48,7 @@ from ..core.jsonio import loads_strict
 from ..core.labspec import Binding, MarimoLayout
 from ..core.models import Bundle, EvidenceRecord, PartId, Synthesis, part_key
 from ..core.report import Finding, PartName
+from ..core.seal import book_seal
 from ..errors import BundleFormatError
 from ..labs import get_lab, lab_ids
 
@@ -61,12 +60,6 @@ RECORD_FIELDS = ("track", "part", "prediction", "inputs", "baseline", "result", 
 ORIGINS = {"json": "marimo-json", "markdown": "marimo-md"}
 _MAX_LITERAL_CHARS = 4 * 1024 * 1024
 """A Markdown evidence-summary line longer than this is not read as a Python literal."""
-
-
-def marimo_fingerprint(track: Any, inputs: Any) -> str:
-    """The lab's own seal of a capture: SHA-256 of its track and inputs as canonical JSON."""
-    text = json.dumps({"track": track, "inputs": inputs}, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # -- the layout of each lab's export (the lab declares it: Lab.marimo_layout) ----------
@@ -251,8 +244,8 @@ def export_bundle(export: MarimoExport) -> Bundle:
     """The captures of an export as a sealed bundle.
 
     Each capture becomes an :class:`EvidenceRecord` with no mlsysim version (the export's
-    label is a static default) and this package's fingerprint of its recorded inputs (the
-    lab's own fingerprint is checked by :func:`export_findings`).  Final controls are
+    label is a static default) and the book's seal of its recorded inputs (the capture's own
+    seal is checked against it by :func:`export_findings`).  Final controls are
     inferred from the records by the lab module, so staleness is found where the lab
     finds it: between parts (Lab 11 D against C) and against the export's track.  The
     records carry no lock times: predictions in the marimo labs are not timed.
@@ -333,16 +326,16 @@ def _fingerprint_finding(export: MarimoExport, part: str, capture: Mapping[str, 
     """The capture against the lab's own seal; the finding names the track or the input field that moved."""
     recorded = capture.get("upstream_fingerprint")
     track, inputs = capture.get("track"), capture.get("inputs")  # read from strict JSON: always serialisable
-    actual = marimo_fingerprint(track, inputs)
+    actual = book_seal(track, inputs)
     if recorded == actual:
         return None
-    sealed_tracks = [t for t in get_lab(export.lab_id).tracks if t != track and recorded == marimo_fingerprint(t, inputs)]
+    sealed_tracks = [t for t in get_lab(export.lab_id).tracks if t != track and recorded == book_seal(t, inputs)]
     if sealed_tracks:
         return _integrity(part, f"Part {part} is labelled track {track!r}, but the lab sealed it on track {sealed_tracks[0]!r} "
                                 f"(its upstream_fingerprint); {EDITED}.", expected=sealed_tracks[0], actual=track)
     copy = export.report.get("knob_settings", {}).get(part) if isinstance(export.report.get("knob_settings"), Mapping) else None
     where = None
-    if copy is not None and copy != inputs and recorded == marimo_fingerprint(track, copy):
+    if copy is not None and copy != inputs and recorded == book_seal(track, copy):
         where = first_difference(copy, inputs, "inputs")
     if where is None:
         where = _arm_input_difference(capture)

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..core.capture import record_from_plan
+from ..core.capture import book_sealed, record_from_plan
 from ..core.embed import bundle_display_data
 from ..core.grading import RECAPTURE_CRITERIA
 from ..core.jsonio import canonical_dumps
@@ -204,7 +204,8 @@ class LabSession:
                                         + (f"; opening {bundle.lab} on {bundle.track!r} again continues from it."
                                            if bundle.lab == self.lab_id and bundle.track in self.lab.tracks else ".")]))
             return
-        self._evidence = {part: record for part, record in bundle.evidence.items()}
+        # Records of an older schema carry the book's seal from here on (the bundle this session saves is the current schema).
+        self._evidence = {part: book_sealed(self.lab, bundle.read_version, record) for part, record in bundle.evidence.items()}
         self._final = {part: dict(values) for part, values in bundle.controls.items()}
         self._synthesis = bundle.synthesis
         for part, record in self._evidence.items():  # a version 1 bundle has only its records' times

@@ -15,6 +15,7 @@ from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from mlsys_grader.core.drift import BuildVariant
 from mlsys_grader.core.labspec import ArmInputs, Control, InferredControls, PartPlan, PartSpec, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
 from mlsys_grader.core.models import Bundle, EvidenceRecord
@@ -33,6 +34,18 @@ TARGETS = {"tinyml": "ESP32-S3 (AI)", "mobile": "Google Pixel 8 (Tensor G3)", "e
            "cloud": "NVIDIA T4"}
 """Track → the registry's name of its target device (``v1_07_experiments.TRACKS[track].target.name``)."""
 
+
+HOSTED_BUILD = "the book's hosted labs (their browser build, \"mlsysim 0.1.2\")"
+BUILD_VARIANTS = (
+    BuildVariant(
+        part="D", field="memory_capacity_mb", tracks=("mobile", "edge"), values=(137438.953472, 128000.0),
+        build=HOSTED_BUILD,
+        why="the hosted build's hardware registry may keep the older decimal capacity of the training hosts "
+            "(MacBookM3Max on mobile, GenericServer on edge: 128 GB = 128000.0 MB) where 0.3.0 gives 128 GiB "
+            "(137438.953472 MB); every other number of the lab agrees, and whether a batch fits never changes"),
+)
+"""Fields another build of the evaluators gives differently (:class:`~mlsys_grader.core.drift.BuildVariant`): the book's
+hosted labs install a development build whose v1_07 module is 0.3.0's, so only a hardware registry value can differ."""
 
 @cache
 def evaluator() -> ModuleType:
@@ -189,6 +202,20 @@ def inferred_controls(part: str, result_inputs: Mapping[str, Any], decision: Any
         controls["decision"] = decision
     return controls
 
+
+
+def build_variants() -> tuple[BuildVariant, ...]:
+    """:data:`BUILD_VARIANTS`, the lab's table of values another build of the evaluators gives."""
+    return BUILD_VARIANTS
+
+
+def upstream_inputs(part: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the book's notebook seals a capture over (its ``upstream_inputs``): each part's own ``inputs``.
+
+    No part of this lab builds on another in the book (part E's are ``{operator, shape_mode, decision}``, nothing of
+    part A), so no capture goes stale when another part changes.
+    """
+    return inputs
 
 # -- judging ----------------------------------------------------------------
 def displayed_prediction(track: str, part: str, plan: PartPlan) -> str:

@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mlsys_grader._mlsysim import pint_errors
+from mlsys_grader.core.drift import BuildVariant
 from mlsys_grader.core.labspec import ArmInputs, Control, InferredControls, PartPlan, PartSpec, Problem
 from mlsys_grader.core.models import Bundle, EvidenceRecord
 
@@ -336,6 +337,20 @@ def decide(part: str, controls: Mapping[str, Any], baseline: dict[str, Any], res
             "chosen_result": (baseline if choice in ("primary", "hold") else result if choice == "alternative" else alternatives[0]),
             "result_role": "chosen candidate" if choice == "alternative" else "rejected alternative"}
 
+
+
+def build_variants() -> tuple[BuildVariant, ...]:
+    """None: the hosted labs' build of v1_11 differs from 0.3.0's only in import lines, and a sweep of every control on
+    every track agrees with it exactly."""
+    return ()
+
+
+def upstream_inputs(part: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    """What the book's notebook seals a capture over (its ``upstream_inputs``): each part's own ``inputs``.
+
+    Part D's inputs hold part C's selected result latency, so D's seal covers the part C result it builds on.
+    """
+    return inputs
 
 # -- judging ----------------------------------------------------------------
 def displayed_prediction(track: str, part: str, plan: PartPlan) -> str:
