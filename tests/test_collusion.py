@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import random
 import subprocess
@@ -269,3 +270,85 @@ def test_solve_bundles_of_different_seeds_are_never_paired_and_copies_of_one_see
     assert group.members == [0, len(subs)]
     assert group.bases == (["rationale", "timestamps"] if solve_times_from_seed() else ["rationale"])
     assert find_groups(subs) == []
+
+
+# -- copies by the path of the work, whatever the clock says ------------------------------------------------------------
+
+def _retimed(data: dict, change) -> dict:
+    """``data`` with every time of every record and run-log entry passed through ``change(datetime, field index)``."""
+    data = copy.deepcopy(data)
+    index = 0
+    for entry, names in (("evidence", ("captured_at", "prediction_locked_at", "result_shown_at")),
+                         ("runs", ("prediction_locked_at", "first_shown_at", "first_run_at"))):
+        for part in sorted(data[entry]):
+            for name in names:
+                value = data[entry][part].get(name)
+                if value:
+                    data[entry][part][name] = _iso(change(datetime.fromisoformat(value.replace("Z", "+00:00")), index))
+                    index += 1
+    return reseal(data)
+
+
+def path_submission(key: int, data: dict, rationale: str | None = None) -> Submission:
+    from mlsys_grader.course._collusion import work_path
+
+    bundle = load_bundle(json.dumps(data))
+    text = bundle.synthesis.rationale if rationale is None else rationale
+    return Submission(key, bundle.lab, part_times(bundle), text, f"student{key}", work_path(bundle))
+
+
+def _every_fifth_word_replaced(text: str) -> str:
+    return " ".join("indeed" if n % 5 == 4 else word for n, word in enumerate(text.split()))
+
+
+EVASIONS = {
+    "a constant offset": lambda t, i: t + timedelta(days=3, seconds=7, microseconds=123),
+    "truncation to whole seconds": lambda t, i: t.replace(microsecond=0),
+    "+1 µs": lambda t, i: t + timedelta(microseconds=1),
+    "1-999 µs jitter per field": lambda t, i: t + timedelta(microseconds=1 + (i * 389) % 999),
+    "a shift then truncation": lambda t, i: (t + timedelta(hours=2, microseconds=654321)).replace(microsecond=0),
+    "a 5-hour shift": lambda t, i: t + timedelta(hours=5),
+}
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("evasion", sorted(EVASIONS))
+def test_a_copy_with_its_clock_edited_is_paired_by_the_path_of_its_work(lab, evasion):
+    """Measured before: every one of these copies, with the rationale reworded, earned 93-96/100 unpaired."""
+    original = stamped(solved(lab, "cloud", 4), 4)
+    copied = _retimed(original, EVASIONS[evasion])
+    reworded = _every_fifth_word_replaced(TEXT)
+    group = only_group([path_submission(0, original, TEXT), path_submission(1, copied, reworded)])
+    assert "clock" in group.bases and group.members == [0, 1]
+    [pair] = [p for p in group.pairs if p.basis == "clock"]
+    assert pair.shared >= 20 and pair.parts == tuple(PARTS) and 0 <= pair.similarity <= 1
+
+
+def test_independent_clocks_on_the_same_defaults_and_settings_are_never_paired():
+    """A population: seeded solve bundles of both labs and students who keep every default in the notebook's order,
+    each with its own clock (intervals log-normal, median 40 s, σ 1, occasional breaks of hours) — no clock pair."""
+    rng = random.Random(0)
+
+    def own_clock(data: dict) -> dict:
+        moment = SESSION + timedelta(days=rng.randrange(28))
+        times = {}
+
+        def step() -> timedelta:
+            seconds = rng.lognormvariate(math.log(40), 1) + (rng.uniform(3600, 10800) if rng.random() < 0.1 else 0)
+            return timedelta(seconds=seconds, microseconds=rng.randrange(1, 10**6))
+
+        def change(t: datetime, i: int) -> datetime:
+            nonlocal moment
+            key = t.isoformat()
+            if key not in times:
+                moment = moment + step()
+                times[key] = moment
+            return times[key]
+        return _retimed(data, change)
+
+    population = [stamped(solved(lab, "cloud", seed), seed) for lab in LABS for seed in range(40)]
+    population += [own_clock(stamped(solved(lab, track, None), 0)) for lab in LABS for track in ("cloud", "edge") for _ in range(25)]
+    subs = [path_submission(i, data, f"{TEXT} {i}") for i, data in enumerate(population)]
+    from mlsys_grader.course._collusion import _clock_pairs
+
+    assert _clock_pairs(subs) == []

@@ -89,7 +89,7 @@ def test_generated_course_reports_every_colluding_pair_and_no_clean_one(course, 
     copied = next(g for g in result.groups if any("copy_a" in result.rows[m]["path"] for m in g.members))
     # The copy keeps its original's times; solve's times prove a copy only once drawn from the seed (to the microsecond).
     seeded_times = instant(solve("lab07", "tinyml", 1000).evidence["A"].captured_at) is not None
-    assert copied.bases == (["rationale", "timestamps"] if seeded_times else ["rationale"])
+    assert copied.bases == (["clock", "rationale", "timestamps"] if seeded_times else ["rationale"])
     assert all(result.rows[index[p]]["collusion_group"] for pair in expected for p in pair)
 
 

@@ -16,6 +16,13 @@ Two submissions of the same lab are paired when either
   such times prove nothing either way.  Two instants, not one, because some clocks tick
   coarsely (about 16 ms on older Windows Python), which makes a single match across
   thousands of students possible; copying even one part's record shares two or three.
+* **clock** — the same path of work in time, whatever the clock says: the same labelled
+  events (every capture, prediction lock, result shown and run of every part), and every
+  event at the same place relative to the others within :data:`PATH_TOLERANCE_S` once the
+  clocks' constant offset is removed (:func:`work_path`).  A copy whose times were shifted
+  by any offset, truncated to whole seconds, moved by a microsecond or jittered by up to a
+  millisecond per field keeps its path; a student who redoes the runs by hand makes a new
+  one (that still evades, as does any copy made by doing the work again).
 * **rationale** — the Jaccard similarity of their sets of word
   :data:`SHINGLE_WORDS`-grams is at least :data:`RATIONALE_THRESHOLD`, both having at
   least :data:`MIN_RATIONALE_WORDS` words.
@@ -55,6 +62,12 @@ SHINGLE_WORDS = 5
 RATIONALE_THRESHOLD = 0.8
 MIN_RATIONALE_WORDS = 20
 MIN_SHARED_TIMES = 2
+MIN_PATH_EVENTS = 8
+"""Labelled events a submission's path needs before it is compared (two parts' worth: fewer match too easily)."""
+PATH_TOLERANCE_S = 2.0
+"""How far two paths' events may differ, in seconds, after the clocks' offset is removed: truncating a copy's times to
+whole seconds moves each by under 1 s, jitter by microseconds; an independent student's intervals (tens of seconds to
+hours, each drawn anew) agree with another's within 2 s on every one of 8 or more events by chance almost never."""
 _RECORD_TIMES = ("captured_at", "prediction_locked_at", "result_shown_at")
 _RUN_TIMES = ("prediction_locked_at", "first_shown_at", "first_run_at")
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
@@ -75,6 +88,20 @@ def part_times(bundle: Any) -> dict[str, list[str]]:
                 if isinstance(value, datetime):
                     times.setdefault(part, set()).add(value.isoformat())
     return {part: sorted(values) for part, values in sorted(times.items())}
+
+
+def work_path(bundle: Any) -> list[tuple[str, str]]:
+    """Every event of the work, labelled: ``(part.record.captured_at | part.run.first_run_at | …, ISO time)``, sorted by
+    label — what :func:`_clock_pairs` compares up to a constant offset of the clock."""
+    events: list[tuple[str, str]] = []
+    for source, kind, names in ((getattr(bundle, "evidence", {}) or {}, "record", _RECORD_TIMES),
+                                (getattr(bundle, "runs", {}) or {}, "run", _RUN_TIMES)):
+        for part, entry in source.items():
+            for name in names:
+                value = getattr(entry, name, None)
+                if isinstance(value, datetime):
+                    events.append((f"{part}.{kind}.{name}", value.isoformat()))
+    return sorted(events)
 
 
 def instant(value: Any) -> str | None:
@@ -133,6 +160,8 @@ class Submission:
     rationale: str
     who: str = ""
     """Identity; two inputs of the same person are never paired with each other."""
+    path: Sequence[Sequence[str]] = ()
+    """The work's labelled events, :func:`work_path` (empty for a result stored before it was kept)."""
 
 
 @dataclass(frozen=True)
@@ -142,13 +171,14 @@ class Pair:
     left: int
     right: int
     basis: str
-    """``timestamps`` or ``rationale``."""
+    """``timestamps``, ``clock`` or ``rationale``."""
     similarity: float
-    """Rationale: the shingle Jaccard.  Timestamps: 1.0 (the times are identical)."""
+    """Rationale: the shingle Jaccard.  Timestamps: 1.0 (the times are identical).  Clock: 1 − the largest difference of
+    the two paths over :data:`PATH_TOLERANCE_S`."""
     parts: tuple[str, ...] = ()
     """Timestamps: the parts whose times are shared."""
     shared: int = 0
-    """Timestamps: how many distinct instants are shared."""
+    """Timestamps: how many distinct instants are shared; clock: how many labelled events the paths share."""
 
 
 @dataclass
@@ -195,6 +225,52 @@ def _timestamp_pairs(subs: Sequence[Submission]) -> list[Pair]:
                 shared.setdefault((a.key, b.key), []).append(part)
     return [Pair(left, right, "timestamps", 1.0, tuple(sorted(set(parts), key=PARTS.index)), len(parts))
             for (left, right), parts in sorted(shared.items()) if len(parts) >= MIN_SHARED_TIMES]
+
+
+def _relative(path: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], tuple[float, ...]] | None:
+    """(labels, each event's seconds from the mean of all of them): the path's shape, whatever its clock's offset."""
+    stamps = []
+    for label, text in path:
+        try:
+            moment = datetime.fromisoformat(str(text))
+        except ValueError:
+            return None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        stamps.append((str(label), moment.timestamp()))
+    if len(stamps) < MIN_PATH_EVENTS:
+        return None
+    centre = sum(t for _, t in stamps) / len(stamps)
+    return tuple(label for label, _ in stamps), tuple(t - centre for _, t in stamps)
+
+
+def _clock_pairs(subs: Sequence[Submission]) -> list[Pair]:
+    """Pairs whose work followed the same path in time: the same labelled events, every interval between them equal
+    within :data:`PATH_TOLERANCE_S` once the clocks' offset is removed (a copy whose times were all shifted, truncated to
+    whole seconds or jittered by microseconds keeps its path; independent work does not share one)."""
+    buckets: dict[tuple[str, tuple[str, ...]], list[tuple[float, Submission, tuple[float, ...]]]] = {}
+    for sub in subs:
+        shape = _relative(sub.path)
+        if shape is not None:
+            labels, offsets = shape
+            buckets.setdefault((sub.lab, labels), []).append((max(offsets) - min(offsets), sub, offsets))
+    pairs = []
+    for (_, labels), members in buckets.items():
+        members.sort(key=lambda m: (m[0], m[1].key))
+        for x, (span, a, left) in enumerate(members):
+            for other_span, b, right in members[x + 1:]:
+                if other_span - span > 2 * PATH_TOLERANCE_S:
+                    break  # sorted by span: no later member can match
+                worst = max(abs(p - q) for p, q in zip(left, right, strict=True))
+                if worst <= PATH_TOLERANCE_S and not _same_person(a, b):
+                    first, second = sorted((a.key, b.key))
+                    parts = tuple(sorted({label.split(".", 1)[0] for label in labels}, key=_part_order))
+                    pairs.append(Pair(first, second, "clock", round(1 - worst / PATH_TOLERANCE_S, 6), parts, len(labels)))
+    return sorted(pairs, key=lambda p: (p.left, p.right))
+
+
+def _part_order(part: str) -> int:
+    return PARTS.index(part) if part in PARTS else len(PARTS)
 
 
 def _rows_per_band(threshold: float) -> int:
@@ -312,7 +388,7 @@ def find_groups(subs: Iterable[Submission], *, threshold: float = RATIONALE_THRE
     """Groups of submissions paired by shared capture times or near-identical rationales (``index``: the
     rationales already read, :class:`RationaleIndex`; any other is read here)."""
     subs = list(subs)
-    pairs = _timestamp_pairs(subs) + _rationale_pairs(subs, threshold, index)
+    pairs = _timestamp_pairs(subs) + _clock_pairs(subs) + _rationale_pairs(subs, threshold, index)
     parent: dict[int, int] = {}
 
     def root(node: int) -> int:

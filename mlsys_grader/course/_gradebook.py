@@ -49,7 +49,7 @@ from ..errors import CourseFileError, GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
 from ..labs import get_lab, lab_ids, prepare_worker
-from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times
+from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times, work_path
 from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load_decisions, store_unplaced
 from ._files import replace_atomically
 from ._final import FINAL_COLUMNS, build_final
@@ -285,7 +285,8 @@ def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", toleran
     status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
     if tolerance is None:
         tolerance = default_rubric(report.lab).quantity_tolerance
-    return {"status": status, **summary, "part_times": part_times(bundle), "rationale": bundle.synthesis.rationale or "",
+    return {"status": status, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
+            "rationale": bundle.synthesis.rationale or "",
             "evidence": evidence_numbers(bundle), "spans": rationale_spans(get_lab(bundle.lab), bundle, tolerance),
             "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
             # the final settings of every part, shown beside a collusion partner's on the review page
@@ -633,7 +634,8 @@ def grade_paths(
             rows = apply_roster(rows, who, roster)
         decided = load_decisions(db.conn) if db else []
         rows = place_labs(rows, candidates, labs_by_upload(decided), _only_lab(course, rubrics))
-        subs = [Submission(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r))
+        subs = [Submission(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r),
+                           res.get("work_path") or ())
                 for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r.status in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold, index=rationales)
         for group in groups:

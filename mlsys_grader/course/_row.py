@@ -78,6 +78,8 @@ class Result(TypedDict, total=False):
     spans: list[list[Any]]
     choices: dict[str, Any]
     controls: dict[str, dict[str, Any]]
+    work_path: list[tuple[str, str]]
+    """The work's labelled events (:func:`._collusion.work_path`), for the collusion report."""
     """Part → the bundle's final control settings, for the review page's collusion view."""
 
 

@@ -122,6 +122,8 @@ def _collusion_evidence(group: Any, rows: Sequence[Row]) -> str:
     shown = []
     if "timestamps" in group.bases:
         shown.append(f"identical capture, lock or shown times in parts {', '.join(group.parts)}")
+    if "clock" in group.bases:
+        shown.append("every capture, lock, result and run at the same intervals as the other's, whatever the clock said")
     if "rationale" in group.bases:
         text = rows[group.members[0]].rationale
         shown.append(f"rationale: “{text[:200]}{'…' if len(text) > 200 else ''}”")
@@ -131,6 +133,8 @@ def _collusion_evidence(group: Any, rows: Sequence[Row]) -> str:
 def _pair_basis(pair: Any) -> str:
     if pair.basis == "timestamps":
         return f"{pair.shared} identical times in {', '.join(pair.parts)}"
+    if pair.basis == "clock":
+        return f"the same path of {pair.shared} events in time (clock offset removed) in {', '.join(pair.parts)}"
     return f"{pair.basis} {pair.similarity:.2f}"
 
 
