@@ -32,6 +32,7 @@ from .labs import lab_ids
 
 if TYPE_CHECKING:
     from .course import Entry, GradebookResult
+    from .replay import Replay
 
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
@@ -88,8 +89,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_warm(args: argparse.Namespace) -> int:
-    from .course import warm_replay_tables as warm
     from .labs import lab_ids
+    from .replay import warm
 
     for lab_id, path, entries, status in warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None):
         print(f"{lab_id}: {status}, {entries} evaluations, {path}")
@@ -97,18 +98,16 @@ def _cmd_warm(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    from .replay import Replay, ensure_tables
+
     if args.live_replay:
-        return _grade(args)
-    from .course import ensure_replay_tables as ensure_tables
-    from .course import replay_tables
-
+        return _grade(args, Replay())
     cache = Path(args.replay_cache) if args.replay_cache else None
-    ensure_tables(cache)
-    with replay_tables(cache):
-        return _grade(args)
+    ensure_tables(cache)  # built once, before any worker forks; each worker loads the verified files
+    return _grade(args, Replay.from_tables(cache))
 
 
-def _grade(args: argparse.Namespace) -> int:
+def _grade(args: argparse.Namespace, replay: Replay) -> int:
     from .course import BatchOptions, default_final_path, grade_paths, write_summary
 
     rubrics = {}
@@ -141,9 +140,9 @@ def _grade(args: argparse.Namespace) -> int:
                 rate = done / max(time.perf_counter() - began, 1e-9)
                 bar.update(task, completed=done, total=total, rate=f"{rate:,.0f}/s")
 
-            result = grade_paths(args.paths, options, progress=progress)
+            result = grade_paths(args.paths, options, progress=progress, replay=replay)
     else:
-        result = grade_paths(args.paths, options)
+        result = grade_paths(args.paths, options, replay=replay)
     result.write_csv(args.output)
     final_path = args.final or default_final_path(args.output)
     result.write_final(final_path)

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mlsys_grader import solve
+from mlsys_grader.api import default_replay
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.labs import lab_ids
 
@@ -50,9 +51,31 @@ def to_bytes(data: dict) -> bytes:
     return json.dumps(data).encode()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--write-unit-scales", action="store_true",
+                     help="write mlsys_grader/core/unit_scales.json anew from pint (tests/test_unit_scales.py)")
+
+
 @pytest.fixture
 def solved_bundle():
     return solved
+
+
+@pytest.fixture(scope="session")
+def replay_tables_dir(request, tmp_path_factory) -> Path:
+    """Every registered lab's verified replay table, built once and kept in pytest's cache folder across sessions.
+
+    A table file is named by its key (the lab package's source and rubric digested, the mlsysim version) and verified
+    by its payload digest, so an edit to a lab or to the lab contract builds a new one and a stale or damaged file is
+    rebuilt (:func:`mlsys_grader.replay.ensure_tables`); an unchanged tree reuses the files (building both labs' takes
+    about 14 s).  Tests must not write into this folder: one that damages or builds tables uses its own ``tmp_path``.
+    """
+    from mlsys_grader.replay import ensure_tables
+
+    cache = getattr(request.config, "cache", None)  # None under ``-p no:cacheprovider``: built for this session only
+    where = Path(cache.mkdir("replay-tables")) if cache is not None else tmp_path_factory.mktemp("replay-tables")
+    ensure_tables(where)
+    return where
 
 
 def sweep(cases: Iterable[Any], fast: Sequence[Any]) -> list[Any]:
@@ -101,9 +124,9 @@ def plan_for(lab_id: str, track: str, part: str, controls: dict, upstream_settin
 
     lab = get_lab(lab_id)
     controls = {**{c.name: None for c in lab.parts[part].controls if c.decision}, **controls}
-    controls = lab.complete_decision(track, part, controls, None)
-    upstream = {dep: lab.plan(track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
-    return lab.plan(track, part, controls, upstream)
+    controls = lab.complete_decision(default_replay(), track, part, controls, None)
+    upstream = {dep: lab.plan(default_replay(), track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
+    return lab.plan(default_replay(), track, part, controls, upstream)
 
 
 def shown(lab_id: str, track: str, part: str, plan):

@@ -915,11 +915,9 @@ def _gradescope_folder(root: Path, bundle: bytes) -> Path:
 
 def _graded(root: Path, replay: Path | None) -> tuple[dict, bytes, list[str]]:
     from mlsys_grader.gradescope._runner import grade_submission
-    from mlsys_grader.labs import get_lab
 
     lines: list[str] = []
     document = grade_submission(root, log=lines.append, replay_dir=replay)
-    assert get_lab("lab07").replay_table is None  # released after the submission
     return document, (root / "results" / "results.json").read_bytes(), lines
 
 
@@ -935,7 +933,8 @@ def test_the_score_of_record_through_the_verified_table_is_byte_identical_to_liv
 
 
 def test_a_missing_tampered_or_untrusted_table_leaves_live_replay_and_the_staff_log_says_why(replay_dir, tmp_path):
-    from mlsys_grader.gradescope._record import use_replay_table
+    from mlsys_grader.gradescope._record import replay_for
+    from mlsys_grader.labs import get_lab
 
     table = next(replay_dir.glob("lab07-*.replay"))
     tampered = tmp_path / "tampered"
@@ -950,11 +949,9 @@ def test_a_missing_tampered_or_untrusted_table_leaves_live_replay_and_the_staff_
                 writable: "is writable by others (mode 777)", tmp_path / "empty": "no replay table at"}
     (tmp_path / "empty").mkdir()
     for folder, why in expected.items():
-        verdict = use_replay_table("lab07", folder)
+        replay, verdict = replay_for("lab07", folder)
         assert verdict.startswith("replay: live — the table is not used: ") and why in verdict, verdict
-        from mlsys_grader.labs import get_lab
-
-        assert get_lab("lab07").replay_table is None
+        assert replay.table(get_lab("lab07")) is None
     bundle = _bundle()
     document, _, lines = _graded(_gradescope_folder(tmp_path / "ag", bundle), tampered)
     assert "(truncated or tampered)" in lines[0] and document["score"] == grade_bundle(bundle).score

@@ -136,7 +136,7 @@ import mlsys_grader, mlsys_grader.student
 from mlsys_grader import cli
 assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
 import mlsys_grader.core.embed  # the notebook embeds its bundle through it
-for name in ("mlsys_grader.staff", "mlsys_grader.course._replay_table"):
+for name in ("mlsys_grader.staff", "mlsys_grader.replay._table"):
     try:
         __import__(name)
     except ModuleNotFoundError as exc:
@@ -209,7 +209,7 @@ def test_the_gradescope_image_build_is_mlsys_grader_without_staff_the_review_pag
     left_out = {"mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html"}
     left_out |= {name for name in tree if name.startswith("mlsys_grader/staff/") or name.endswith("/answers.py")}
     assert {name for name in names if name.startswith("mlsys_grader/")} == tree - left_out
-    assert {"mlsys_grader/gradescope/_runner.py", "mlsys_grader/course/_replay_table.py", "mlsys_grader/otter.py"} <= names
+    assert {"mlsys_grader/gradescope/_runner.py", "mlsys_grader/replay/_table.py", "mlsys_grader/otter.py"} <= names
 
 
 def test_the_student_build_imports_and_its_command_line_has_no_solve(student_wheel, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from conftest import reseal, solved
 
 from mlsys_grader import grade_bundle
-from mlsys_grader.api import default_rubric
+from mlsys_grader.api import default_replay, default_rubric
 from mlsys_grader.core import rationale as R
 from mlsys_grader.core.context import build_context
 from mlsys_grader.core.labspec import Choice
@@ -58,7 +58,7 @@ def _names(text: str, keywords: list[str]) -> bool:
 def _stances(lab: str, track: str, seed, text: str) -> set[tuple[str, str]]:
     lab_spec = get_lab(lab)
     terms = lab_spec.final_choice_terms(bundle_from_mapping(solved(lab, track, seed)))
-    return {(s.option, s.stance) for s in R.read_stances(text, R.reader_for(lab_spec, terms))}
+    return {(s.option, s.stance) for s in R.read_stances(text, R.reader_for(default_replay().memos, lab_spec, terms))}
 
 
 # -- measured on the earlier reader ------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_shares_of_a_total_are_derived_within_one_record():
 def _bundle_context(lab: str, track: str, seed):
     bundle = bundle_from_mapping(solved(lab, track, seed))
     lab_spec = get_lab(lab)
-    return bundle, lab_spec, build_context(bundle, lab_spec, default_rubric(lab), mlsysim_version="x", grader_version="y")
+    return bundle, lab_spec, build_context(bundle, lab_spec, default_rubric(lab), default_replay(), mlsysim_version="x", grader_version="y")
 
 
 def test_a_random_multiplier_does_not_match_by_chance():
@@ -262,7 +262,7 @@ def test_a_random_multiplier_does_not_match_by_chance():
             for seed in (1, 2):
                 bundle, lab_spec, ctx = _bundle_context(lab, track, seed)
                 settings = R._settings(bundle.controls)
-                parts = [R.part_evidence(lab_spec, state) for state in ctx.parts.values()]
+                parts = [R.part_evidence(ctx.replay.memos, lab_spec, state) for state in ctx.parts.values()]
                 recorded = sorted({abs(v) for state in ctx.parts.values()
                                    for v, dims, _ in R.usable(lab_spec.evidence_quantities(state.record))
                                    if not dims.startswith(R.DERIVED)})
@@ -285,7 +285,7 @@ def test_about_three_times_matches_only_where_a_record_shows_it():
     for track in TRACKS:
         _, lab_spec, ctx = _bundle_context("lab07", track, None)
         [quantity] = R.cited_quantities("3x")
-        hits.append(any(R._agrees([quantity], R.part_evidence(lab_spec, s), 0.01) for s in ctx.parts.values()))
+        hits.append(any(R._agrees([quantity], R.part_evidence(ctx.replay.memos, lab_spec, s), 0.01) for s in ctx.parts.values()))
     assert hits == [False, False, False, False]
 
 
@@ -513,10 +513,10 @@ def test_every_pattern_compiles_for_every_track_and_scans_only_where_it_can_star
         lab_spec = get_lab(lab)
         for track in TRACKS:
             terms = lab_spec.final_choice_terms(bundle_from_mapping(solved(lab, track)))
-            reader = R.reader_for(lab_spec, terms)
+            reader = R.reader_for(default_replay().memos, lab_spec, terms)
             scanners = [reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()]
             assert all(s is not None and s.starts is not None for s in scanners), (lab, track)
-            assert reader is R.reader_for(lab_spec, terms), "compiled once per lab and track"
+            assert reader is R.reader_for(default_replay().memos, lab_spec, terms), "compiled once per lab and track"
 
 
 # -- issue 15: honest styles, and how sure the reader is ----------------------------------------

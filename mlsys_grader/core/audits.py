@@ -276,9 +276,9 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     final = state.final_plan
     if final is None:
         return
-    expected_fp = plan_fingerprint(lab, track, part, final.upstream)
+    expected_fp = plan_fingerprint(ctx.replay.memos, lab, track, part, final.upstream)
     # Exactly the plan's inputs (types and order): their fingerprint is the plan's; else it is computed from them.
-    own_inputs_match = exact_as_planned(final.upstream, record.inputs)
+    own_inputs_match = exact_as_planned(ctx.replay.memos, final.upstream, record.inputs)
     if record.upstream_fingerprint != expected_fp or (not own_inputs_match and lab.fingerprint(track, part, record.inputs) != expected_fp):
         detail_text = _stale_detail(lab, part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
         upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
@@ -371,7 +371,7 @@ def _judged_plan(ctx: GradingContext, part: PartId, state: PartState, record: Ev
         checked = spec.check_controls({**state.controls, **first}, decisions=False)
         shown = {**first, **{f"part {dep} {name}": value for dep, values in (first_upstream or {}).items()
                              for name, value in values.items()}}
-        return ctx.lab.plan(ctx.track, part, checked, upstream), shown
+        return ctx.lab.plan(ctx.replay, ctx.track, part, checked, upstream), shown
     except evaluator_errors():  # a run log outside the domain: judge the captured settings
         return plan, None
 
@@ -388,7 +388,7 @@ def _first_upstream(ctx: GradingContext, part: PartId, run: PartRun,
             continue
         names = [control.name for control in dep_spec.controls]
         checked = dep_spec.check_controls({name: settings.get(name) for name in names}, decisions=False)
-        result = ctx.lab.plan(ctx.track, dep, checked, {}).result
+        result = ctx.lab.plan(ctx.replay, ctx.track, dep, checked, {}).result
         if not same_json(arm_inputs(result), arm_inputs(upstream.get(dep) or {})):
             upstream[dep] = result
             differing[dep] = {name: settings.get(name) for name in names if not dep_spec.control(name).decision}

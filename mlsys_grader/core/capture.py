@@ -13,6 +13,7 @@ from typing import Any
 
 from .labspec import LabRules, PartPlan
 from .models import EvidenceRecord, part_key
+from .replayer import Replayer
 
 
 def record_from_plan(
@@ -31,10 +32,10 @@ def record_from_plan(
     )
 
 
-def plan_all(lab: LabRules, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
-    """Plans for every part of the lab, in its order (a part depends only on parts before it)."""
+def plan_all(lab: LabRules, replay: Replayer, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
+    """Plans for every part of the lab, in its order (a part depends only on parts before it), through ``replay``."""
     plans: dict[str, PartPlan] = {}
     for part in lab.part_ids():
         upstream = {dep: plans[dep].result for dep in lab.parts[part].depends_on}
-        plans[part] = lab.plan(track, part, lab.parts[part].check_controls(controls[part]), upstream)
+        plans[part] = lab.plan(replay, track, part, lab.parts[part].check_controls(controls[part]), upstream)
     return plans

@@ -3,8 +3,7 @@
 A lab is one package (``mlsys_grader.labs.lab07``…) whose ``LAB`` is a :class:`Lab` assembled from
 the package's seams.  The contract is a few small Protocols, one per role, and the core types each
 use of a lab with the narrowest: :class:`LabRules` (parts, plans, the answers the numbers
-support, decision rules: the part checks), :class:`Evaluator` (memoised replay),
-:class:`RationaleWords` (what the rationale reader matches), :class:`ReferenceAnswers`
+support, decision rules: the part checks), :class:`RationaleWords` (what the rationale reader matches), :class:`ReferenceAnswers`
 (``solve`` and the ``generated`` check), :class:`Presentation` (the notebook's views, header
 and the book's words, the Otter master) and :class:`MarimoMapping` (the book's marimo
 export); :class:`GradingLab` is what ``grade`` needs.  Values that cross the contract are
@@ -14,14 +13,14 @@ typed: the core's :class:`~.models.Bundle` and :class:`~.models.EvidenceRecord`,
 Those are what the core asks of a lab.  What a lab provides is smaller still: one Protocol per
 seam (:class:`PartRules`, :class:`LabWords`, :class:`LabViews`, :class:`LabReferences`, and the
 data :class:`LabText`), each implemented by one module of the lab's package, and :class:`Lab`
-(final, never subclassed) assembles them and implements every consumer Protocol, adding the
-memoised evaluation and plans, the replay table and the views the contract derives.  Adding a
+(final, never subclassed) assembles them and implements every consumer Protocol, adding the views the
+contract derives.  A lab holds no caches and no table: evaluation and plans go through the
+:class:`~.replayer.Replayer` the caller hands in (:class:`mlsys_grader.replay.Replay`).  Adding a
 lab means adding a package, its ``rubric.toml`` and a master notebook; nothing here changes.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -31,12 +30,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, final, runtime_checkable
 
 from ..errors import DomainError
-from .jsonio import canonical_dumps, sha256_of
+from .jsonio import sha256_of
 from .models import SYNTHESIS_FIELDS
 
 if TYPE_CHECKING:
     from .models import Bundle, EvidenceRecord
     from .rationale import ChoiceTerms, RecordedArms
+    from .replayer import Replayer
 
 
 @dataclass(frozen=True)
@@ -323,8 +323,8 @@ def arm_inputs(arm: Any) -> Any:
 
 
 # -- the contract: one small Protocol per role ------------------------------------------------------------------
-# The core types each use of a lab with the narrowest of these; :class:`Lab` implements them all (with
-# memoised evaluation and plans), assembled from the seams a lab provides (below).
+# The core types each use of a lab with the narrowest of these; :class:`Lab` implements them all (plans through the
+# replay service the caller hands in), assembled from the seams a lab provides (below).
 @runtime_checkable
 class LabRules(Protocol):
     """What the part checks need: the lab's parts and plans, the answers its numbers support, its decision rules."""
@@ -339,27 +339,14 @@ class LabRules(Protocol):
     def synthesis_fields(self) -> tuple[str, ...]: ...
 
     def part_ids(self) -> tuple[str, ...]: ...
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan: ...
+    def plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+             upstream: Mapping[str, Any]) -> PartPlan: ...
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str: ...
-    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
+    def infer_controls(self, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str: ...
     def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]: ...
     def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]: ...
     def synthesis_problems(self, bundle: Bundle) -> list[Problem]: ...
-
-
-@runtime_checkable
-class Evaluator(Protocol):
-    """What replay needs: the lab's evaluator, memoised, and the replay table that may stand in for it."""
-
-    @property
-    def lab_id(self) -> str: ...
-    replay_table: Mapping[str, dict[str, Any]] | None
-
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]: ...
-    def evaluations(self, track: str, part: str, controls: Mapping[str, Any],
-                    upstream: Mapping[str, Any]) -> dict[str, dict[str, Any]]: ...
-    def clear_caches(self) -> None: ...
 
 
 @runtime_checkable
@@ -382,8 +369,8 @@ class RationaleWords(Protocol):
 class ReferenceAnswers(Protocol):
     """What ``solve`` and the ``generated`` check need: contrasting controls and the synthesis ``solve`` writes."""
 
-    def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]: ...
-    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any],
+    def sample_controls(self, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]: ...
+    def complete_decision(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
                           rng: random.Random | None) -> dict[str, Any]: ...
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]: ...
     def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str,
@@ -430,7 +417,7 @@ class MarimoMapping(Protocol):
     @property
     def marimo_layout(self) -> MarimoLayout | None: ...
 
-    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
+    def infer_controls(self, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
 
 
 @runtime_checkable
@@ -449,15 +436,18 @@ class PartRules(Protocol):
 
     def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         """Run the pinned evaluator on JSON-safe ``inputs`` and return the arm as the seed shapes it (the only
-        call that may import mlsysim; :meth:`Lab.evaluate` memoises it and consults the replay table first)."""
+        call that may import mlsysim; :meth:`Replayer.evaluate` memoises it and consults a replay table first)."""
         ...
 
-    def plan(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
-        """Build a part's arms from validated ``controls``, evaluating through ``lab.evaluate`` (see :meth:`Lab.plan`)."""
+    def plan(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+             upstream: Mapping[str, Any]) -> PartPlan:
+        """Build a part's arms from validated ``controls``, evaluating through ``replay.evaluate(lab, …)`` (see
+        :meth:`Replayer.plan`, which memoises it)."""
         ...
 
-    def infer_controls(self, lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
-        """Recover the controls and upstream results that would produce ``record``, or None."""
+    def infer_controls(self, lab: Lab, replay: Replayer, track: str, part: str,
+                       record: EvidenceRecord) -> InferredControls | None:
+        """Recover the controls and upstream results that would produce ``record``, or None (plans through ``replay``)."""
         ...
 
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
@@ -527,11 +517,11 @@ class LabViews(Protocol):
 class LabReferences(Protocol):
     """What ``solve`` and the ``generated`` check use (the lab's ``references`` module)."""
 
-    def sample_controls(self, lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+    def sample_controls(self, lab: Lab, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
         """Valid, contrasting controls; seeded draws cover the domain, ``None`` gives defaults."""
         ...
 
-    def complete_decision(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any],
+    def complete_decision(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
                           rng: random.Random | None) -> dict[str, Any]:
         """``controls`` with decision controls set to values the lab's rules accept."""
         ...
@@ -588,16 +578,14 @@ class Lab:
     """One lab, assembled from its package's seams; it implements every consumer Protocol above.
 
     The lab's own modules fill the seams (:class:`PartRules`, :class:`LabWords`, :class:`LabViews`,
-    :class:`LabReferences`, :class:`LabText`); this class adds what every lab shares: memoised
-    evaluation and plans, the replay table, and the few views the contract derives (the verdict a
-    view states, the per-track scenario and labels).  It is not subclassed: a variant of a lab is
-    :meth:`replace` with other parts or seams.
+    :class:`LabReferences`, :class:`LabText`); this class adds what every lab shares: the few views the
+    contract derives (the verdict a view states, the per-track scenario and labels).  It is not subclassed:
+    a variant of a lab is :meth:`replace` with other parts or seams.
 
-    Methods that run evaluators go through :meth:`evaluate`, which is memoised, so building a plan
-    and replaying a record share one computation.
+    It holds no state beyond what it is built from: methods that run evaluators take the
+    :class:`~.replayer.Replayer` that memoises them (and may answer from a verified table), so building a
+    plan and replaying a record share one computation within that replay service.
     """
-
-    cache_size = 8192
 
     def __init__(self, *, lab_id: str, title: str, model_id: str, parts: Mapping[str, PartSpec], triggers: tuple[Choice, ...],
                  limitations: tuple[Choice, ...], rules: PartRules, words: LabWords, views: LabViews,
@@ -629,17 +617,10 @@ class Lab:
         """The module the registry loaded the lab from (:func:`mlsys_grader.labs.get_lab` sets it): the replay
         table digests the source and rubric of its package."""
         self._master = master
-        self.replay_table: Mapping[str, dict[str, Any]] | None = None
-        """Evaluation key (the canonical JSON of ``[track, model_key, inputs]``) → arm, precomputed over the
-        whole domain (:mod:`mlsys_grader.course._replay_table`); None evaluates live.  An input the table
-        lacks is evaluated live, so a table changes speed, never a grade."""
-        self._cache: dict[str, dict[str, Any]] = {}
-        self._plans: dict[tuple[Any, ...], PartPlan] = {}
-        self._recorder: dict[str, dict[str, Any]] | None = None
 
     def replace(self, **changes: Any) -> Lab:
-        """A new lab with ``changes`` to the constructor's arguments (its own caches, no replay table; the registry
-        sets its ``module`` when it loads it)."""
+        """A new lab with ``changes`` to the constructor's arguments (the registry sets its ``module`` when it
+        loads it)."""
         arguments = {name: getattr(self, name) for name in ("lab_id", "title", "model_id", "parts", "triggers", "limitations",
                                                             "rules", "words", "views", "references", "text",
                                                             "marimo_layout", "tracks", "synthesis_fields")}
@@ -679,44 +660,9 @@ class Lab:
         return self.text.source_trace
 
     # -- evaluators ----------------------------------------------------------------------------------------------
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`PartRules.evaluate`, memoised on the canonical JSON of its arguments.
-
-        The evaluators are deterministic, so a batch that replays the same inputs many times (every
-        student's baseline arm) computes each once.  The returned arm is shared with later callers:
-        treat it as read-only (copy before editing).
-        """
-        key = canonical_dumps([track, model_key, inputs])
-        arm = self._cache.get(key)
-        if arm is None and self.replay_table is not None:
-            arm = self.replay_table.get(key)
-        if arm is None:
-            # One JSON round trip normalises the arm to exactly what a bundle holds.
-            arm = json.loads(canonical_dumps(self.rules.evaluate(track, model_key, inputs)))
-            if len(self._cache) >= self.cache_size:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = arm
-        if self._recorder is not None:  # a replay table being built (see :meth:`evaluations`)
-            self._recorder[key] = arm
-        return arm
-
-    def clear_caches(self) -> None:
-        """Forget every memoised evaluation and plan (the replay table, if any, stays)."""
-        self._cache.clear()
-        self._plans.clear()
-
-    def evaluations(self, track: str, part: str, controls: Mapping[str, Any],
-                    upstream: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        """Every evaluation (key → arm) building this part's plan runs, evaluated live."""
-        recorder: dict[str, dict[str, Any]] = {}
-        table, self.replay_table = self.replay_table, None
-        self._recorder = recorder
-        try:
-            self.rules.plan(self, track, part, controls, upstream)
-        finally:
-            self._recorder = None
-            self.replay_table = table
-        return recorder
+    def evaluate(self, replay: Replayer, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`PartRules.evaluate` through ``replay`` (memoised there: the returned arm is shared, read-only)."""
+        return replay.evaluate(self, track, model_key, inputs)
 
     @staticmethod
     def arm_inputs(arm: Mapping[str, Any]) -> Any:
@@ -724,23 +670,17 @@ class Lab:
         return arm_inputs(arm)
 
     # -- building ------------------------------------------------------------------------------------------------
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    def plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+             upstream: Mapping[str, Any]) -> PartPlan:
         """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
 
-        Memoised like :meth:`evaluate` (a grader sees the same few settings again and again): calls
-        with the same arguments share one frozen :class:`PartPlan`.
+        Through ``replay`` (:meth:`Replayer.plan`), which memoises it (a grader sees the same few settings again and
+        again): calls with the same arguments share one frozen :class:`PartPlan`.
         """
-        key = (track, part, tuple(sorted(controls.items())), canonical_dumps(upstream) if upstream else "")
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self.rules.plan(self, track, part, controls, upstream)
-            if len(self._plans) >= self.cache_size:
-                self._plans.pop(next(iter(self._plans)))
-            self._plans[key] = plan
-        return plan
+        return replay.plan(self, track, part, controls, upstream)
 
-    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
-        return self.rules.infer_controls(self, track, part, record)
+    def infer_controls(self, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+        return self.rules.infer_controls(self, replay, track, part, record)
 
     # -- judging -------------------------------------------------------------------------------------------------
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
@@ -765,11 +705,12 @@ class Lab:
         return self.words.synthesis_choices(self)
 
     # -- reference answers ---------------------------------------------------------------------------------------
-    def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
-        return self.references.sample_controls(self, track, part, rng)
+    def sample_controls(self, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+        return self.references.sample_controls(self, replay, track, part, rng)
 
-    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
-        return self.references.complete_decision(self, track, part, controls, rng)
+    def complete_decision(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                          rng: random.Random | None) -> dict[str, Any]:
+        return self.references.complete_decision(self, replay, track, part, controls, rng)
 
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
         return self.references.reference_synthesis(self, track, plans, rng)
@@ -856,7 +797,7 @@ def hand_written_answers(lab_id: str, track: str, load: Callable[[], Mapping[str
 
 
 if TYPE_CHECKING:
-    def _implements_every_role(lab: Lab) -> tuple[LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation,
+    def _implements_every_role(lab: Lab) -> tuple[LabRules, RationaleWords, ReferenceAnswers, Presentation,
                                                    MarimoMapping, GradingLab]:
         """Checked by mypy: a :class:`Lab` is each of the consumer Protocols (``isinstance`` checks names only)."""
-        return lab, lab, lab, lab, lab, lab, lab
+        return lab, lab, lab, lab, lab, lab

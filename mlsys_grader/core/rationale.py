@@ -134,19 +134,25 @@ the synthesis item scores (``ItemScore.certainty`` / ``certainty_reason``), wher
 Speed
 -----
 Patterns are compiled once per lab and track (:func:`reader_for`) and tried only at
-the tokens a match can start with; the derived evidence of a replayed part is cached
-on the lab by the identity of its memoised arms (:func:`part_evidence`).
+the tokens a match can start with; the derived evidence of a replayed part is kept by
+the identity of its memoised arms (:func:`part_evidence`).  Both are kept in the
+:class:`~.memos.Memos` of the replay service that grades, never in a lab or a module.
+Units are converted from the checked-in scales (:func:`unit_scales`), pint only for a
+unit they lack.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import math
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import cache, cached_property, lru_cache
+from importlib import resources
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .._mlsysim import unit_registry
@@ -164,6 +170,7 @@ if TYPE_CHECKING:
     import sre_parse as _sre_parser
 
     from .context import GradingContext, PartState
+    from .memos import Memos
     from .models import PartId
 else:
     from re import _compiler as _sre_compiler
@@ -389,12 +396,23 @@ def _unit_scale(unit: str) -> tuple[float, str] | None:
         return 1.0, unit
     if unit in ("dimensionless", ""):
         return 1.0, RATIO
-    if unit in _UNIT_SCALES:  # what pint gave for it when the table was built (``use_unit_scales``)
-        return _UNIT_SCALES[unit]
+    scales = unit_scales()
+    if unit in scales:  # what pint gives for it, checked in (``tests/test_unit_scales.py`` compares the two)
+        return scales[unit]
     return pint_unit_scale(unit)
 
 
-_UNIT_SCALES: dict[str, tuple[float, str] | None] = {}
+UNIT_SCALES_FILE = "unit_scales.json"
+
+
+@cache
+def unit_scales() -> Mapping[str, tuple[float, str] | None]:
+    """The checked-in unit conversions (:data:`UNIT_SCALES_FILE` beside this module): what :func:`pint_unit_scale`
+    gives for every unit the reader converts a written unit to (:func:`unit_lookups`) and every unit the labs'
+    evidence shows.  With it grading never loads pint's registry (about half a second per process) for the units
+    it knows, converting each exactly as pint would; a unit it lacks is converted through pint."""
+    raw = json.loads(resources.files(__package__).joinpath(UNIT_SCALES_FILE).read_text(encoding="utf-8"))["scales"]
+    return MappingProxyType({unit: None if scale is None else (float(scale[0]), str(scale[1])) for unit, scale in raw.items()})
 
 
 def pint_unit_scale(unit: str) -> tuple[float, str] | None:
@@ -423,26 +441,6 @@ def unit_lookups() -> list[str]:
     found = {u for meanings in _UNIT_WORDS.values() for u in meanings if u not in (_PERCENT, _TIMES)}
     found |= {f"{top}/{bottom}" for top in tops if top for bottom in bottoms} | {"dollar", "dollar/hour"}
     return sorted(found)
-
-
-def use_unit_scales(scales: Mapping[str, tuple[float, str] | None] | None) -> None:
-    """Convert the units ``scales`` holds as it says instead of through pint (None: through pint again).
-
-    ``scales`` is what :func:`pint_unit_scale` gave for each unit, computed and stored ahead (the replay
-    tables' unit file, :mod:`mlsys_grader.course._replay_table`, verified against its digest): with it a
-    worker grades without loading pint's registry (about half a second per process), converting every unit
-    exactly as pint would; a unit it lacks is converted through pint.
-    """
-    _UNIT_SCALES.clear()
-    if scales:
-        _UNIT_SCALES.update(scales)
-    _unit_scale.cache_clear()
-    _evidence_unit.cache_clear()
-
-
-def unit_scales_in_use() -> bool:
-    """Whether :func:`use_unit_scales` gave this process a table of unit scales."""
-    return bool(_UNIT_SCALES)
 
 
 @lru_cache(maxsize=1024)
@@ -728,20 +726,16 @@ class _Arms:
     alternatives: Sequence[Mapping[str, Any]]
 
 
-EVIDENCE_CACHE_SIZE = 4096
-RECORDED_CACHE_SIZE = 1024
-"""Distinct arms whose usable quantities a worker keeps (:func:`recorded_quantities`)."""
-
 RecordedQuantity = tuple[float, str, float, str]
 """(base value, dimensionality, magnitude, unit) of one usable quantity a record's arms show."""
 
 
-def recorded_quantities(lab: RationaleWords, arms: RecordedArms) -> tuple[RecordedQuantity, ...]:
+def recorded_quantities(memos: Memos, lab: RationaleWords, arms: RecordedArms) -> tuple[RecordedQuantity, ...]:
     """Every usable quantity ``arms`` show (:meth:`RationaleWords.evidence_quantities`, then :func:`usable`), in
     their order, with the unit each was recorded in.
 
-    The lab reads nothing of a record but its part and arms (:class:`RecordedArms`), so the result is kept by
-    their exact content (:func:`~mlsys_grader.core.jsonio.exact_key`: values, types and key order): the
+    The lab reads nothing of a record but its part and arms (:class:`RecordedArms`), so the result is kept in
+    ``memos`` by the lab and their exact content (:func:`~mlsys_grader.core.jsonio.exact_key`: values, types and key order): the
     rationale check, which reads a replayed part's arms, and the review page's spans, which read the record's
     own, share one reading whenever the record is what the lab replays, and submissions with the same settings
     share it too.
@@ -751,15 +745,12 @@ def recorded_quantities(lab: RationaleWords, arms: RecordedArms) -> tuple[Record
         key: bytes | None = exact_key((arms.part, arms.baseline, arms.result, alternatives))
     except ValueError:  # not JSON values: read afresh, never kept
         key = None
-    cache: dict[bytes, tuple[RecordedQuantity, ...]] = lab.__dict__.setdefault("_recorded_quantities", {})
-    found = cache.get(key) if key is not None else None
+    found: tuple[RecordedQuantity, ...] | None = memos.recorded_quantities.get((lab, key)) if key is not None else None
     if found is None:
         found = tuple((value, dims, shown, unit) for magnitude, unit in lab.evidence_quantities(arms)
                       for value, dims, shown in usable([(magnitude, unit)]))
         if key is not None:
-            if len(cache) >= RECORDED_CACHE_SIZE:
-                cache.pop(next(iter(cache)))
-            cache[key] = found
+            memos.recorded_quantities[(lab, key)] = found
     return found
 
 
@@ -778,26 +769,24 @@ def _index_of(recorded: Iterable[RecordedQuantity]) -> dict[str, list[float]]:
     return index
 
 
-def part_evidence(lab: RationaleWords, state: PartState) -> dict[str, list[float]]:
+def part_evidence(memos: Memos, lab: RationaleWords, state: PartState) -> dict[str, list[float]]:
     """One captured part's usable evidence, indexed by :func:`_indexed`.
 
-    When the record replays, its arms are the lab's memoised replay (the same objects every
-    time those settings are graded), so the index is cached on the lab by arm identity;
+    When the record replays, its arms are the replay's memoised ones (the same objects every
+    time those settings are graded), so the index is kept in ``memos`` by arm identity;
     otherwise it is read from the record itself (a part without one has no evidence).
     """
     plan = state.plan
     if plan is None:
-        return _index_of(recorded_quantities(lab, state.record)) if state.record is not None else {}
+        return _index_of(recorded_quantities(memos, lab, state.record)) if state.record is not None else {}
     arms = (plan.baseline, plan.result, *plan.alternatives)
-    key = (state.part, *map(id, arms))
-    cache = lab.__dict__.setdefault("_rationale_evidence", {})
-    hit = cache.get(key)
+    key = (lab, state.part, *map(id, arms))
+    hit = memos.part_evidence.get(key)
     if hit is None or any(held is not arm for held, arm in zip(hit[0], arms, strict=True)):  # same key: same length
-        hit = (arms, _index_of(recorded_quantities(lab, _Arms(state.part, plan.baseline, plan.result, list(plan.alternatives)))))
-        if len(cache) >= EVIDENCE_CACHE_SIZE:
-            cache.pop(next(iter(cache)))
-        cache[key] = hit
-    return hit[1]
+        recorded = recorded_quantities(memos, lab, _Arms(state.part, plan.baseline, plan.result, list(plan.alternatives)))
+        hit = memos.part_evidence[key] = (arms, _index_of(recorded))
+    index: dict[str, list[float]] = hit[1]
+    return index
 
 
 def _has_unit(quantity: CitedQuantity) -> bool:
@@ -1288,12 +1277,11 @@ class Reader:
         return _Scanner(r"(?<![\w])(?:" + "|".join(sources) + r")(?![\w])")
 
 
-def reader_for(lab: RationaleWords, terms: ChoiceTerms) -> Reader:
-    """The compiled :class:`Reader` for ``terms.key``, built once per lab object."""
-    cache = lab.__dict__.setdefault("_rationale_readers", {})
-    reader = cache.get(terms.key)
+def reader_for(memos: Memos, lab: RationaleWords, terms: ChoiceTerms) -> Reader:
+    """The compiled :class:`Reader` for ``terms.key``, built once per lab object and kept in ``memos``."""
+    reader: Reader | None = memos.readers.get((lab, terms.key))
     if reader is None:
-        reader = cache[terms.key] = Reader(terms, lab.triggers, lab.limitations)
+        reader = memos.readers[(lab, terms.key)] = Reader(terms, lab.triggers, lab.limitations)
     return reader
 
 
@@ -1621,7 +1609,7 @@ def _evidence(ctx: GradingContext, text: str) -> tuple[Finding | None, Verdict]:
     excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason and not q.reading]
     candidates = [q for q, reason in zip(cited, reasons, strict=True) if not reason]
     if candidates:
-        indexes = [part_evidence(ctx.lab, state) for state in ctx.parts.values() if state.record is not None]
+        indexes = [part_evidence(ctx.replay.memos, ctx.lab, state) for state in ctx.parts.values() if state.record is not None]
         tolerance = ctx.rubric.quantity_tolerance
         plain = [q for q in candidates if not q.reading]
         others = [q for q in candidates if q.reading]
@@ -1738,7 +1726,7 @@ def read_rationale(ctx: GradingContext) -> Reading:
     findings += [finding] if finding is not None else []
     verdicts.append(verdict)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
-    reader = reader_for(ctx.lab, terms)
+    reader = reader_for(ctx.replay.memos, ctx.lab, terms)
     doc = _document(text)
     for found, judged in (_choices(doc, terms, reader), _listed(ctx, doc, reader)):
         findings += found
@@ -1746,22 +1734,17 @@ def read_rationale(ctx: GradingContext) -> Reading:
     return Reading(tuple(findings), tuple(verdicts))
 
 
-_READING = "_rationale_reading"  # where a grading context keeps its reading, so findings and verdicts come from one
-
-
 def rationale_reading(ctx: GradingContext) -> Reading:
     """:func:`read_rationale` of ``ctx``, read on first call and kept on the context (one reading per grade)."""
-    reading = ctx.__dict__.get(_READING)
-    if reading is None:
-        reading = ctx.__dict__[_READING] = read_rationale(ctx)
-    return reading
+    if ctx.reading is None:
+        ctx.reading = read_rationale(ctx)
+    return ctx.reading
 
 
 def rationale_verdicts(ctx: GradingContext) -> tuple[Verdict, ...]:
     """The verdicts of the reading :func:`check_rationale` made for ``ctx`` (none when it made none, e.g.
     when the check failed and its items are held)."""
-    reading = ctx.__dict__.get(_READING)
-    return reading.verdicts if isinstance(reading, Reading) else ()
+    return ctx.reading.verdicts if ctx.reading is not None else ()
 
 
 def with_verdicts(part: PartScore, verdicts: Sequence[Verdict]) -> PartScore:

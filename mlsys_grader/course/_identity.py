@@ -20,7 +20,6 @@ was read, and :attr:`Identity.problem` says what was read from its path and what
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +28,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 
 from ..errors import CourseFileError
+from ..intake import read_staff_csv
 
 ROSTER_COLUMNS = ("name", "email", "sid", "sis_id", "canvas_id", "moodle_id", "section", "sis_login_id", "track", "lab")
 """What a roster may hold; ``name``, ``email`` or ``sid`` is required (``student_id`` and ``student`` are read as
@@ -82,25 +82,6 @@ class Roster:
 
     def by_email_or_sid(self, value: str) -> RosterStudent | None:
         return self.find("email", value) or self.find("sid", value)
-
-
-def read_staff_csv(path: str | os.PathLike[str], what: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(lower-cased header, [(line number, row)]) of a staff CSV; a malformed file raises :class:`CourseFileError`."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            header = [(name or "").strip().lower() for name in reader.fieldnames or []]
-            rows = []
-            for raw in reader:
-                if None in raw:
-                    raise CourseFileError(str(path), reader.line_num,
-                                          f"{what} row has {len(header) + len(raw[None])} cells; the header has {len(header)}")
-                rows.append((reader.line_num, {(k or "").strip().lower(): (v or "").strip() for k, v in raw.items()}))
-    except UnicodeDecodeError as exc:
-        raise CourseFileError(str(path), None, f"expected a UTF-8 {what} CSV, got undecodable bytes ({exc.reason})") from exc
-    except csv.Error as exc:
-        raise CourseFileError(str(path), None, f"expected a {what} CSV ({exc})") from exc
-    return header, rows
 
 
 def read_roster(path: str | os.PathLike[str]) -> Roster:
