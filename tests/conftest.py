@@ -14,12 +14,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 from mlsys_grader import solve
 from mlsys_grader.api import default_replay
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.labs import lab_ids
+
+# NOTE: a loaded machine (two colleagues' test runs on two cores) must not fail a property test by the clock: no
+# example has a deadline and slow data generation is no failure, in every property test unless it says otherwise.
+hypothesis.settings.register_profile("suite", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.load_profile("suite")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCENARIOS = FIXTURES / "scenarios"
@@ -59,6 +65,35 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def solved_bundle():
     return solved
+
+
+@pytest.fixture(scope="session")
+def built_wheel(request, tmp_path_factory):
+    """``built_wheel(spec)``: this tree's wheel of build ``spec`` (:mod:`mlsys_grader.staff._packaging`), built once per
+    content and kept in pytest's cache folder across sessions.
+
+    The key digests what a build copies (``pyproject.toml``, the package's files but bytecode, the build's name and
+    what it leaves out), so any edit builds anew and an unchanged tree reuses the wheel (a build takes 14-17 s)."""
+    import hashlib
+
+    from mlsys_grader.staff._packaging import FULL, SOURCE_FILES, build_wheel
+
+    root = Path(__file__).resolve().parents[1]
+    cache = getattr(request.config, "cache", None)
+    base = Path(cache.mkdir("wheels")) if cache is not None else tmp_path_factory.mktemp("wheels")
+
+    def build(spec=FULL) -> Path:
+        digest = hashlib.sha256(repr((spec.name, spec.leave_out, spec.dependencies)).encode())
+        files = [root / name for name in SOURCE_FILES if (root / name).is_file()]
+        files += sorted(path for path in (root / "mlsys_grader").rglob("*")
+                        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+        for path in files:
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        where = base / digest.hexdigest()[:24]
+        found = sorted(where.glob(spec.wheel_glob)) if where.is_dir() else []
+        return found[0] if len(found) == 1 else build_wheel(root, where, spec)
+
+    return build
 
 
 @pytest.fixture(scope="session")
