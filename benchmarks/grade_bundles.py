@@ -611,6 +611,9 @@ def main() -> None:
                                                           f": its cold table run is {base / total:.2f}x that"))
     if args.compare:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
+        for name in sorted(csvs):
+            if name.endswith("@base"):
+                print(f"grade CSVs byte-identical ({name} vs this tree's table): {csvs[name] == csvs['table']}")
         if not identical:
             raise SystemExit(1)
     if args.breakdown:
