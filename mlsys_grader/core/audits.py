@@ -20,11 +20,12 @@ from typing import Any
 from .._mlsysim import unit_registry
 from .context import GradingContext, PartState, evaluator_errors, exact_as_planned, first_difference, plan_fingerprint, same_json
 from .generated import check_generated
-from .labspec import LabRules, PartPlan, arm_inputs
 from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
 from .report import Finding, PartName
+from .roles import LabRules
 from .rubric import Rubric
+from .values import PartPlan, arm_inputs
 
 
 @dataclass(frozen=True)

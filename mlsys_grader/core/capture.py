@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .labspec import LabRules, PartPlan
 from .models import EvidenceRecord, part_key
 from .replayer import Replayer
+from .roles import LabRules
+from .values import PartPlan
 
 
 def record_from_plan(

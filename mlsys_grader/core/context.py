@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING, Any
 from .._mlsysim import pint_errors
 from ..errors import DomainError
 from .jsonio import canonical_dumps, exact_key
-from .labspec import Control, GradingLab, LabRules, PartPlan, arm_inputs
 from .memos import Memos
 from .models import Bundle, EvidenceRecord, PartId, part_key
 from .replayer import Replayer
+from .roles import GradingLab, LabRules
 from .rubric import Rubric
+from .values import Control, PartPlan, arm_inputs
 
 if TYPE_CHECKING:
     from .generated import TemplateUse

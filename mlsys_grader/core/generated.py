@@ -52,10 +52,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .capture import plan_all
-from .labspec import Choice, PartPlan
 from .models import EvidenceRecord, part_key
 from .report import Finding
 from .text import CACHED_CHARS, visible
+from .values import Choice, PartPlan
 
 if TYPE_CHECKING:
     from .context import GradingContext

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from . import flags as flag_names
 from .audits import CHECKS, Check, PartCheck, held
 from .context import GradingContext, build_context
-from .labspec import GradingLab
 from .models import PARTS, Bundle
 from .rationale import rationale_verdicts, with_verdicts
 from .replayer import Replayer
 from .report import INTEGRITY_CRITERIA, Criterion, Finding, FindingCode, GradeReport, ItemScore, PartName, PartScore
+from .roles import GradingLab
 from .rubric import Rubric
 
 REVIEW_CRITERIA = INTEGRITY_CRITERIA | {"format", "grader", "generated"}

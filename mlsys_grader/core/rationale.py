@@ -153,14 +153,15 @@ from dataclasses import dataclass
 from functools import cache, cached_property, lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from .._mlsysim import unit_registry
 from .generated import own_text
 from .jsonio import exact_key
-from .labspec import Choice, RationaleWords
 from .report import Finding, PartScore
+from .roles import RationaleWords
 from .text import readable
+from .values import Choice, ChoiceTerms, RecordedArms
 
 if TYPE_CHECKING:
     # typeshed describes the standard library's private regular-expression parser under its
@@ -702,20 +703,6 @@ def _evidence_unit(unit: str) -> tuple[float, str, bool] | None:
     return None if scale is None else (*scale, scale[1].removeprefix(DERIVED) in (RATIO, FRACTION, CHANGE))
 
 
-class RecordedArms(Protocol):
-    """What :meth:`RationaleWords.evidence_quantities` reads: a part's arms as a record holds them
-    (an :class:`~.models.EvidenceRecord`, or a replayed plan's arms)."""
-
-    @property
-    def part(self) -> str: ...
-    @property
-    def baseline(self) -> Mapping[str, Any] | None: ...
-    @property
-    def result(self) -> Mapping[str, Any] | None: ...
-    @property
-    def alternatives(self) -> Sequence[Mapping[str, Any]]: ...
-
-
 @dataclass(frozen=True)
 class _Arms:
     """A replayed plan's arms, shaped as a record holds them (a :class:`RecordedArms`)."""
@@ -907,22 +894,6 @@ UNMEASURED_ON = (
 """The general rule for a limitation about measurement on the target: measurement negated on a named device or
 "the real" target.  A lab lists these among the phrasings of its measurement limitation, with ``{device}``
 standing for its track's target as people write it."""
-
-@dataclass(frozen=True)
-class ChoiceTerms:
-    """The options a rationale may name on one lab and track, and the submission's choices.
-
-    ``recommended`` / ``rejected`` are the option values that stand for the
-    recommendation / the rejected alternative; ``slots`` fill ``{name}`` placeholders
-    in phrasings (device names per track).  ``key`` identifies the compiled patterns.
-    """
-
-    key: str
-    options: tuple[Choice, ...]
-    recommended: frozenset[str]
-    rejected: frozenset[str]
-    slots: tuple[tuple[str, tuple[str, ...]], ...] = ()
-
 
 # -- choices: the clause reader ----------------------------------------------------------
 

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .labspec import Lab, PartPlan
+    from .labspec import Lab
     from .memos import Memos
+    from .values import PartPlan
 
 
 @runtime_checkable

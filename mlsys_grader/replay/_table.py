@@ -34,6 +34,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..core import roles, values
 from ..core.context import evaluator_errors
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import Lab
@@ -70,7 +71,8 @@ def default_cache_dir() -> Path:
 
 
 def lab_digest(module: str) -> str:
-    """SHA-256 over the Python source and rubric files of the lab module's package, and the core lab contract.
+    """SHA-256 over the Python source and rubric files of the lab module's package, and the core lab contract
+    (:mod:`~mlsys_grader.core.labspec`, :mod:`~mlsys_grader.core.values`, :mod:`~mlsys_grader.core.roles`).
 
     Any edit to how a lab builds its arms (or to the rubric beside it) makes a new key, so a
     table is never used for code it was not built from.  Found without importing the lab.
@@ -79,9 +81,9 @@ def lab_digest(module: str) -> str:
     if spec is None or spec.origin is None:
         raise ReplayTableError(f"cannot find the source of lab module {module!r}")
     package = Path(spec.origin).parent
-    contract = Path(sys.modules[Lab.__module__].__file__ or "")
+    contract = [Path(sys.modules[name].__file__ or "") for name in (Lab.__module__, values.__name__, roles.__name__)]
     digest = hashlib.sha256()
-    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), contract]:
+    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), *contract]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
