@@ -9,7 +9,8 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -96,19 +97,37 @@ def built_wheel(request, tmp_path_factory):
     return build
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _user_cache(request, tmp_path_factory) -> Iterator[Path]:
+    """The user cache directory every ``grade`` and ``warm`` of the session uses by default (``XDG_CACHE_HOME``, which
+    platformdirs reads, for this process and the commands it starts): a folder in pytest's cache, so the tests never
+    write to the real user's cache and the replay tables there are built once per content (see
+    :func:`replay_tables_dir`), not once per session."""
+    cache = getattr(request.config, "cache", None)  # None under ``-p no:cacheprovider``: this session's only
+    root = Path(cache.mkdir("user-cache")) if cache is not None else tmp_path_factory.mktemp("user-cache")
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(root)
+    yield root
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 @pytest.fixture(scope="session")
-def replay_tables_dir(request, tmp_path_factory) -> Path:
-    """Every registered lab's verified replay table, built once and kept in pytest's cache folder across sessions.
+def replay_tables_dir(_user_cache) -> Path:
+    """Every registered lab's verified replay table, in the session's user cache directory (the one ``grade`` uses by
+    default), kept in pytest's cache folder across sessions.
 
-    A table file is named by its key (the lab package's source and rubric digested, the mlsysim version) and verified
-    by its payload digest, so an edit to a lab or to the lab contract builds a new one and a stale or damaged file is
-    rebuilt (:func:`mlsys_grader.replay.ensure_tables`); an unchanged tree reuses the files (building both labs' takes
-    about 14 s).  Tests must not write into this folder: one that damages or builds tables uses its own ``tmp_path``.
+    A table file is named by its key (the lab package's source and rubric digested, the lab contract, the mlsysim
+    version) and verified by its payload digest, so an edit to a lab or to the contract builds a new one and a stale
+    or damaged file is rebuilt (:func:`mlsys_grader.replay.ensure_tables`); an unchanged tree reuses the files
+    (building both labs' takes about 14 s).  Tests must not write into this folder: one that damages or builds tables
+    uses its own ``tmp_path``.
     """
-    from mlsys_grader.replay import ensure_tables
+    from mlsys_grader.replay import ensure_tables, table_dir
 
-    cache = getattr(request.config, "cache", None)  # None under ``-p no:cacheprovider``: built for this session only
-    where = Path(cache.mkdir("replay-tables")) if cache is not None else tmp_path_factory.mktemp("replay-tables")
+    where = table_dir()
     ensure_tables(where)
     return where
 

@@ -975,7 +975,7 @@ def test_a_fresh_runner_grades_through_the_table_without_importing_mlsysim(repla
                           text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "imported so far: mlsysim no, pint no" in done.stdout and done.stdout.rstrip().endswith("mlsysim imported: False"), done.stdout
-    assert "units from its verified unit file" in done.stdout and "pint imported: False" in done.stdout, done.stdout
+    assert "pint imported: False" in done.stdout, done.stdout  # the reader's units: the package's checked-in scales
     live, _, _ = _graded(_gradescope_folder(tmp_path / "live", reference.encode()), None)
     assert json.loads((root / "results" / "results.json").read_text()) == live
 

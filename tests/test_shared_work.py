@@ -1,7 +1,7 @@
 """Work bulk grading does once instead of again, with the same grades: exact comparison keys, one reading of a
 record's quantities shared by the rationale check and the review spans, collusion's rationales read as
-their grades arrive, the strict JSON reader's number screening, and the unit file that converts units
-without pint (built with the replay tables, verified before use)."""
+their grades arrive, the strict JSON reader's number screening, and a batch the replay tables answer loading
+neither mlsysim nor pint (the reader's units are the package's checked-in scales)."""
 
 from __future__ import annotations
 
