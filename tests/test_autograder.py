@@ -385,6 +385,27 @@ def test_otter_tests_run_on_the_graded_bundle_item_by_item_and_agree_with_the_re
     assert not (Path.cwd() / "lab07-submission.json").exists()  # ran in a private folder
 
 
+def test_otter_tests_in_the_grading_process_grade_through_the_replay_they_are_given(tmp_path):
+    """The test files call ``assert_item`` alone; the pipeline hands them the score of record's replay for their run.
+    A replay whose table holds an edited arm for part A's result makes their replay case fail (the lookup is what they
+    compare with), the live default does not, and after the run the default is live again."""
+    from mlsys_grader.core.jsonio import canonical_dumps
+    from mlsys_grader.labs import get_lab
+    from mlsys_grader.otter import _REPLAY
+    from mlsys_grader.replay import Replay
+
+    tests = _test_files(tmp_path / "tests", {"A": ["captured", "replay"]})
+    data = json.loads(solve("lab07", "edge", 3).to_json())
+    arm = data["evidence"]["A"]["result"]
+    key = canonical_dumps(["edge", data["evidence"]["A"]["model_key"], arm["inputs"]])
+    edited = {**arm, "dispatch_time_us": arm["dispatch_time_us"] * 2 + 1.0}
+    bundle = json.dumps(data).encode()
+    through_edit = run_tests_on_bundle(tests, "lab07", bundle, replay=Replay({get_lab("lab07"): {key: edited}}))
+    assert through_edit.by_question()["A"]["failed"] == ["test_A_captured", "test_A_replay"]  # a part that fails replay earns nothing
+    assert _REPLAY.get() is None
+    assert run_tests_on_bundle(tests, "lab07", bundle + b" ").by_question()["A"]["failed"] == []  # other bytes: graded anew
+
+
 def test_otter_tests_that_drifted_from_the_rubric_are_listed():
     report = grade_bundle(_bundle())
     drifted = OtterResults([CaseResult("A", "test_A_speed", 2, False, True), CaseResult("Q", "test_Q_x", 1, False, True),

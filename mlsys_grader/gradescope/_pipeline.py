@@ -102,7 +102,8 @@ class Pipeline:
         """Run the test files on the record's bytes in this process and flag where they and the record differ."""
         record = self._record()
         try:
-            tests = run_tests_on_bundle(self.tests_dir, self.lab, record.bundle, skip_package_init=self.own_process)
+            tests = run_tests_on_bundle(self.tests_dir, self.lab, record.bundle, skip_package_init=self.own_process,
+                                        replay=self.replay)
         except Exception as exc:  # Otter's own code on the master's files: whatever fails is reported, not raised
             tests = OtterResults(error=f"{type(exc).__name__}: {exc}"[:500])
         self.review.otter_tests = tests

@@ -11,7 +11,7 @@ machine.  It adds only what is Otter's; the steps are the pipeline's.  Events, a
 runner process:
 
 ``before_grading``   before any student code runs: close the pickle channels
-                     (:mod:`._hardening`), attach the lab's verified replay table where this
+                     (:mod:`._hardening`), build the Replay on the lab's verified replay table where this
                      machine keeps one (:func:`staff_replay_dir`), then the pipeline's score of
                      record and Otter's tests on the graded bundle.  Unless ``rerun_notebook`` is on, the notebook
                      is not executed (:func:`._hardening.skip_execution`).

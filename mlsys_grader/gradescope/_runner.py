@@ -6,7 +6,7 @@ The zip's ``run_autograder`` is one line, ``exec <env>/bin/python -I -m mlsys_gr
 pipeline (:mod:`._pipeline`, the steps ``otter run``'s plugin drives too) in this one root process:
 
 1. reads the options (``otter_config.json``), makes the autograder folder root's and not
-   writable by others, attaches the lab's replay table that ``setup.sh`` built (verified, and only
+   writable by others, builds its Replay on the lab's replay table that ``setup.sh`` built (verified, and only
    when root's: else live replay, said in the log), reads the upload as data (:mod:`._upload`) and
    grades the submitted bundle — the score of record — and **writes results.json** before any
    student code runs;
