@@ -65,7 +65,7 @@ def test_the_unit_registry_built_without_mlsysim_is_mlsysims():
     from mlsysim.core.units import ureg
 
     from mlsys_grader import _mlsysim
-    from mlsys_grader.core.rationale import _UNIT_WORDS
+    from mlsys_grader.core.rationale._quantities import _UNIT_WORDS
 
     ours = _mlsysim._own_registry()
     assert ours is not ureg and _mlsysim.unit_registry() is ureg  # mlsysim is loaded here: its own registry is used

@@ -73,11 +73,11 @@ def test_recorded_quantities_are_the_labs_reading_kept_by_content(solved_bundle,
         assert first == _direct(lab, record) and first, part
         # The same arms, as a replayed plan holds them (other objects): the same reading, not read again.
         copy = json.loads(json.dumps([record.baseline, record.result, record.alternatives]))
-        assert R.recorded_quantities(memos, lab, R._Arms(part, *copy)) is first
+        assert R.recorded_quantities(memos, lab, R._evidence._Arms(part, *copy)) is first
         # An edited number is another record.
         edited = json.loads(json.dumps(record.result))
         assert _scale_first_float(edited.get("outputs", edited), 1.5)
-        other = R._Arms(part, record.baseline, edited, list(record.alternatives))
+        other = R._evidence._Arms(part, record.baseline, edited, list(record.alternatives))
         assert R.recorded_quantities(memos, lab, other) == _direct(lab, other) != first
     spans = span_evidence(memos, lab, bundle)
     assert spans == [(part, *quantity) for part, record in bundle.evidence.items() for quantity in _direct(lab, record)]
@@ -87,7 +87,7 @@ def test_the_kept_readings_are_bounded(solved_bundle):
     lab, memos = get_lab("lab07"), Memos()
     record = load_bundle(json.dumps(solved_bundle("lab07", "cloud", 1))).evidence["A"]
     for n in range(RECORDED_SIZE + 5):
-        R.recorded_quantities(memos, lab, R._Arms("A", {**record.baseline, "n": n}, record.result, []))
+        R.recorded_quantities(memos, lab, R._evidence._Arms("A", {**record.baseline, "n": n}, record.result, []))
     assert len(memos.recorded_quantities) == RECORDED_SIZE
 
 
@@ -183,7 +183,7 @@ def test_a_scanner_compiled_from_one_parse_matches_as_re_compile_does(solved_bun
 
     from mlsys_grader.core.models import bundle_from_mapping
 
-    scanners = [R._CUES]
+    scanners = [R._stances._CUES]
     texts = []
     for lab_id in ("lab07", "lab11"):
         lab = get_lab(lab_id)
@@ -197,11 +197,11 @@ def test_a_scanner_compiled_from_one_parse_matches_as_re_compile_does(solved_bun
     sources = {scanner.source for scanner in scanners if scanner is not None}
     assert len(sources) >= 20
     for source in sources:
-        ours, starts = R._compiled(source)
+        ours, starts = R._stances._compiled(source)
         reference = re.compile(source)
-        assert starts == R._first_words(source)
+        assert starts == R._stances._first_words(source)
         for text in texts:
             assert [(m.span(), m.groupdict()) for m in ours.finditer(text)] == \
                    [(m.span(), m.groupdict()) for m in reference.finditer(text)]
     with pytest.raises(re.error):
-        R._compiled("(?P<x>unclosed")
+        R._stances._compiled("(?P<x>unclosed")
