@@ -10,6 +10,7 @@ import copy
 import itertools
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
@@ -84,15 +85,20 @@ def built_wheel(request, tmp_path_factory):
     base = Path(cache.mkdir("wheels")) if cache is not None else tmp_path_factory.mktemp("wheels")
 
     def build(spec=FULL) -> Path:
-        digest = hashlib.sha256(repr((spec.name, spec.leave_out, spec.dependencies)).encode())
+        kind = hashlib.sha256(repr((spec.name, spec.leave_out, spec.dependencies)).encode()).hexdigest()[:12]
+        digest = hashlib.sha256(kind.encode())
         files = [root / name for name in SOURCE_FILES if (root / name).is_file()]
         files += sorted(path for path in (root / "mlsys_grader").rglob("*")
                         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
         for path in files:
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-        where = base / digest.hexdigest()[:24]
+        where = base / f"{kind}-{digest.hexdigest()[:24]}"
         found = sorted(where.glob(spec.wheel_glob)) if where.is_dir() else []
-        return found[0] if len(found) == 1 else build_wheel(root, where, spec)
+        if len(found) == 1:
+            return found[0]
+        for stale in base.glob(f"{kind}-*"):  # this build of an earlier tree: never asked for again
+            shutil.rmtree(stale, ignore_errors=True)
+        return build_wheel(root, where, spec)
 
     return build
 
@@ -125,10 +131,16 @@ def replay_tables_dir(_user_cache) -> Path:
     (building both labs' takes about 14 s).  Tests must not write into this folder: one that damages or builds tables
     uses its own ``tmp_path``.
     """
+    from mlsys_grader.labs import lab_modules
     from mlsys_grader.replay import ensure_tables, table_dir
+    from mlsys_grader.replay._table import key_for
 
     where = table_dir()
     ensure_tables(where)
+    current = {key_for(lab_id, module).filename() for lab_id, module in lab_modules().items()}
+    for stale in where.glob("*.replay"):  # an earlier tree's tables: never asked for again
+        if stale.name not in current:
+            stale.unlink()
     return where
 
 
