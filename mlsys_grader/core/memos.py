@@ -9,8 +9,8 @@ context, so what a grade depends on is in its arguments.  Each memo is a bounded
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any
 
 from cachetools import LRUCache
 
@@ -26,21 +26,6 @@ READERS_SIZE = 64
 """Compiled rationale readers kept (one per lab and set of choice terms: :func:`.rationale.reader_for`)."""
 
 
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-
-
-class Bounded(LRUCache[K, V]):
-    """A least-recently-used cache whose :meth:`get` looks the key up once (cachetools' asks ``in`` first and then
-    looks again, which grading pays on every memoised evaluation, plan and key)."""
-
-    def get(self, key: K, default: Any = None) -> Any:
-        try:
-            return self[key]
-        except KeyError:
-            return default
-
-
 class PerObject:
     """What ``compute(value, *args)`` gives, kept per object.
 
@@ -50,7 +35,7 @@ class PerObject:
 
     def __init__(self, compute: Callable[..., Any], size: int = PER_OBJECT_SIZE) -> None:
         self._compute = compute
-        self._kept: Bounded[tuple[Any, ...], tuple[Any, Any]] = Bounded(size)
+        self._kept: LRUCache[tuple[Any, ...], tuple[Any, Any]] = LRUCache(size)
 
     def __call__(self, value: Any, *args: Any) -> Any:
         key = (id(value), *args)
@@ -77,9 +62,9 @@ class Memos:
         """:func:`~.jsonio.canonical_dumps` of a plan's value (a record's inputs hold the same values in another key order)."""
         self.fingerprints = PerObject(_fingerprint)
         """The lab's fingerprint of a plan's ``upstream`` (``(upstream, lab, track, part)``)."""
-        self.recorded_quantities: Bounded[tuple[Any, bytes], Any] = Bounded(RECORDED_SIZE)
+        self.recorded_quantities: LRUCache[tuple[Any, bytes], Any] = LRUCache(RECORDED_SIZE)
         """(lab, the arms' exact key) → their usable quantities."""
-        self.part_evidence: Bounded[tuple[Any, ...], Any] = Bounded(EVIDENCE_SIZE)
+        self.part_evidence: LRUCache[tuple[Any, ...], Any] = LRUCache(EVIDENCE_SIZE)
         """(lab, part, the arms' ids) → (the arms, their indexed evidence)."""
-        self.readers: Bounded[tuple[Any, Any], Any] = Bounded(READERS_SIZE)
+        self.readers: LRUCache[tuple[Any, Any], Any] = LRUCache(READERS_SIZE)
         """(lab, choice terms key) → the compiled reader."""

@@ -13,9 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from cachetools import LRUCache
+
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import Lab, PartPlan
-from ..core.memos import Bounded, Memos
+from ..core.memos import Memos
 from ..errors import GraderError
 
 CACHE_SIZE = 8192
@@ -40,8 +42,8 @@ class Replay:
         self._tables: dict[Lab, Table | None] = dict(tables or {})
         self._table_dir = table_dir
         self._record = record
-        self._arms: Bounded[tuple[Lab, str], dict[str, Any]] = Bounded(cache_size)
-        self._plans: Bounded[tuple[Any, ...], PartPlan] = Bounded(cache_size)
+        self._arms: LRUCache[tuple[Lab, str], dict[str, Any]] = LRUCache(cache_size)
+        self._plans: LRUCache[tuple[Any, ...], PartPlan] = LRUCache(cache_size)
         self._memos = Memos()
 
     @classmethod
