@@ -107,14 +107,15 @@ class Replay:
         arm) computes each once.  The returned arm is shared with later callers: treat it as read-only.
         """
         key = canonical_dumps([track, model_key, inputs])
-        arm = self._arms.get((lab, key))
+        table = self.table(lab)
+        # A table keeps each arm it parsed (the same object on every lookup), so only live evaluations are kept here.
+        arm = table.get(key) if table is not None else None
         if arm is None:
-            table = self.table(lab)
-            arm = table.get(key) if table is not None else None
+            arm = self._arms.get((lab, key))
             if arm is None:
                 # One JSON round trip normalises the arm to exactly what a bundle holds.
                 arm = json.loads(canonical_dumps(lab.rules.evaluate(track, model_key, inputs)))
-            self._arms[(lab, key)] = arm
+                self._arms[(lab, key)] = arm
         if self._record is not None:
             self._record[key] = arm
         return arm
