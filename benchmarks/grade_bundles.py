@@ -27,7 +27,7 @@
 5. ``--breakdown``: the time per bundle split into reading, the lab's first use (table attached),
    replay or lookup (the grading context), each check by name, scoring and writing (the row's
    result, then the gradebook database in the parent), each worker's preparation (the batch's own
-   ``labs.prepare_worker``: labs, tables, units; mlsysim for live replay) and whether it imported
+   ``Replay.prepare``: labs, tables; mlsysim for live replay) and whether it imported
    mlsysim or pint, and each worker's peak RSS: every variant graded cold in a fresh process whose pool (``--jobs``)
    grades every bundle, the variants interleaved for ROUNDS rounds (medians, with ratios).  The
    variants are the table and live modes, and with ``--baseline-tree DIR`` the same two on another
@@ -41,6 +41,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import dataclasses
 import io
@@ -227,8 +228,40 @@ class _Clock:
         return dataclasses.replace(check, run=timed_run)
 
 
-def _graded(candidate: Any, rubrics: dict[str, Any]) -> dict[str, Any]:
-    """One candidate graded as the gradebook grades it (``grade_candidate``), phase by phase."""
+def _service(mode: str, cache: Path) -> tuple[Any, Callable[[], None]]:
+    """(the replay service a batch hands its workers, what a worker runs before its first task) for this tree: a
+    :class:`~mlsys_grader.replay.Replay` on the tables (or live) and its ``prepare``; a tree from before the replay
+    service has none (None) and prepares with ``labs.prepare_worker`` (or by importing mlsysim)."""
+    try:
+        from mlsys_grader.replay import Replay
+    except ImportError:
+        try:
+            from mlsys_grader.labs import prepare_worker
+        except ImportError:
+            from mlsys_grader._mlsysim import import_mlsysim as prepare_worker
+        return None, prepare_worker
+    replay = Replay.from_tables(cache) if mode == "table" else Replay()
+    return replay, replay.prepare
+
+
+def _tables_for(mode: str, cache: Path) -> contextlib.AbstractContextManager[Any]:
+    """Build the tables (table mode) and, on a tree from before the replay service, attach them for the block."""
+    if mode != "table":
+        return contextlib.nullcontext()
+    try:
+        from mlsys_grader.replay import ensure_tables
+    except ImportError:
+        from mlsys_grader.course._replay_table import ensure_tables, replay_tables
+
+        ensure_tables(cache)
+        return replay_tables(cache)  # type: ignore[no-any-return]
+    ensure_tables(cache)
+    return contextlib.nullcontext()
+
+
+def _graded(candidate: Any, rubrics: dict[str, Any], replay: Any = None) -> dict[str, Any]:
+    """One candidate graded as the gradebook grades it (``grade_candidate``), phase by phase (through ``replay`` on a
+    tree that has the replay service)."""
     import mlsys_grader
     from mlsys_grader.api import mlsysim_version
     from mlsys_grader.core.audits import CHECKS
@@ -247,7 +280,8 @@ def _graded(candidate: Any, rubrics: dict[str, Any]) -> dict[str, Any]:
     times["lab (first use: load, table)"] = time.perf_counter() - started
     clock = _Clock()
     started = time.perf_counter()
-    report = grade(bundle, lab, rubric, mlsysim_version=mlsysim_version(), grader_version=mlsys_grader.__version__,
+    service = () if replay is None else (replay,)
+    report = grade(bundle, lab, rubric, *service, mlsysim_version=mlsysim_version(), grader_version=mlsys_grader.__version__,
                    checks=[clock.wrap(check) for check in CHECKS], importer_findings=loaded.findings,
                    excuses=loaded.excuses, only_when_complete=loaded.only_when_complete)
     ended = time.perf_counter()
@@ -255,23 +289,20 @@ def _graded(candidate: Any, rubrics: dict[str, Any]) -> dict[str, Any]:
     times.update((f"check {name}", seconds) for name, seconds in clock.spent.items())
     times["scoring (and report)"] = ended - (clock.last or started)
     started = time.perf_counter()
+    more = {} if replay is None else {"replay": replay}
     result = {"input_hash": loaded.input_hash, "origin": loaded.origin,
-              **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance)}
+              **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance, **more)}
     times["write (row result, spans)"] = time.perf_counter() - started
     return {**result, "_bench": {"times": times, "pid": os.getpid(),
                                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}
 
 
-def _prepare_worker(folder: Path) -> Callable[[], None]:
-    """The batch's own worker preparation (``labs.prepare_worker``: the labs and their tables, the units, and
-    mlsysim only for live replay; a tree without it imports mlsysim), timed, and whether it imported
-    mlsysim or pint."""
+def _prepare_worker(folder: Path, prepare_worker: Callable[[], None]) -> Callable[[], None]:
+    """The batch's own worker preparation (``Replay.prepare``: the labs and their tables, and mlsysim only for live
+    replay; ``labs.prepare_worker`` on an earlier tree, and on one without it mlsysim's import), timed, and whether it
+    imported mlsysim or pint."""
     def prepare() -> None:
         started = time.perf_counter()
-        try:
-            from mlsys_grader.labs import prepare_worker
-        except ImportError:
-            from mlsys_grader._mlsysim import import_mlsysim as prepare_worker
         prepare_worker()
         (folder / f"import-{os.getpid()}.json").write_text(json.dumps(
             {"s": time.perf_counter() - started, "mlsysim": "mlsysim" in sys.modules, "pint": "pint" in sys.modules}))
@@ -287,7 +318,6 @@ def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path)
     from mlsys_grader.course._gradebook import GradebookDB, resolve_rubrics, rubric_key
     from mlsys_grader.course._ingest import discover
     from mlsys_grader.course._pool import run_tasks
-    from mlsys_grader.course._replay_table import ensure_tables, replay_tables
 
     package_s = time.perf_counter() - started
     rubrics = resolve_rubrics({})
@@ -298,17 +328,11 @@ def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path)
     def collect(index: int, result: Any) -> None:
         results[index] = result
 
-    def run() -> None:
-        run_tasks(list(range(len(candidates))), lambda index: _graded(candidates[index], rubrics), jobs=jobs,
-                  on_result=collect, prepare=_prepare_worker(scratch))
-
     started = time.perf_counter()
-    if mode == "table":
-        ensure_tables(cache)
-        with replay_tables(cache):
-            run()
-    else:
-        run()
+    with _tables_for(mode, cache):
+        replay, prepare = _service(mode, cache)
+        run_tasks(list(range(len(candidates))), lambda index: _graded(candidates[index], rubrics, replay), jobs=jobs,
+                  on_result=collect, prepare=_prepare_worker(scratch, prepare))
     pool_s = time.perf_counter() - started
     failed = [r for r in results if "_bench" not in r]
     if failed:
@@ -410,23 +434,21 @@ def profile(paths: Sequence[Path], cache: Path, mode: str, top: int = 30) -> Non
     from mlsys_grader._mlsysim import import_mlsysim
     from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
     from mlsys_grader.course._ingest import discover
-    from mlsys_grader.course._replay_table import ensure_tables, replay_tables
+    from mlsys_grader.replay import Replay, ensure_tables
 
     import_mlsysim()
     rubrics = resolve_rubrics({})
     candidates = discover(paths)
+    if mode == "table":
+        ensure_tables(cache)
+    replay = Replay.from_tables(cache) if mode == "table" else Replay()
 
     def grade_all() -> None:
         for candidate in candidates:
-            grade_candidate(candidate, rubrics)
+            grade_candidate(candidate, rubrics, replay=replay)
 
     profiler = cProfile.Profile()
-    if mode == "table":
-        ensure_tables(cache)
-        with replay_tables(cache):
-            profiler.runcall(grade_all)
-    else:
-        profiler.runcall(grade_all)
+    profiler.runcall(grade_all)
     for order in ("tottime", "cumulative"):
         stream = io.StringIO()
         stats = pstats.Stats(profiler, stream=stream)
@@ -488,27 +510,26 @@ def main() -> None:
         paths = generate(folder, args.count)
         generate_s = time.perf_counter() - t0
 
-        # In-process, after import.  A fresh lab object has an empty replay cache, so
-        # the first grade of each lab is "cold"; the rest reuse shared baseline arms.
-        from mlsys_grader.labs import _LOADED
+        # In-process, after import.  A fresh replay has empty caches, so the first grade
+        # of each lab is "cold"; the rest reuse shared baseline arms.
+        from mlsys_grader.replay import Replay
 
-        for lab in _LOADED.values():
-            lab.clear_caches()
+        replay = Replay()
         data = [path.read_bytes() for path in paths[:200]]
         cold = []
         for blob in data[:8]:
             t = time.perf_counter()
-            grade_bundle(blob)
+            grade_bundle(blob, replay=replay)
             cold.append(time.perf_counter() - t)
         mixed = []
         for blob in data[8:]:
             t = time.perf_counter()
-            grade_bundle(blob)
+            grade_bundle(blob, replay=replay)
             mixed.append(time.perf_counter() - t)
         warm = []
         for blob in data[8:]:
             t = time.perf_counter()
-            grade_bundle(blob)
+            grade_bundle(blob, replay=replay)
             warm.append(time.perf_counter() - t)
 
         cache = Path(tmp) / "replay"
@@ -590,6 +611,9 @@ def main() -> None:
                                                           f": its cold table run is {base / total:.2f}x that"))
     if args.compare:
         print(f"grade CSVs byte-identical (table vs live): {identical}")
+        for name in sorted(csvs):
+            if name.endswith("@base"):
+                print(f"grade CSVs byte-identical ({name} vs this tree's table): {csvs[name] == csvs['table']}")
         if not identical:
             raise SystemExit(1)
     if args.breakdown:

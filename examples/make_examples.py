@@ -40,7 +40,7 @@ def _write(name: str, data: dict | str) -> None:
 
 
 def main() -> int:
-    from mlsys_grader import get_lab, lab_ids, mlsysim_version
+    from mlsys_grader import Replay, get_lab, lab_ids, mlsysim_version
     from mlsys_grader.core.capture import record_from_plan
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -70,7 +70,7 @@ def main() -> int:
     controls = {"shape": "aligned", "operation": "scatter"}
     if stale["controls"]["C"] == controls:
         controls = {"shape": "misaligned", "operation": "scatter"}
-    plan = lab.plan("edge", "C", controls, {})
+    plan = lab.plan(Replay(), "edge", "C", controls, {})
     old = stale["evidence"]["C"]
     from datetime import datetime, timedelta
 

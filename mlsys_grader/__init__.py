@@ -27,6 +27,7 @@ from .errors import (
 )
 from .intake import Submission
 from .labs import get_lab, lab_ids, register_lab
+from .replay import Replay
 
 if _typing.TYPE_CHECKING:
     from .course import BatchOptions, grade_paths, gradebook_dataframe
@@ -66,6 +67,7 @@ __all__ = [
     "GraderError",
     "LabSession",
     "PartScore",
+    "Replay",
     "Rubric",
     "RubricError",
     "SCHEMA_VERSION",

@@ -25,6 +25,14 @@ from .errors import UnknownLabError
 from .intake import FORMATS, Format, Submission
 from .intake import read_submission as _read_submission
 from .labs import get_lab, lab_modules, rubric_text
+from .replay import Replay
+
+
+@lru_cache(maxsize=1)
+def default_replay() -> Replay:
+    """The one live :class:`~mlsys_grader.replay.Replay` grading uses when its caller hands in none (made on first use):
+    the only default.  A caller that grades many submissions, or through replay tables, builds and passes its own."""
+    return Replay()
 
 
 @lru_cache(maxsize=1)
@@ -59,24 +67,28 @@ def _lab_of(bundle: Bundle) -> Any:
     return lab
 
 
-def grade_bundle(bundle: Bundle | Mapping[str, Any] | bytes | str, rubric: Rubric | None = None) -> GradeReport:
-    """Grade a bundle (or its JSON).  Raises :class:`BundleFormatError` / :class:`UnknownLabError`
-    only when the submission cannot be read as a bundle for a known lab and track."""
+def grade_bundle(bundle: Bundle | Mapping[str, Any] | bytes | str, rubric: Rubric | None = None, *,
+                 replay: Replay | None = None) -> GradeReport:
+    """Grade a bundle (or its JSON) through ``replay`` (default: :func:`default_replay`).  Raises
+    :class:`BundleFormatError` / :class:`UnknownLabError` only when the submission cannot be read as a bundle for a
+    known lab and track."""
     if isinstance(bundle, Mapping):
         bundle = bundle_from_mapping(bundle)
     elif not isinstance(bundle, Bundle):
         bundle = load_bundle(bundle)
     lab = _lab_of(bundle)
-    return grade(bundle, lab, rubric or default_rubric(lab.lab_id), mlsysim_version=mlsysim_version(), grader_version=__version__)
+    return grade(bundle, lab, rubric or default_rubric(lab.lab_id), replay or default_replay(), mlsysim_version=mlsysim_version(),
+                 grader_version=__version__)
 
 
-def grade_submission(submission: Submission, rubric: Rubric | None = None) -> GradeReport:
-    """Grade a submission read by :func:`read_submission`: its bundle, with the importer's findings, excuses and
-    rules given to the core, which scores it once.  Raises the reading's error when it holds no gradable bundle, and
-    :class:`UnknownLabError` for an unknown lab or track."""
+def grade_submission(submission: Submission, rubric: Rubric | None = None, *, replay: Replay | None = None) -> GradeReport:
+    """Grade a submission read by :func:`read_submission` through ``replay`` (default: :func:`default_replay`): its
+    bundle, with the importer's findings, excuses and rules given to the core, which scores it once.  Raises the
+    reading's error when it holds no gradable bundle, and :class:`UnknownLabError` for an unknown lab or track."""
     bundle = submission.raise_for_error()
     lab = _lab_of(bundle)
-    return grade(bundle, lab, rubric or default_rubric(lab.lab_id), mlsysim_version=mlsysim_version(), grader_version=__version__,
+    return grade(bundle, lab, rubric or default_rubric(lab.lab_id), replay or default_replay(),
+                 mlsysim_version=mlsysim_version(), grader_version=__version__,
                  importer_findings=submission.findings, excuses=submission.excuses,
                  only_when_complete=submission.only_when_complete)
 
@@ -89,12 +101,13 @@ def read_submission(source: str | Path | bytes, *, name: str | None = None,
     return _read_submission(source, name=name, formats=FORMATS if formats is None else formats)
 
 
-def grade_file(path: str | Path, rubric: Rubric | None = None, *, formats: Iterable[Format] | None = None) -> GradeReport:
+def grade_file(path: str | Path, rubric: Rubric | None = None, *, formats: Iterable[Format] | None = None,
+               replay: Replay | None = None) -> GradeReport:
     """Read a submission file in any accepted form (bounded reads; see :func:`read_submission`) and grade it.
 
     Raises what reading it raised (:class:`BundleFormatError` and its kinds, ``OSError``) when it holds no gradable
     bundle, or a form ``formats`` does not accept."""
-    return grade_submission(read_submission(path, formats=formats), rubric)
+    return grade_submission(read_submission(path, formats=formats), rubric, replay=replay)
 
 
 def read_bundle_bytes(path: str | Path, limit: int | None = None) -> bytes:

@@ -35,6 +35,7 @@ from .labs import lab_ids
 
 if TYPE_CHECKING:
     from .course import Entry, GradebookResult
+    from .replay import Replay
 
 # Kept in the commands that need them, so ``mlsys-grader --help`` stays quick: rich's progress
 # bar (about 100 ms to import, only drawn on a terminal) and the Otter/Gradescope glue
@@ -146,8 +147,8 @@ class _TableProgress:
 
 
 def _cmd_warm(args: argparse.Namespace) -> int:
-    from .course import warm_replay_tables as warm
     from .labs import lab_ids
+    from .replay import warm
 
     with _TableProgress(sys.stderr.isatty()) as progress:
         done = warm(args.labs or list(lab_ids()), Path(args.replay_cache) if args.replay_cache else None, progress)
@@ -157,24 +158,23 @@ def _cmd_warm(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    from .replay import Replay, ensure_tables
+
     args.started = time.perf_counter()  # the summary's time is the whole run's, a table build included
     args.table_note = ""
     if args.live_replay:
-        return _grade(args)
-    from .course import ensure_replay_tables as ensure_tables
-    from .course import replay_tables
-
+        return _grade(args, Replay())
     cache = Path(args.replay_cache) if args.replay_cache else None
+    # built once, before any worker forks; each worker loads the verified files
     with _TableProgress(sys.stderr.isatty() and not args.quiet) as progress:
         built = ensure_tables(cache, progress=progress)
     if built:
         args.table_note = (f"built the replay table of {', '.join(built)} in {time.perf_counter() - args.started:.1f} s "
                            "(once per machine; `mlsys-grader warm` builds it ahead)")
-    with replay_tables(cache):
-        return _grade(args)
+    return _grade(args, Replay.from_tables(cache))
 
 
-def _grade(args: argparse.Namespace) -> int:
+def _grade(args: argparse.Namespace, replay: Replay) -> int:
     from .course import BatchOptions, default_final_path, grade_paths, write_summary
 
     rubrics = {}
@@ -207,9 +207,9 @@ def _grade(args: argparse.Namespace) -> int:
                 rate = done / max(time.perf_counter() - began, 1e-9)
                 bar.update(task, completed=done, total=total, rate=f"{rate:,.0f}/s")
 
-            result = grade_paths(args.paths, options, progress=progress)
+            result = grade_paths(args.paths, options, progress=progress, replay=replay)
     else:
-        result = grade_paths(args.paths, options)
+        result = grade_paths(args.paths, options, replay=replay)
     result.seconds = time.perf_counter() - getattr(args, "started", time.perf_counter() - result.seconds)
     result.write_csv(args.output)
     final_path = args.final or default_final_path(args.output)

@@ -9,17 +9,26 @@ from __future__ import annotations
 import copy
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 
 from mlsys_grader import solve
+from mlsys_grader.api import default_replay
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.seal import legacy_fingerprint
 from mlsys_grader.labs import lab_ids
+
+# NOTE: a loaded machine (two colleagues' test runs on two cores) must not fail a property test by the clock: no
+# example has a deadline and slow data generation is no failure, in every property test unless it says otherwise.
+hypothesis.settings.register_profile("suite", deadline=None, suppress_health_check=[hypothesis.HealthCheck.too_slow])
+hypothesis.settings.load_profile("suite")
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SCENARIOS = FIXTURES / "scenarios"
@@ -63,9 +72,89 @@ def to_bytes(data: dict) -> bytes:
     return json.dumps(data).encode()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--write-unit-scales", action="store_true",
+                     help="write mlsys_grader/core/unit_scales.json anew from pint (tests/test_unit_scales.py)")
+
+
 @pytest.fixture
 def solved_bundle():
     return solved
+
+
+@pytest.fixture(scope="session")
+def built_wheel(request, tmp_path_factory):
+    """``built_wheel(spec)``: this tree's wheel of build ``spec`` (:mod:`mlsys_grader.staff._packaging`), built once per
+    content and kept in pytest's cache folder across sessions.
+
+    The key digests what a build copies (``pyproject.toml``, the package's files but bytecode, the build's name and
+    what it leaves out), so any edit builds anew and an unchanged tree reuses the wheel (a build takes 14-17 s)."""
+    import hashlib
+
+    from mlsys_grader.staff._packaging import FULL, SOURCE_FILES, build_wheel
+
+    root = Path(__file__).resolve().parents[1]
+    cache = getattr(request.config, "cache", None)
+    base = Path(cache.mkdir("wheels")) if cache is not None else tmp_path_factory.mktemp("wheels")
+
+    def build(spec=FULL) -> Path:
+        kind = hashlib.sha256(repr((spec.name, spec.leave_out, spec.dependencies)).encode()).hexdigest()[:12]
+        digest = hashlib.sha256(kind.encode())
+        files = [root / name for name in SOURCE_FILES if (root / name).is_file()]
+        files += sorted(path for path in (root / "mlsys_grader").rglob("*")
+                        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+        for path in files:
+            digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+        where = base / f"{kind}-{digest.hexdigest()[:24]}"
+        found = sorted(where.glob(spec.wheel_glob)) if where.is_dir() else []
+        if len(found) == 1:
+            return found[0]
+        for stale in base.glob(f"{kind}-*"):  # this build of an earlier tree: never asked for again
+            shutil.rmtree(stale, ignore_errors=True)
+        return build_wheel(root, where, spec)
+
+    return build
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _user_cache(request, tmp_path_factory) -> Iterator[Path]:
+    """The user cache directory every ``grade`` and ``warm`` of the session uses by default (``XDG_CACHE_HOME``, which
+    platformdirs reads, for this process and the commands it starts): a folder in pytest's cache, so the tests never
+    write to the real user's cache and the replay tables there are built once per content (see
+    :func:`replay_tables_dir`), not once per session."""
+    cache = getattr(request.config, "cache", None)  # None under ``-p no:cacheprovider``: this session's only
+    root = Path(cache.mkdir("user-cache")) if cache is not None else tmp_path_factory.mktemp("user-cache")
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(root)
+    yield root
+    if previous is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
+@pytest.fixture(scope="session")
+def replay_tables_dir(_user_cache) -> Path:
+    """Every registered lab's verified replay table, in the session's user cache directory (the one ``grade`` uses by
+    default), kept in pytest's cache folder across sessions.
+
+    A table file is named by its key (the lab package's source and rubric digested, the lab contract, the mlsysim
+    version) and verified by its payload digest, so an edit to a lab or to the contract builds a new one and a stale
+    or damaged file is rebuilt (:func:`mlsys_grader.replay.ensure_tables`); an unchanged tree reuses the files
+    (building both labs' takes about 14 s).  Tests must not write into this folder: one that damages or builds tables
+    uses its own ``tmp_path``.
+    """
+    from mlsys_grader.labs import lab_modules
+    from mlsys_grader.replay import ensure_tables, table_dir
+    from mlsys_grader.replay._table import key_for
+
+    where = table_dir()
+    ensure_tables(where)
+    current = {key_for(lab_id, module).filename() for lab_id, module in lab_modules().items()}
+    for stale in where.glob("*.replay"):  # an earlier tree's tables: never asked for again
+        if stale.name not in current:
+            stale.unlink()
+    return where
 
 
 def sweep(cases: Iterable[Any], fast: Sequence[Any]) -> list[Any]:
@@ -114,9 +203,9 @@ def plan_for(lab_id: str, track: str, part: str, controls: dict, upstream_settin
 
     lab = get_lab(lab_id)
     controls = {**{c.name: None for c in lab.parts[part].controls if c.decision}, **controls}
-    controls = lab.complete_decision(track, part, controls, None)
-    upstream = {dep: lab.plan(track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
-    return lab.plan(track, part, controls, upstream)
+    controls = lab.complete_decision(default_replay(), track, part, controls, None)
+    upstream = {dep: lab.plan(default_replay(), track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
+    return lab.plan(default_replay(), track, part, controls, upstream)
 
 
 def shown(lab_id: str, track: str, part: str, plan):

@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "solutions"))
 from reference_answers import reference_synthesis
 
 from mlsys_grader import __version__, get_lab, mlsysim_version
+from mlsys_grader.api import default_replay
 from mlsys_grader.core.models import PARTS
 from mlsys_grader.staff import bundle_from_controls
 
@@ -27,7 +28,7 @@ OUT = Path(__file__).parent / "fixtures" / "scenarios"
 
 def build(lab_id: str, track: str, **overrides) -> dict:
     lab = get_lab(lab_id)
-    controls = {part: lab.sample_controls(track, part, None) for part in PARTS}
+    controls = {part: lab.sample_controls(default_replay(), track, part, None) for part in PARTS}
     for part, values in overrides.items():
         controls[part] = {**controls[part], **values}
     bundle = bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version(), grader_version=__version__,
@@ -56,7 +57,7 @@ def lab11_e_state(track: str, want) -> dict:
     lab = get_lab("lab11")
     for objective in ("latency", "energy", "cost"):
         for scale in lab.parts["E"].control("budget_scale").values():
-            plan = lab.plan(track, "E", {"objective": objective, "budget_scale": scale, "choice": None, "rejected": None}, {})
+            plan = lab.plan(default_replay(), track, "E", {"objective": objective, "budget_scale": scale, "choice": None, "rejected": None}, {})
             rows = {row["candidate_id"]: row["feasible"] for row in plan.alternatives[0]["outputs"]["rows"]}
             if want(rows["primary"], rows["alternative"]):
                 return {"objective": objective, "budget_scale": scale}

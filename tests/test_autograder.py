@@ -390,6 +390,27 @@ def test_otter_tests_run_on_the_graded_bundle_item_by_item_and_agree_with_the_re
     assert not (Path.cwd() / "lab07-submission.json").exists()  # ran in a private folder
 
 
+def test_otter_tests_in_the_grading_process_grade_through_the_replay_they_are_given(tmp_path):
+    """The test files call ``assert_item`` alone; the pipeline hands them the score of record's replay for their run.
+    A replay whose table holds an edited arm for part A's result makes their replay case fail (the lookup is what they
+    compare with), the live default does not, and after the run the default is live again."""
+    from mlsys_grader.core.jsonio import canonical_dumps
+    from mlsys_grader.labs import get_lab
+    from mlsys_grader.otter import _REPLAY
+    from mlsys_grader.replay import Replay
+
+    tests = _test_files(tmp_path / "tests", {"A": ["captured", "replay"]})
+    data = json.loads(solve("lab07", "edge", 3).to_json())
+    arm = data["evidence"]["A"]["result"]
+    key = canonical_dumps(["edge", data["evidence"]["A"]["model_key"], arm["inputs"]])
+    edited = {**arm, "dispatch_time_us": arm["dispatch_time_us"] * 2 + 1.0}
+    bundle = json.dumps(data).encode()
+    through_edit = run_tests_on_bundle(tests, "lab07", bundle, replay=Replay({get_lab("lab07"): {key: edited}}))
+    assert through_edit.by_question()["A"]["failed"] == ["test_A_captured", "test_A_replay"]  # a part that fails replay earns nothing
+    assert _REPLAY.get() is None
+    assert run_tests_on_bundle(tests, "lab07", bundle + b" ").by_question()["A"]["failed"] == []  # other bytes: graded anew
+
+
 def test_otter_tests_that_drifted_from_the_rubric_are_listed():
     report = grade_bundle(_bundle())
     drifted = OtterResults([CaseResult("A", "test_A_speed", 2, False, True), CaseResult("Q", "test_Q_x", 1, False, True),
@@ -920,11 +941,9 @@ def _gradescope_folder(root: Path, bundle: bytes) -> Path:
 
 def _graded(root: Path, replay: Path | None) -> tuple[dict, bytes, list[str]]:
     from mlsys_grader.gradescope._runner import grade_submission
-    from mlsys_grader.labs import get_lab
 
     lines: list[str] = []
     document = grade_submission(root, log=lines.append, replay_dir=replay)
-    assert get_lab("lab07").replay_table is None  # released after the submission
     return document, (root / "results" / "results.json").read_bytes(), lines
 
 
@@ -940,7 +959,8 @@ def test_the_score_of_record_through_the_verified_table_is_byte_identical_to_liv
 
 
 def test_a_missing_tampered_or_untrusted_table_leaves_live_replay_and_the_staff_log_says_why(replay_dir, tmp_path):
-    from mlsys_grader.gradescope._record import use_replay_table
+    from mlsys_grader.gradescope._record import replay_for
+    from mlsys_grader.labs import get_lab
 
     table = next(replay_dir.glob("lab07-*.replay"))
     tampered = tmp_path / "tampered"
@@ -955,11 +975,9 @@ def test_a_missing_tampered_or_untrusted_table_leaves_live_replay_and_the_staff_
                 writable: "is writable by others (mode 777)", tmp_path / "empty": "no replay table at"}
     (tmp_path / "empty").mkdir()
     for folder, why in expected.items():
-        verdict = use_replay_table("lab07", folder)
+        replay, verdict = replay_for("lab07", folder)
         assert verdict.startswith("replay: live — the table is not used: ") and why in verdict, verdict
-        from mlsys_grader.labs import get_lab
-
-        assert get_lab("lab07").replay_table is None
+        assert replay.table(get_lab("lab07")) is None
     bundle = _bundle()
     document, _, lines = _graded(_gradescope_folder(tmp_path / "ag", bundle), tampered)
     assert "(truncated or tampered)" in lines[0] and document["score"] == grade_bundle(bundle).score
@@ -983,7 +1001,7 @@ def test_a_fresh_runner_grades_through_the_table_without_importing_mlsysim(repla
                           text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "imported so far: mlsysim no, pint no" in done.stdout and done.stdout.rstrip().endswith("mlsysim imported: False"), done.stdout
-    assert "units from its verified unit file" in done.stdout and "pint imported: False" in done.stdout, done.stdout
+    assert "pint imported: False" in done.stdout, done.stdout  # the reader's units: the package's checked-in scales
     live, _, _ = _graded(_gradescope_folder(tmp_path / "live", reference.encode()), None)
     assert json.loads((root / "results" / "results.json").read_text()) == live
 

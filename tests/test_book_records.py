@@ -18,6 +18,7 @@ import pytest
 from conftest import LAB_TRACKS, reseal, solved
 
 from mlsys_grader import get_lab, grade_bundle
+from mlsys_grader.api import default_replay
 from mlsys_grader.core.capture import plan_all
 
 MARIMO = Path(__file__).parent / "fixtures" / "marimo"
@@ -33,7 +34,7 @@ def book_evidence_audit(data: dict) -> list[str]:
     """The parts the book's evidence audit calls stale: the live settings are the bundle's final controls, and each
     part's upstream inputs are what the lab's notebook passes for them (Lab 07 and Lab 11: the part's own inputs)."""
     lab, track = get_lab(data["lab"]), data["track"]
-    live = plan_all(lab, track, data["controls"])
+    live = plan_all(lab, default_replay(), track, data["controls"])
     return [part for part, capture in sorted(data["evidence"].items())
             if capture["track"] != track or capture["part"] != part
             or capture["upstream_fingerprint"] != book_seal_of(track, dict(live[part].upstream))]

@@ -10,14 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mlsys_grader import grade_bundle
-from mlsys_grader.api import default_rubric, mlsysim_version
-from mlsys_grader.core.context import _PlanKeys, _planned_json, build_context, first_difference, plan_fingerprint, same_json
+from mlsys_grader.api import default_replay, default_rubric, mlsysim_version
+from mlsys_grader.core.context import _planned_json, build_context, first_difference, plan_fingerprint, same_json
+from mlsys_grader.core.jsonio import exact_key
+from mlsys_grader.core.memos import Memos, PerObject
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
 
 
 def _context(data: dict):
-    return build_context(bundle_from_mapping(data), get_lab(data["lab"]), default_rubric(data["lab"]),
+    return build_context(bundle_from_mapping(data), get_lab(data["lab"]), default_rubric(data["lab"]), default_replay(),
                          mlsysim_version=mlsysim_version(), grader_version="test")
 
 
@@ -65,15 +67,17 @@ def test_an_edited_number_leaves_its_arm_out_of_the_exact_ones_and_is_listed_at_
         [("A", "replay", value * 1.5 + 1)]
 
 
-def test_the_plan_keys_are_kept_per_object_and_forgotten_when_full():
-    keys = _PlanKeys()
+def test_the_plan_keys_are_kept_per_object_and_bounded():
+    keys = PerObject(exact_key, size=16)
     first, same = {"a": 1.0}, {"a": 1.0}
     other = {"a": 1}
     assert keys(first) == keys(same) != keys(other)  # equal values, one key; another type, another key
     assert keys(first) is keys(first)  # remembered: the bytes are not made again
-    for index in range(_PlanKeys.SIZE + 1):
-        keys({"n": index})
-    assert len(keys._keys) <= _PlanKeys.SIZE
+    kept = [{"n": index} for index in range(40)]
+    for value in kept:
+        keys(value)
+    assert len(keys._kept) == 16  # bounded: the least recently used are forgotten
+    assert keys(kept[0]) == exact_key(kept[0])  # a forgotten value is computed again, to the same key
 
 
 # -- same_json: first_difference's verdict without its path ----------------------------------------------------------
@@ -113,22 +117,23 @@ def test_same_json_agrees_with_first_difference_on_any_two_values(left, right):
 ])
 def test_same_json_on_the_cases_that_matter(left, right, same):
     assert same_json(left, right) is same and (first_difference(left, right) is None) is same
-    assert _planned_json(left, right) is same  # the plan's side through its kept exact key and canonical text
+    assert _planned_json(Memos(), left, right) is same  # the plan's side through its kept exact key and canonical text
 
 
 @given(_VALUES, _VALUES)
 @settings(max_examples=300, deadline=None)
 def test_a_planned_value_compares_as_same_json_does(planned, recorded):
-    assert _planned_json(planned, recorded) == same_json(planned, recorded)
-    assert _planned_json(planned, _reordered(planned))
+    memos = Memos()
+    assert _planned_json(memos, planned, recorded) == same_json(planned, recorded)
+    assert _planned_json(memos, planned, _reordered(planned))
 
 
 def test_the_plan_fingerprint_is_the_labs_and_is_kept_per_plan_object():
-    lab = get_lab("lab11")
-    plan = lab.plan("edge", "C", {"shape": "aligned", "operation": "gemm"}, {})
+    lab, memos = get_lab("lab11"), Memos()
+    plan = lab.plan(default_replay(), "edge", "C", {"shape": "aligned", "operation": "gemm"}, {})
     upstream = {"C": plan.result}
-    first = plan_fingerprint(lab, "edge", "D", upstream)
-    assert first == lab.fingerprint("edge", "D", upstream) == plan_fingerprint(lab, "edge", "D", upstream)
+    first = plan_fingerprint(memos, lab, "edge", "D", upstream)
+    assert first == lab.fingerprint("edge", "D", upstream) == plan_fingerprint(memos, lab, "edge", "D", upstream)
     other = {"C": {**plan.result, "outputs": {}}}  # another object: its own fingerprint, never the cached one
-    assert plan_fingerprint(lab, "edge", "D", other) == lab.fingerprint("edge", "D", other) != first
-    assert plan_fingerprint(lab, "cloud", "D", upstream) == lab.fingerprint("cloud", "D", upstream) != first
+    assert plan_fingerprint(memos, lab, "edge", "D", other) == lab.fingerprint("edge", "D", other) != first
+    assert plan_fingerprint(memos, lab, "cloud", "D", upstream) == lab.fingerprint("cloud", "D", upstream) != first

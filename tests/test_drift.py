@@ -11,7 +11,7 @@ import pytest
 from conftest import reseal, solved
 
 from mlsys_grader import get_lab, grade_bundle
-from mlsys_grader.api import default_rubric, mlsysim_version
+from mlsys_grader.api import default_replay, default_rubric, mlsysim_version
 from mlsys_grader.core.context import build_context
 from mlsys_grader.core.drift import BuildVariant, spread
 from mlsys_grader.core.models import bundle_from_mapping
@@ -32,7 +32,7 @@ def test_the_lab07_table_lists_one_field_and_the_pinned_evaluator_gives_its_pinn
     lab = get_lab("lab07")
     assert lab.build_variants() == BUILD_VARIANTS and get_lab("lab11").build_variants() == ()
     for track in lab.tracks:
-        seen = {lab.plan(track, "D", {"policy": policy, "batch_size": batch}, {}).result["memory_capacity_mb"]
+        seen = {lab.plan(default_replay(), track, "D", {"policy": policy, "batch_size": batch}, {}).result["memory_capacity_mb"]
                 for policy in ("alternate", "input_only") for batch in (1, 8, 64)}
         assert (seen == {PINNED}) == (track in variant.tracks), track
 
@@ -100,7 +100,7 @@ def moved_lab07_d(track: str, seed: int) -> dict:
     data, lab = solved("lab07", track, seed), get_lab("lab07")
     controls = dict(data["controls"]["D"])
     controls["batch_size"] = controls["batch_size"] % 64 + 1
-    _move_arms(data, "D", lab.plan(track, "D", controls, {}))
+    _move_arms(data, "D", lab.plan(default_replay(), track, "D", controls, {}))
     data["controls"]["D"] = controls
     return reseal(data)
 
@@ -112,8 +112,8 @@ def moved_lab11_d(track: str, seed: int) -> dict:
     other = next(solved("lab11", track, s) for s in range(seed + 1, seed + 40)
                  if solved("lab11", track, s)["controls"]["C"] != data["controls"]["C"])
     data["controls"]["C"], data["evidence"]["C"] = other["controls"]["C"], other["evidence"]["C"]
-    new_c = lab.plan(track, "C", other["controls"]["C"], {}).result
-    _move_arms(data, "D", lab.plan(track, "D", data["controls"]["D"], {"C": new_c}))
+    new_c = lab.plan(default_replay(), track, "C", other["controls"]["C"], {}).result
+    _move_arms(data, "D", lab.plan(default_replay(), track, "D", data["controls"]["D"], {"C": new_c}))
     return reseal(data)
 
 
@@ -126,7 +126,7 @@ def moved_lab07_e(track: str, seed: int, control: str) -> dict:
         controls[control] = values[(values.index(controls[control]) + 1) % len(values)]
         if (controls["operator"], controls["shape_mode"]) != ("relu", "static"):
             break
-    _move_arms(data, "E", lab.plan(track, "E", controls, {}))
+    _move_arms(data, "E", lab.plan(default_replay(), track, "E", controls, {}))
     data["controls"]["E"] = controls
     return reseal(data)
 
@@ -145,7 +145,8 @@ def test_moved_inputs_are_an_edit_not_version_drift(name, part, make, args):
     data = make(*args)
     bundle = bundle_from_mapping(data)
     lab = get_lab(bundle.lab)
-    ctx = build_context(bundle, lab, default_rubric(lab.lab_id), mlsysim_version=mlsysim_version(), grader_version="test")
+    ctx = build_context(bundle, lab, default_rubric(lab.lab_id), default_replay(), mlsysim_version=mlsysim_version(),
+                        grader_version="test")
     found = ctx.parts[part].mismatches
     assert found and spread(found), "the mismatch runs through the part: the pattern alone would read as drift"
     report = grade_bundle(bundle)

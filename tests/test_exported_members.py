@@ -43,10 +43,11 @@ def test_names_referenced_by_string_are_the_public_surface():
 def test_subpackages_list_sorted_public_names():
     import mlsys_grader.course as course
     import mlsys_grader.gradescope as gradescope
+    import mlsys_grader.replay as replay
     import mlsys_grader.staff as staff
     import mlsys_grader.student as student
 
-    for package in (course, gradescope, staff, student):
+    for package in (course, gradescope, replay, staff, student):
         assert package.__all__ == sorted(package.__all__), package.__name__
         for name in package.__all__:
             assert getattr(package, name) is not None, (package.__name__, name)

@@ -23,7 +23,7 @@ import pytest
 from conftest import LABS, TRACKS, reference_answers, reseal, solved
 
 from mlsys_grader import __version__, get_lab, grade_bundle, mlsysim_version, solve
-from mlsys_grader.api import default_rubric
+from mlsys_grader.api import default_replay, default_rubric
 from mlsys_grader.core import generated
 from mlsys_grader.core.capture import plan_all
 from mlsys_grader.core.labspec import Lab
@@ -190,7 +190,7 @@ def _bundle(lab_id: str, track: str, controls: dict, **synthesis) -> dict:
 
 def _default_controls(lab_id: str, track: str, overrides: dict) -> dict:
     lab = get_lab(lab_id)
-    return {part: {**lab.sample_controls(track, part, None), **overrides.get(part, {})} for part in PARTS}
+    return {part: {**lab.sample_controls(default_replay(), track, part, None), **overrides.get(part, {})} for part in PARTS}
 
 
 # -- solve's own rationale --------------------------------------------------------------------
@@ -273,7 +273,7 @@ def test_the_template_renders_for_any_part_e_decision_a_record_can_hold():
     """A replayed plan carries the record's decision as it was written; the template still renders."""
     for lab_id, hostile in (("lab07", ["x"]), ("lab11", {"recommendation": ["x"], "rejected": {"y": 1}}), ("lab11", None)):
         lab = get_lab(lab_id)
-        plans = plan_all(lab, "edge", _default_controls(lab_id, "edge", {}))
+        plans = plan_all(lab, default_replay(), "edge", _default_controls(lab_id, "edge", {}))
         plans["E"] = dataclasses.replace(plans["E"], decision=hostile)
         text = lab.reference_rationale("edge", plans, lab.triggers[0].value, lab.limitations[0].value)
         assert text.startswith("I recommend " if lab_id == "lab07" else "I choose no feasible"), text
@@ -317,7 +317,7 @@ def test_the_export_settings_rebuild_the_recorded_inputs(name):
     lab_id, track, controls = EXPORT_CONTROLS[name]
     export, snapshot = _export(name)
     assert export["track"] == track
-    plans = plan_all(get_lab(lab_id), track, controls)
+    plans = plan_all(get_lab(lab_id), default_replay(), track, controls)
     for part in PARTS:
         capture = snapshot["captures"][part]
         rebuilt = json.loads(json.dumps(Lab.arm_inputs(plans[part].result)))
@@ -333,7 +333,7 @@ def test_genuine_marimo_export_rationales_are_not_the_template(name):
     rationale = export["final_decision"]["rationale"]
     trigger = snapshot.get("reevaluation_trigger") or snapshot.get("trigger")
     limitation = snapshot["residual_risk"]
-    plans = plan_all(lab, track, controls)
+    plans = plan_all(lab, default_replay(), track, controls)
     for t in lab.triggers:
         for risk in lab.limitations:
             found = generated.similarity(rationale, lab.reference_rationale(track, plans, t.value, risk.value))
@@ -392,7 +392,7 @@ def test_hand_written_rationales_in_the_repository_are_not_the_template():
         for lab_id in _labs_of(where):
             lab = get_lab(lab_id)
             for track in TRACKS:
-                plans = plan_all(lab, track, _default_controls(lab_id, track, {}))
+                plans = plan_all(lab, default_replay(), track, _default_controls(lab_id, track, {}))
                 for trigger in lab.triggers:
                     for risk in lab.limitations:
                         found = generated.similarity(text, lab.reference_rationale(track, plans, trigger.value, risk.value))
@@ -589,7 +589,7 @@ def test_no_sentence_of_a_genuine_rationale_is_near_a_template_sentence():
             data = solved(lab_id, track, None)
             terms = lab.final_choice_terms(load_bundle(json.dumps(data).encode()))
             names = generated._name_words((*terms.options, *lab.triggers, *lab.limitations), terms.slots)
-            plans = plan_all(lab, track, _default_controls(lab_id, track, {}))
+            plans = plan_all(lab, default_replay(), track, _default_controls(lab_id, track, {}))
             for trigger, risk in itertools.product(lab.triggers, lab.limitations):
                 template = lab.reference_rationale(track, plans, trigger.value, risk.value)
                 sentences.update(generated._template_sentences(generated.skeleton(template), names))

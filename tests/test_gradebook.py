@@ -32,6 +32,7 @@ from mlsys_grader.course._gradebook import (
 )
 from mlsys_grader.course._ingest import discover
 from mlsys_grader.course._summary import render_summary
+from mlsys_grader.replay import Replay
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -256,10 +257,10 @@ def _lab07_with_a_bug():
         def __getattr__(self, name):
             return getattr(rules, name)
 
-        def plan(self, lab, track, part, controls, upstream):
+        def plan(self, lab, replay, track, part, controls, upstream):
             if part == "C":
                 raise KeyError("fused_region_count")
-            return rules.plan(lab, track, part, controls, upstream)
+            return rules.plan(lab, replay, track, part, controls, upstream)
 
     return LAB.replace(rules=_RulesWithABug())
 
@@ -272,7 +273,7 @@ def test_a_grader_error_makes_the_row_regrade_everywhere(tmp_path):
     (tmp_path / "in" / "erin" / "lab07-submission.json").write_text(json.dumps(data), encoding="utf-8")
     [candidate] = discover([tmp_path / "in"])
     bundle = bundle_from_mapping(data)
-    report = grade(bundle, _lab07_with_a_bug(), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, _lab07_with_a_bug(), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
     assert "grader_error" in report.flags and report.parts["C"].held
 
     result = {"input_hash": "ab" * 32, "origin": "json", **graded_result(report, bundle)}

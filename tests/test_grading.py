@@ -18,6 +18,7 @@ from mlsys_grader.core.grading import Excuse, OnlyWhenComplete, grade, ungradabl
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.core.report import Finding
 from mlsys_grader.labs import get_lab
+from mlsys_grader.replay import Replay
 
 EXCUSE = Excuse("no_lock_times", "No lock times here; nothing to do.", expected="lock times", lacking="no lock time")
 
@@ -32,7 +33,7 @@ def _without_lock_times(*parts: str) -> dict:
 
 def _grade(data: dict, **inputs):
     bundle = bundle_from_mapping(data)
-    return grade(bundle, get_lab("lab07"), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test",
+    return grade(bundle, get_lab("lab07"), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test",
                  **inputs)
 
 

@@ -21,6 +21,7 @@ from mlsys_grader.core.audits import CHECKS, PartCheck, SubmissionCheck
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
+from mlsys_grader.replay import Replay
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "submissions"
 HONEST = {"lab07": "lab07-cloud.json", "lab11": "lab11-edge.json"}  # full marks in the student's own words
@@ -42,7 +43,7 @@ BUNDLE_HELD = ("The grader failed while checking your submission (its own error,
 
 
 def _grade(lab_id, data, checks=CHECKS, lab=None):
-    return grade(bundle_from_mapping(data), lab or get_lab(lab_id), default_rubric(lab_id),
+    return grade(bundle_from_mapping(data), lab or get_lab(lab_id), default_rubric(lab_id), Replay(),
                  mlsysim_version=mlsysim_version(), grader_version="test", checks=checks)
 
 
@@ -289,10 +290,10 @@ def test_a_plan_that_fails_on_part_b_is_held_like_a_check_that_fails():
         def __getattr__(self, name):
             return getattr(rules, name)
 
-        def plan(self, lab, track, part, controls, upstream):
+        def plan(self, lab, replay, track, part, controls, upstream):
             if part == "B":
                 raise KeyError("compilation_count")
-            return rules.plan(lab, track, part, controls, upstream)
+            return rules.plan(lab, replay, track, part, controls, upstream)
 
     data = _honest("lab07")
     report = _grade("lab07", data, lab=LAB.replace(rules=_RulesWithABug()))

@@ -50,7 +50,6 @@ from mlsys_grader.staff._packaging import (
     FRONT_END,
     IMAGE,
     STUDENT,
-    build_wheel,
     installed_closure,
     lab_distributions,
     project_metadata,
@@ -136,7 +135,7 @@ import mlsys_grader, mlsys_grader.student
 from mlsys_grader import cli
 assert mlsys_grader.__file__.startswith(sys.argv[1]), mlsys_grader.__file__
 import mlsys_grader.core.embed  # the notebook embeds its bundle through it
-for name in ("mlsys_grader.staff", "mlsys_grader.course._replay_table"):
+for name in ("mlsys_grader.staff", "mlsys_grader.replay._table"):
     try:
         __import__(name)
     except ModuleNotFoundError as exc:
@@ -154,10 +153,11 @@ sys.exit(cli.main(["solve", "--lab", "lab07", "--track", "cloud", "-o", "solved.
 
 
 @pytest.fixture(scope="module")
-def student_wheel(tmp_path_factory) -> Path:
-    return build_wheel(ROOT, tmp_path_factory.mktemp("student-wheel"), STUDENT)
+def student_wheel(built_wheel) -> Path:
+    return built_wheel(STUDENT)
 
 
+@pytest.mark.slow  # builds the student wheel (once per source digest)
 def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_modules(student_wheel):
     assert student_wheel.name == f"mlsys_grader_student-{__version__}-py3-none-any.whl"
     with zipfile.ZipFile(student_wheel) as wheel:
@@ -188,8 +188,9 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert rubrics and rubrics <= set(names)  # each lab's rubric ships beside its module
 
 
-def test_the_full_build_for_staff_keeps_every_module(tmp_path):
-    full = build_wheel(ROOT, tmp_path)
+@pytest.mark.slow  # builds the full wheel (once per source digest)
+def test_the_full_build_for_staff_keeps_every_module(built_wheel):
+    full = built_wheel()
     assert full.name == f"mlsys_grader-{__version__}-py3-none-any.whl"
     with zipfile.ZipFile(full) as wheel:
         modules = {name for name in wheel.namelist() if name.endswith(".py")}
@@ -197,8 +198,9 @@ def test_the_full_build_for_staff_keeps_every_module(tmp_path):
     assert {"mlsys_grader/staff/_solve.py", "mlsys_grader/staff/_packaging.py", "mlsys_grader/staff/_autograder.py"} <= modules
 
 
-def test_the_gradescope_image_build_is_mlsys_grader_without_staff_the_review_page_and_the_answers(tmp_path):
-    image = build_wheel(ROOT, tmp_path, IMAGE)  # what `mlsys-grader autograder` ships (staff/_autograder.py)
+@pytest.mark.slow  # builds the image's wheel (once per source digest)
+def test_the_gradescope_image_build_is_mlsys_grader_without_staff_the_review_page_and_the_answers(built_wheel):
+    image = built_wheel(IMAGE)  # what `mlsys-grader autograder` ships (staff/_autograder.py)
     assert image.name == f"mlsys_grader-{__version__}-py3-none-any.whl"
     with zipfile.ZipFile(image) as wheel:
         names = set(wheel.namelist())
@@ -209,9 +211,10 @@ def test_the_gradescope_image_build_is_mlsys_grader_without_staff_the_review_pag
     left_out = {"mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html"}
     left_out |= {name for name in tree if name.startswith("mlsys_grader/staff/") or name.endswith("/answers.py")}
     assert {name for name in names if name.startswith("mlsys_grader/")} == tree - left_out
-    assert {"mlsys_grader/gradescope/_runner.py", "mlsys_grader/course/_replay_table.py", "mlsys_grader/otter.py"} <= names
+    assert {"mlsys_grader/gradescope/_runner.py", "mlsys_grader/replay/_table.py", "mlsys_grader/otter.py"} <= names
 
 
+@pytest.mark.slow  # builds the student wheel (once per source digest)
 def test_the_student_build_imports_and_its_command_line_has_no_solve(student_wheel, tmp_path):
     unpacked = tmp_path / "site"
     with zipfile.ZipFile(student_wheel) as wheel:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from mlsys_grader.api import default_replay
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.core.labspec import Lab
 from mlsys_grader.course._gradebook import check_file, grade_candidate, resolve_rubrics
@@ -255,7 +256,7 @@ def _recapture_c(report: dict, track: str, controls: dict) -> None:
     """Part C recaptured with other settings after part D, as the lab would capture it (Lab 11)."""
     lab = get_lab("lab11")
     capture = report["result_snapshot"]["captures"]["C"]
-    plan = lab.plan(track, "C", controls, {})
+    plan = lab.plan(default_replay(), track, "C", controls, {})
     capture.update(baseline=json.loads(json.dumps(plan.baseline)), result=json.loads(json.dumps(plan.result)),
                    inputs={"baseline": Lab.arm_inputs(plan.baseline), "result": Lab.arm_inputs(plan.result)},
                    prediction="fallback")
@@ -264,7 +265,7 @@ def _recapture_c(report: dict, track: str, controls: dict) -> None:
 def test_a_stale_part_cannot_come_from_the_lab(tmp_path):
     report = genuine("lab11-edge.json")
     captured = report["result_snapshot"]["captures"]["C"]
-    genuine_plan = get_lab("lab11").plan("edge", "C", {"shape": "misaligned", "operation": "gemm"}, {})
+    genuine_plan = get_lab("lab11").plan(default_replay(), "edge", "C", {"shape": "misaligned", "operation": "gemm"}, {})
     assert json.loads(json.dumps(genuine_plan.result)) == captured["result"], "the lab module builds the book's arms"
     _recapture_c(report, "edge", {"shape": "aligned", "operation": "scatter"})
     result = graded(write(tmp_path, refit(report), "v1_11_hardware_roofline_snapshot.json"))

@@ -284,7 +284,7 @@ def test_the_book_names_the_device_the_training_host_and_the_tinyml_wording(tmp_
         lab = _open_lab_with_clock("lab07", track, Clock(), directory=tmp_path / track)
         assert repr(lab.scenario("A")) == (f"Maya, the performance engineer, keeps arithmetic and payload fixed on "
                                            f"{ev.TRACKS[track].target.name} while changing only the number of dispatches.")
-        host = lab.lab.plan(track, "D", lab.lab.parts["D"].defaults(), {}).baseline["training_host"]
+        host = lab.lab.plan(lab.replay, track, "D", lab.lab.parts["D"].defaults(), {}).baseline["training_host"]
         assert f"runs this track on **{host}** and compares" in lab.scenario("D")._repr_markdown_()
         context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
                    "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,7 +35,7 @@ def test_libyaml_safe_loader_gives_identical_notation_data(name):
 
 
 def test_loading_the_evaluators_leaves_yaml_safe_load_as_pyyaml_defines_it():
-    mlsys_grader.get_lab("lab11").plan("edge", "A", {"change": "bandwidth", "factor": 2}, {})  # evaluators loaded
+    mlsys_grader.get_lab("lab11").plan(mlsys_grader.Replay(), "edge", "A", {"change": "bandwidth", "factor": 2}, {})  # evaluators loaded
     assert "mlsysim" in sys.modules
     assert (yaml.safe_load.__module__, yaml.safe_load.__name__) == ("yaml", "safe_load")
 
@@ -42,13 +43,13 @@ def test_loading_the_evaluators_leaves_yaml_safe_load_as_pyyaml_defines_it():
 @pytest.mark.slow
 def test_evaluators_load_on_first_use_and_yaml_is_restored():
     """In a fresh interpreter: neither ``import mlsys_grader`` nor loading a lab imports mlsysim; the lab's first
-    evaluation does (no replay table is attached), and restores yaml."""
+    evaluation does (through a live replay), and restores yaml."""
     code = (
         "import yaml, sys; before = yaml.safe_load; import mlsys_grader; "
         "assert 'mlsysim' not in sys.modules, 'importing the package must not import mlsysim'; "
         "lab = mlsys_grader.get_lab('lab07'); "
         "assert 'mlsysim' not in sys.modules, 'loading a lab must not import mlsysim'; "
-        "lab.plan('cloud', 'B', {'executions': 50, 'recompilations': 0}, {}); "
+        "lab.plan(mlsys_grader.Replay(), 'cloud', 'B', {'executions': 50, 'recompilations': 0}, {}); "
         "assert yaml.safe_load is before; assert 'mlsysim' in sys.modules; "
         "from mlsysim.notation.registry import Notation; print(len(list(Notation)))"
     )
@@ -64,7 +65,7 @@ def test_the_unit_registry_built_without_mlsysim_is_mlsysims():
     from mlsysim.core.units import ureg
 
     from mlsys_grader import _mlsysim
-    from mlsys_grader.core.rationale import _UNIT_WORDS
+    from mlsys_grader.core.rationale._quantities import _UNIT_WORDS
 
     ours = _mlsysim._own_registry()
     assert ours is not ureg and _mlsysim.unit_registry() is ureg  # mlsysim is loaded here: its own registry is used
@@ -91,13 +92,10 @@ _GRADE = """
 import json, sys
 from pathlib import Path
 from mlsys_grader import grade_file
-from mlsys_grader.course._replay_table import replay_tables
+from mlsys_grader.replay import Replay
 mode, cache, paths = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
-if mode == "table":
-    with replay_tables(cache):
-        reports = {Path(p).name: grade_file(p).model_dump_json() for p in paths}
-else:
-    reports = {Path(p).name: grade_file(p).model_dump_json() for p in paths}
+replay = Replay.from_tables(cache) if mode == "table" else Replay()
+reports = {Path(p).name: grade_file(p, replay=replay).model_dump_json() for p in paths}
 print(json.dumps({"reports": reports, "mlsysim": "mlsysim" in sys.modules,
                   "loaded": sorted(m for m in sys.modules if m.startswith("mlsysim"))[:5]}))
 """
@@ -133,13 +131,8 @@ def _bundles(tmp_path: Path) -> list[Path]:
 
 
 @pytest.mark.slow  # fresh interpreters and both labs' tables
-def test_grading_that_the_table_answers_leaves_mlsysim_unimported_and_gives_the_live_reports(tmp_path):
-    from mlsys_grader.course import _replay_table as table
-    from mlsys_grader.labs import get_lab
-
-    cache = tmp_path / "replay"
-    for lab_id in ("lab07", "lab11"):
-        table.build(get_lab(lab_id), cache)
+def test_grading_that_the_table_answers_leaves_mlsysim_unimported_and_gives_the_live_reports(tmp_path, replay_tables_dir):
+    cache = replay_tables_dir
     paths = _bundles(tmp_path)
     through_table = _grade_in_a_fresh_process("table", cache, paths)
     assert not through_table["mlsysim"], through_table["loaded"]
@@ -157,13 +150,14 @@ def test_grading_that_the_table_answers_leaves_mlsysim_unimported_and_gives_the_
 
 
 @pytest.mark.slow  # fresh interpreters
-def test_a_lab_without_a_table_is_graded_live_with_the_same_report(tmp_path):
+def test_a_lab_without_a_table_is_graded_live_with_the_same_report(tmp_path, replay_tables_dir):
     """Only Lab 07's table is there: a Lab 11 bundle is evaluated through mlsysim, a Lab 07 one is not."""
-    from mlsys_grader.course import _replay_table as table
     from mlsys_grader.labs import get_lab
+    from mlsys_grader.replay import _table as table
 
     cache = tmp_path / "replay"
-    table.build(get_lab("lab07"), cache)
+    cache.mkdir()
+    shutil.copy(replay_tables_dir / table.table_key(get_lab("lab07")).filename(), cache)
     lab07, lab11 = tmp_path / "lab07.json", tmp_path / "lab11.json"
     lab07.write_text(json.dumps(solved("lab07", "mobile", 6)))
     lab11.write_text(json.dumps(solved("lab11", "cloud", 6)))
@@ -178,31 +172,31 @@ def test_a_lab_without_a_table_is_graded_live_with_the_same_report(tmp_path):
 _PREPARE = """
 import json, sys
 from pathlib import Path
-from mlsys_grader.course._replay_table import replay_tables
-from mlsys_grader.labs import get_lab, prepare_worker
-with replay_tables(Path(sys.argv[1])):
-    prepare_worker()
-    print(json.dumps({"mlsysim": "mlsysim" in sys.modules, "pint": "pint" in sys.modules,
-                      "tables": {lab: get_lab(lab).replay_table is not None for lab in ("lab07", "lab11")}}))
+from mlsys_grader.labs import get_lab
+from mlsys_grader.replay import Replay
+replay = Replay.from_tables(Path(sys.argv[1]))
+replay.prepare()
+print(json.dumps({"mlsysim": "mlsysim" in sys.modules, "pint": "pint" in sys.modules,
+                  "tables": {lab: replay.table(get_lab(lab)) is not None for lab in ("lab07", "lab11")}}))
 """
 
 
 @pytest.mark.slow  # fresh interpreters and both labs' tables
-def test_a_worker_prepared_for_a_batch_imports_mlsysim_only_for_a_lab_left_on_live_replay(tmp_path):
-    from mlsys_grader.course import _replay_table as table
+def test_a_worker_prepared_for_a_batch_imports_mlsysim_only_for_a_lab_left_on_live_replay(tmp_path, replay_tables_dir):
     from mlsys_grader.labs import get_lab
+    from mlsys_grader.replay import _table as table
 
-    only_lab07, both = tmp_path / "only-lab07", tmp_path / "both"
-    table.build(get_lab("lab07"), only_lab07)
-    for lab_id in ("lab07", "lab11"):
-        table.build(get_lab(lab_id), both)
+    only_lab07, both = tmp_path / "only-lab07", replay_tables_dir
+    only_lab07.mkdir()
+    shutil.copy(replay_tables_dir / table.table_key(get_lab("lab07")).filename(), only_lab07)
 
     def prepared(cache: Path) -> dict:
         done = subprocess.run([sys.executable, "-c", _PREPARE, str(cache)], capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 
-    assert prepared(both) == {"mlsysim": False, "pint": True, "tables": {"lab07": True, "lab11": True}}
+    # The reader's units are the checked-in scales: a worker the tables answer loads no pint either.
+    assert prepared(both) == {"mlsysim": False, "pint": False, "tables": {"lab07": True, "lab11": True}}
     assert prepared(only_lab07) == {"mlsysim": True, "pint": True, "tables": {"lab07": True, "lab11": False}}
 
 
@@ -230,7 +224,7 @@ from mlsys_grader._mlsysim import import_mlsysim
 if sys.argv[1] == "whole":
     import_mlsysim()
 from mlsys_grader.core.jsonio import canonical_dumps
-from mlsys_grader.course._replay_table import build_entries
+from mlsys_grader.replay._table import build_entries
 from mlsys_grader.labs import get_lab
 for lab_id in ("lab07", "lab11"):
     entries = build_entries(get_lab(lab_id))
@@ -257,7 +251,8 @@ def test_every_evaluation_of_both_domains_is_the_same_with_mlsysim_loaded_lazily
 _LAZY = """
 import sys
 from mlsys_grader.labs import get_lab
-get_lab("lab07").plan("cloud", "B", {"executions": 50, "recompilations": 0}, {})
+from mlsys_grader.replay import Replay
+get_lab("lab07").plan(Replay(), "cloud", "B", {"executions": 50, "recompilations": 0}, {})
 package = sys.modules["mlsysim"]
 loaded = sorted(name for name in sys.modules if name.startswith("mlsysim."))
 assert type(package).__name__ == "_LazyPackage", type(package)

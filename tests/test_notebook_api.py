@@ -14,7 +14,7 @@ import pytest
 from conftest import LAB_TRACKS, as_schema_2, sweep
 
 from mlsys_grader import cli
-from mlsys_grader.api import grade_file
+from mlsys_grader.api import default_replay, grade_file
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import SCHEMA_VERSION, load_bundle
 from mlsys_grader.errors import DomainError, UnknownLabError
@@ -444,8 +444,8 @@ def test_settings_changed_after_the_first_run_are_named_and_the_first_run_is_kep
     """Lock "eager", see "compiled", then change the settings until eager wins: the first run's settings are stored."""
     lab = lab07(tmp_path, clock)
     spec = lab.lab
-    assert spec.accepted_predictions("cloud", "B", spec.plan("cloud", "B", {"executions": 50, "recompilations": 0}, {})) == {"compiled"}
-    assert spec.accepted_predictions("cloud", "B", spec.plan("cloud", "B", {"executions": 50, "recompilations": 4}, {})) == {"eager"}
+    assert spec.accepted_predictions("cloud", "B", spec.plan(default_replay(), "cloud", "B", {"executions": 50, "recompilations": 0}, {})) == {"compiled"}
+    assert spec.accepted_predictions("cloud", "B", spec.plan(default_replay(), "cloud", "B", {"executions": 50, "recompilations": 4}, {})) == {"eager"}
     lab.predict("B", "eager")
     assert lab.run("B", executions=50, recompilations=0).notices == []
     changed = lab.run("B", executions=50, recompilations=4)

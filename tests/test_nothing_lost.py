@@ -26,9 +26,9 @@ from test_course_term import write
 
 from mlsys_grader.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.course import BatchOptions, GradebookDB, build_queue, grade_paths
-from mlsys_grader.course._late import MAX_EXTENSION_DAYS, read_course
 from mlsys_grader.course._summary import OUTCOME_COLUMNS, render_summary
 from mlsys_grader.errors import CourseFileError
+from mlsys_grader.intake._course import MAX_EXTENSION_DAYS, read_course
 
 ROSTER = """name,email,sid,canvas_id,track
 Ada Hopper,ada@u.edu,1001,40999,cloud

@@ -71,9 +71,22 @@ def test_a_task_deaf_to_the_timer_is_killed_and_its_worker_replaced():
     assert [results[i]["status"] for i in (1, 2, 3)] == ["graded"] * 3
 
 
-def test_every_task_gets_exactly_one_result_of_its_own():
+def test_every_task_gets_exactly_one_result_of_its_own(tmp_path):
+    """Every task's result is its own, and with two jobs both workers take tasks.  The first task holds its worker until
+    another worker has taken one (each task leaves its worker's pid in ``tmp_path``): with trivial tasks, one worker
+    could otherwise finish the batch before the other started on a loaded machine, and the test would fail by chance."""
+    def work(task):
+        if task == "t0":
+            deadline = time.monotonic() + 25
+            while time.monotonic() < deadline and not any(p.name != str(os.getpid()) for p in tmp_path.iterdir()):
+                time.sleep(0.01)
+        else:
+            (tmp_path / str(os.getpid())).touch()
+        return _hostile(task)
+
     tasks = [f"t{i}" for i in range(60)] + ["die", "raise"] + [f"u{i}" for i in range(20)]
-    results = _run(tasks, jobs=2, timeout_s=10.0)
+    results = {}
+    run_tasks(tasks, work, jobs=2, timeout_s=30.0, on_result=lambda index, result: results.setdefault(index, result))
     assert sorted(results) == list(range(len(tasks)))
     for index, task in enumerate(tasks):
         if task[0] in "tu":

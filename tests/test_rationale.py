@@ -13,7 +13,7 @@ import pytest
 from conftest import reseal, solved
 
 from mlsys_grader import grade_bundle
-from mlsys_grader.api import default_rubric
+from mlsys_grader.api import default_replay, default_rubric
 from mlsys_grader.core import rationale as R
 from mlsys_grader.core.context import build_context
 from mlsys_grader.core.labspec import Choice
@@ -39,8 +39,8 @@ def _lost(lab, track, seed, text, **synthesis) -> set[str]:
 
 def _matches(text: str, evidence: list[tuple[float, str]], tol: float = 0.01) -> list[bool]:
     """Whether each quantity cited in ``text`` agrees with ``evidence``, looked up as grading looks up a part's."""
-    index = R._indexed(evidence)
-    return [R._agrees([q], index, tol) for q in R.cited_quantities(text)]
+    index = R._evidence._indexed(evidence)
+    return [R._evidence._agrees([q], index, tol) for q in R.cited_quantities(text)]
 
 
 def _names(text: str, keywords: list[str]) -> bool:
@@ -48,9 +48,9 @@ def _names(text: str, keywords: list[str]) -> bool:
     stance and a selected limitation (both readings must agree)."""
     choice = Choice("option", "Option", tuple(keywords))
     reader = R.Reader(R.ChoiceTerms("names", (choice,), frozenset({"option"}), frozenset()), (), (choice,))
-    doc = R._Text(text)
+    doc = R._stances._Text(text)
     as_option = reader.names is not None and any(True for _ in reader.names.finditer(doc))
-    as_limitation = R._named(doc, reader.limitations["option"], reader.limitations) == R.NAMED
+    as_limitation = R._stances._named(doc, reader.limitations["option"], reader.limitations) == R.NAMED
     assert as_option == as_limitation, (text, keywords)
     return as_option
 
@@ -58,7 +58,7 @@ def _names(text: str, keywords: list[str]) -> bool:
 def _stances(lab: str, track: str, seed, text: str) -> set[tuple[str, str]]:
     lab_spec = get_lab(lab)
     terms = lab_spec.final_choice_terms(bundle_from_mapping(solved(lab, track, seed)))
-    return {(s.option, s.stance) for s in R.read_stances(text, R.reader_for(lab_spec, terms))}
+    return {(s.option, s.stance) for s in R.read_stances(text, R.reader_for(default_replay().memos, lab_spec, terms))}
 
 
 # -- measured on the earlier reader ------------------------------------------------------------
@@ -215,7 +215,7 @@ def test_trivial_numbers_and_the_students_own_settings_are_not_evidence(text, re
 
 def test_a_recorded_one_is_not_evidence():
     assert _matches("1.0x", [(1.0, R.RATIO)]) == [False]
-    assert R._indexed([(1.0, R.RATIO), (0.0, "millisecond"), (float("nan"), "ms"), (2.5, "no-such-unit")]) == {}
+    assert R._evidence._indexed([(1.0, R.RATIO), (0.0, "millisecond"), (float("nan"), "ms"), (2.5, "no-such-unit")]) == {}
 
 
 # -- derived quantities ------------------------------------------------------------------------
@@ -248,7 +248,7 @@ def test_shares_of_a_total_are_derived_within_one_record():
 def _bundle_context(lab: str, track: str, seed):
     bundle = bundle_from_mapping(solved(lab, track, seed))
     lab_spec = get_lab(lab)
-    return bundle, lab_spec, build_context(bundle, lab_spec, default_rubric(lab), mlsysim_version="x", grader_version="y")
+    return bundle, lab_spec, build_context(bundle, lab_spec, default_rubric(lab), default_replay(), mlsysim_version="x", grader_version="y")
 
 
 def test_a_random_multiplier_does_not_match_by_chance():
@@ -261,8 +261,8 @@ def test_a_random_multiplier_does_not_match_by_chance():
         for track in TRACKS:
             for seed in (1, 2):
                 bundle, lab_spec, ctx = _bundle_context(lab, track, seed)
-                settings = R._settings(bundle.controls)
-                parts = [R.part_evidence(lab_spec, state) for state in ctx.parts.values()]
+                settings = R._check._settings(bundle.controls)
+                parts = [R.part_evidence(ctx.replay.memos, lab_spec, state) for state in ctx.parts.values()]
                 recorded = sorted({abs(v) for state in ctx.parts.values()
                                    for v, dims, _ in R.usable(lab_spec.evidence_quantities(state.record))
                                    if not dims.startswith(R.DERIVED)})
@@ -272,8 +272,8 @@ def test_a_random_multiplier_does_not_match_by_chance():
                     if R.trivial_reason(quantity, settings):
                         continue
                     total += 1
-                    ours += any(R._agrees([quantity], part, 0.01) for part in parts)
-                    pairs += R._agrees([quantity], arbitrary, 0.01)
+                    ours += any(R._evidence._agrees([quantity], part, 0.01) for part in parts)
+                    pairs += R._evidence._agrees([quantity], arbitrary, 0.01)
     assert total > 350
     assert ours / total < 0.12, ours / total
     assert pairs / total > 0.4 and pairs > 4 * ours, (pairs / total, ours / total)
@@ -285,7 +285,7 @@ def test_about_three_times_matches_only_where_a_record_shows_it():
     for track in TRACKS:
         _, lab_spec, ctx = _bundle_context("lab07", track, None)
         [quantity] = R.cited_quantities("3x")
-        hits.append(any(R._agrees([quantity], R.part_evidence(lab_spec, s), 0.01) for s in ctx.parts.values()))
+        hits.append(any(R._evidence._agrees([quantity], R.part_evidence(ctx.replay.memos, lab_spec, s), 0.01) for s in ctx.parts.values()))
     assert hits == [False, False, False, False]
 
 
@@ -508,15 +508,15 @@ def test_rationale_findings_are_public_single_sentences_that_do_not_name_the_ans
 
 
 def test_every_pattern_compiles_for_every_track_and_scans_only_where_it_can_start():
-    assert R._CUES.starts is not None
+    assert R._stances._CUES.starts is not None
     for lab in LABS:
         lab_spec = get_lab(lab)
         for track in TRACKS:
             terms = lab_spec.final_choice_terms(bundle_from_mapping(solved(lab, track)))
-            reader = R.reader_for(lab_spec, terms)
+            reader = R.reader_for(default_replay().memos, lab_spec, terms)
             scanners = [reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()]
             assert all(s is not None and s.starts is not None for s in scanners), (lab, track)
-            assert reader is R.reader_for(lab_spec, terms), "compiled once per lab and track"
+            assert reader is R.reader_for(default_replay().memos, lab_spec, terms), "compiled once per lab and track"
 
 
 # -- issue 15: honest styles, and how sure the reader is ----------------------------------------
@@ -659,8 +659,8 @@ def test_an_uncertain_verdict_that_costs_points_shows_the_same_message_as_before
 
 def test_the_rationale_is_read_once_per_grade(monkeypatch):
     calls = []
-    read = R.read_rationale
-    monkeypatch.setattr(R, "read_rationale", lambda ctx: calls.append(ctx) or read(ctx))
+    read = R._check.read_rationale
+    monkeypatch.setattr(R._check, "read_rationale", lambda ctx: calls.append(ctx) or read(ctx))
     report = _report("lab07", "edge", None, f"I recommend compiled with fusion and reject eager execution: {EDGE}.", **L07)
     assert len(calls) == 1
     assert all(item.certainty is not None for item in report.parts["synthesis"].items if item.item.startswith("rationale_"))
@@ -670,9 +670,9 @@ def test_a_rationale_is_read_once_per_text_and_a_wall_of_text_is_never_kept():
     """The check and the review page read the same rationale: its document and quantities are kept for a
     few texts; a text longer than ``CACHED_TEXT_CHARS`` (a hostile one) is read afresh each time, never held."""
     short = "I recommend compiled with fusion: 28.49 ms against 31.20 ms for eager."
-    assert R._document(short) is R._document(short)
+    assert R._stances._document(short) is R._stances._document(short)
     assert R.cited_quantities(short) == R.cited_quantities(short) and len(R.cited_quantities(short)) == 2
     wall = "It took 28.49 ms. " * (R.CACHED_TEXT_CHARS // 18 + 1)
-    assert R._document(wall) is not R._document(wall)
-    assert R._document(wall).tokens == R._document(wall).tokens
+    assert R._stances._document(wall) is not R._stances._document(wall)
+    assert R._stances._document(wall).tokens == R._stances._document(wall).tokens
     assert len(R.cited_quantities(wall)) == R.MAX_CITED

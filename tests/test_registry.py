@@ -25,6 +25,7 @@ import pytest
 
 import mlsys_grader
 from mlsys_grader import UnknownLabError, grade_bundle, lab_ids, register_lab, solve
+from mlsys_grader.api import default_replay
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import ENTRY_POINT_GROUP, get_lab, lab_modules
 
@@ -224,7 +225,7 @@ def test_a_registered_lab_shows_its_own_views_header_and_synthesis_options(regis
     assert "Runtime-path recommendation" in session._repr_html_()
     session.predict("A", "above_75", dispatches=1)
     shown = session.run("A", dispatches=1)
-    plan = lab.plan("cloud", "A", {"dispatches": 1}, {})
+    plan = lab.plan(default_replay(), "cloud", "A", {"dispatches": 1}, {})
     assert shown.observation == get_lab("lab07").view("cloud", "A", plan).observation
     assert shown.observation.startswith(lab.parts["A"].predictions[lab.displayed_prediction("cloud", "A", plan)] + ":")
     assert session.capture("A").kind == "success"
@@ -398,7 +399,7 @@ def test_a_lab_that_does_not_import_fails_only_its_own_submissions(tmp_path, mon
     submissions, and each of its own ends in an error that says why.  The workers load every lab before
     their first task; one failing there killed them all (every row a crash, or a batch that never ended)."""
     from mlsys_grader.course import BatchOptions, grade_paths
-    from mlsys_grader.labs import prepare_worker
+    from mlsys_grader.replay import Replay
 
     package = tmp_path / "broken_labs"
     package.mkdir()
@@ -413,7 +414,7 @@ def test_a_lab_that_does_not_import_fails_only_its_own_submissions(tmp_path, mon
     (down / "a" / "lab07-submission.json").write_text(solve("lab07", "edge").to_json())
     (down / "b" / "labbroken-submission.json").write_text(mlsys_grader.Bundle(lab="labbroken", track="edge").sealed().to_json())
     try:
-        prepare_worker()  # what each grading worker runs before its first task
+        Replay().prepare()  # what each grading worker runs before its first task
         rows = {row.lab: row for row in grade_paths([down], BatchOptions(jobs=1, db=None)).rows}
     finally:
         for name in [name for name in sys.modules if name == "broken_labs" or name.startswith("broken_labs.")]:

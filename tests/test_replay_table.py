@@ -1,11 +1,12 @@
-"""The replay table (``course/_replay_table.py``): the whole domain evaluated once equals live
-replay entry by entry, grading through it gives byte-identical reports, and a stored table is
-used only after it verifies (missing, truncated, tampered or stale files are rebuilt)."""
+"""The replay table (``replay/_table.py``): the whole domain evaluated once equals live
+replay entry by entry, grading through a :class:`Replay` on it gives byte-identical reports, and a stored table
+is used only after it verifies (missing, truncated, tampered or stale files are rebuilt)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,22 +15,25 @@ import pytest
 from conftest import LABS, sweep
 
 from mlsys_grader import grade_bundle
-from mlsys_grader.course import _replay_table as table
 from mlsys_grader.errors import GraderError
 from mlsys_grader.labs import get_lab
+from mlsys_grader.replay import Replay
+from mlsys_grader.replay import _table as table
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLES = sorted([*(ROOT / "examples" / "submissions").glob("*.json"), *(ROOT / "tests" / "fixtures" / "scenarios").glob("*.json"),
                   *(ROOT / "solutions").glob("lab*/reference-*-submission.json")])
 
 
-@pytest.fixture(scope="module")
-def cache_dir(tmp_path_factory) -> Path:
-    """Both labs' tables, built once for the module."""
-    where = tmp_path_factory.mktemp("replay")
-    for lab_id in LABS:
-        table.build(get_lab(lab_id), where)
-    return where
+@pytest.fixture
+def cache_dir(replay_tables_dir) -> Path:
+    """Both labs' tables (built once per session, read only here)."""
+    return replay_tables_dir
+
+
+def _copied(cache_dir: Path, lab_id: str, into: Path) -> Path:
+    """A copy of the lab's stored table in ``into`` (for a test that damages it)."""
+    return Path(shutil.copy(_stored(cache_dir, lab_id), into))
 
 
 def _live(lab_id: str, key: str) -> dict:
@@ -38,7 +42,8 @@ def _live(lab_id: str, key: str) -> dict:
     return json.loads(json.dumps(get_lab(lab_id).rules.evaluate(track, model_key, inputs), sort_keys=True))
 
 
-@pytest.mark.parametrize("lab_id, stride", sweep([("lab07", 1), ("lab11", 1), ("lab11", 37)], fast=[("lab07", 1), ("lab11", 37)]))
+@pytest.mark.parametrize("lab_id, stride", sweep([("lab07", 1), ("lab07", 13), ("lab11", 1), ("lab11", 37)],
+                                                 fast=[("lab07", 13), ("lab11", 37)]))
 def test_every_table_entry_equals_live_replay(cache_dir, lab_id, stride):
     lab = get_lab(lab_id)
     entries = table.load(lab, cache_dir, rebuild=False)
@@ -49,28 +54,19 @@ def test_every_table_entry_equals_live_replay(cache_dir, lab_id, stride):
         assert entries[key] == _live(lab_id, key), key
 
 
-def _report(path: Path) -> str:
+def _report(path: Path, replay: Replay) -> str:
     try:
-        return grade_bundle(path.read_bytes()).model_dump_json()
+        return grade_bundle(path.read_bytes(), replay=replay).model_dump_json()
     except GraderError as exc:
         return f"{type(exc).__name__}: {exc}"
 
 
 def test_grades_through_the_table_are_byte_identical_to_live_replay(cache_dir):
     assert len(BUNDLES) >= 40
-    labs = [get_lab(lab_id) for lab_id in LABS]
-    for lab in labs:
-        lab.clear_caches()
-    live = {path.name: _report(path) for path in BUNDLES}
-    try:
-        for lab in labs:
-            table.attach(lab, cache_dir)
-            lab.clear_caches()
-        looked_up = {path.name: _report(path) for path in BUNDLES}
-    finally:
-        for lab in labs:
-            table.detach(lab)
-            lab.clear_caches()
+    live = {path.name: _report(path, Replay()) for path in BUNDLES}
+    through_tables = Replay.from_tables(cache_dir)
+    looked_up = {path.name: _report(path, through_tables) for path in BUNDLES}
+    assert all(through_tables.table(get_lab(lab_id)) is not None for lab_id in LABS)
     assert looked_up == live
     assert sum('"score"' in text for text in live.values()) >= 30  # most of them really are graded
 
@@ -84,13 +80,7 @@ def test_grading_reads_its_arms_from_the_table(cache_dir, solved_bundle):
     key = table.canonical_dumps(["cloud", bundle["evidence"]["B"]["model_key"], arm["inputs"]])
     entries = table.load(lab, cache_dir, rebuild=False)
     assert entries[key] == arm
-    lab.replay_table = {**entries, key: {**arm, "compiled_total_ms": arm["compiled_total_ms"] + 1.0}}
-    lab.clear_caches()
-    try:
-        report = grade_bundle(bundle)
-    finally:
-        table.detach(lab)
-        lab.clear_caches()
+    report = grade_bundle(bundle, replay=Replay({lab: {**entries, key: {**arm, "compiled_total_ms": arm["compiled_total_ms"] + 1.0}}}))
     assert ("B", "replay") in {(f.part, f.criterion) for f in report.findings}, [f.message for f in report.findings]
 
 
@@ -111,16 +101,14 @@ def _one_digit_changed(data: bytes) -> bytes:
     (lambda data: data.replace(b'"mlsysim":"', b'"mlsysim":"9', 1), "expected digest"),
     (lambda data: b"", "no readable header"),
 ])
-def test_a_damaged_table_is_refused_with_its_reason_and_rebuilt(tmp_path, damage, reason):
+def test_a_damaged_table_is_refused_with_its_reason(cache_dir, tmp_path, damage, reason):
     lab = get_lab("lab07")
-    path = table.build(lab, tmp_path)
-    good = path.read_bytes()
-    path.write_bytes(damage(good))
+    path = _copied(cache_dir, "lab07", tmp_path)
+    path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(table.ReplayTableError, match=reason):
         table.load(lab, tmp_path, rebuild=False)
-    assert table.load(lab, tmp_path) == table.decode(table.table_key(lab), good)
-    assert path.read_bytes() == good
-    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary file left behind
+    assert Replay.from_tables(tmp_path).table(lab) is None  # grading leaves it on live replay (``load`` of a refused
+    # table rebuilds it: the previous format's test and the missing table's below; ``ensure_tables``: the last test)
 
 
 def test_an_arm_is_stored_as_its_json_text_and_parsed_once_on_first_lookup(cache_dir):
@@ -139,10 +127,10 @@ def test_an_arm_is_stored_as_its_json_text_and_parsed_once_on_first_lookup(cache
     assert entries.get("not a key") is None and len(entries) == len(texts) == 1604
 
 
-def test_a_table_of_the_previous_format_is_refused_and_rebuilt(tmp_path):
+def test_a_table_of_the_previous_format_is_refused(cache_dir, tmp_path):
     """A format-1 file (nested arms, a header that verifies otherwise) is never read as a table of this format."""
     lab = get_lab("lab07")
-    path = table.build(lab, tmp_path)
+    path = _copied(cache_dir, "lab07", tmp_path)
     good = path.read_bytes()
     key = table.table_key(lab)
     header, payload = table.verify(key, good)
@@ -151,8 +139,7 @@ def test_a_table_of_the_previous_format_is_refused_and_rebuilt(tmp_path):
     path.write_bytes(table.canonical_dumps(old).encode() + b"\n" + nested)
     with pytest.raises(table.ReplayTableError, match=r"format 1, expected digest .* format 2"):
         table.load(lab, tmp_path, rebuild=False)
-    assert table.load(lab, tmp_path) == table.decode(key, good)
-    assert path.read_bytes() == good
+    assert Replay.from_tables(tmp_path).table(lab) is None  # live replay; ``ensure_tables`` rebuilds it (below)
 
 
 def test_a_missing_table_is_refused_without_rebuild_and_built_on_first_use(tmp_path):
@@ -169,10 +156,14 @@ def test_the_key_names_the_lab_its_source_digest_and_mlsysim():
     assert len(key.lab_digest) == 64
 
 
-def test_warm_builds_then_verifies(tmp_path):
-    command = [sys.executable, "-m", "mlsys_grader", "warm", "lab07", "--replay-cache", str(tmp_path)]
-    first = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    second = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+def test_warm_builds_then_verifies(tmp_path, capsys):
+    """``mlsys-grader warm``, called in-process (the concurrent builders below run it in processes of their own)."""
+    from mlsys_grader.cli import main
+
+    assert main(["warm", "lab07", "--replay-cache", str(tmp_path)]) == 0
+    first = capsys.readouterr().out
+    assert main(["warm", "lab07", "--replay-cache", str(tmp_path)]) == 0
+    second = capsys.readouterr().out
     assert first.startswith("lab07: built, 1604 evaluations, ") and second.startswith("lab07: verified, 1604 evaluations, ")
 
 
@@ -203,56 +194,50 @@ def test_concurrent_builders_never_leave_a_half_written_table(tmp_path):
     assert problems == [] and reads > 0, (reads, problems[:3])
     assert len(table.decode(key, path.read_bytes())) == 1604
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == sorted([path.name, *(p.name for p in tmp_path.glob("units-*.scales"))]) and len(left) == 2, left
+    assert left == [path.name], left
 
 
 def test_a_lab_over_the_table_cap_is_refused_a_table_and_graded_by_live_replay(tmp_path, monkeypatch, solved_bundle):
     """A domain over :data:`MAX_ENTRIES` evaluations gets no table (building says why, writing nothing), and the batch's
-    ``ensure_tables`` / ``replay_tables`` leave that lab on live replay, with the grades live replay gives."""
-    monkeypatch.setattr(table, "MAX_ENTRIES", 1000)  # both labs' domains (1,604 and 1,624 evaluations) run over it
+    ``ensure_tables`` / :meth:`Replay.from_tables` leave that lab on live replay, with the grades live replay gives."""
+    monkeypatch.setattr(table, "MAX_ENTRIES", 100)  # both labs' domains (1,604 and 1,624 evaluations) run over it
     lab = get_lab("lab07")
-    with pytest.raises(table.ReplayTableError, match=r"lab07: the domain runs over 1000 evaluations; grade it by live replay"):
+    with pytest.raises(table.ReplayTableError, match=r"lab07: the domain runs over 100 evaluations; grade it by live replay"):
         table.build(lab, tmp_path)
-    with pytest.raises(table.ReplayTableError, match="runs over 1000 evaluations"):
+    with pytest.raises(table.ReplayTableError, match="runs over 100 evaluations"):
         table.warm(["lab07"], tmp_path)
     table.ensure_tables(tmp_path)
     assert not list(tmp_path.glob("*.replay")) and not list(tmp_path.glob("*.tmp"))
     bundle = solved_bundle("lab07", "cloud", 2)
-    lab.clear_caches()
-    live = grade_bundle(bundle).model_dump_json()
-    try:
-        with table.replay_tables(tmp_path):
-            assert get_lab("lab07").replay_table is None
-            lab.clear_caches()
-            assert grade_bundle(bundle).model_dump_json() == live
-    finally:
-        lab.clear_caches()
+    live = grade_bundle(bundle, replay=Replay()).model_dump_json()
+    replay = Replay.from_tables(tmp_path)
+    assert grade_bundle(bundle, replay=replay).model_dump_json() == live
+    assert replay.table(lab) is None
 
 
-def test_replay_tables_attach_within_the_block_only(cache_dir):
-    """``grade`` runs inside ``replay_tables``: labs loaded there use their table; afterwards they replay live."""
+def test_a_replay_on_the_tables_holds_them_and_a_live_one_does_not(cache_dir):
+    """``grade`` hands its workers a replay on the tables: that replay answers from the lab's table, another replay in
+    the same process stays live, and the lab itself holds no table."""
     lab = get_lab("lab07")
-    assert lab.replay_table is None
-    with table.replay_tables(cache_dir):
-        assert lab.replay_table is not None and len(lab.replay_table) == 1604
-    assert lab.replay_table is None
+    through_tables, live = Replay.from_tables(cache_dir), Replay()
+    assert len(through_tables.table(lab) or ()) == 1604
+    assert live.table(lab) is None
+    assert not hasattr(lab, "replay_table")
     assert table.key_for("lab07", "mlsys_grader.labs.lab07") == table.table_key(lab)
 
 
-def test_a_table_refused_while_grading_leaves_its_lab_on_live_replay(tmp_path):
+def test_a_table_refused_while_grading_leaves_its_lab_on_live_replay(cache_dir, tmp_path):
     """Workers never build (nor trust): a table damaged after ``ensure_tables`` means live replay for that lab."""
-    path = table.build(get_lab("lab07"), tmp_path)
+    path = _copied(cache_dir, "lab07", tmp_path)
     path.write_bytes(path.read_bytes()[:-10])
-    with table.replay_tables(tmp_path):
-        assert get_lab("lab07").replay_table is None
+    assert Replay.from_tables(tmp_path).table(get_lab("lab07")) is None
     assert path.stat().st_size > 0 and [p.name for p in tmp_path.iterdir()] == [path.name]
 
 
-def test_ensure_tables_rebuilds_a_damaged_table_before_grading(tmp_path):
-    path = table.build(get_lab("lab07"), tmp_path)
+def test_ensure_tables_rebuilds_a_damaged_table_before_grading(cache_dir, tmp_path):
+    path = _copied(cache_dir, "lab07", tmp_path)
     good = path.read_bytes()
     path.write_bytes(_one_digit_changed(good))
     table.ensure_tables(tmp_path, ("lab07",))
     assert path.read_bytes() == good
-    with table.replay_tables(tmp_path):
-        assert get_lab("lab07").replay_table == table.decode(table.table_key(get_lab("lab07")), good)
+    assert Replay.from_tables(tmp_path).table(get_lab("lab07")) == table.decode(table.table_key(get_lab("lab07")), good)

@@ -1,7 +1,7 @@
 """Work bulk grading does once instead of again, with the same grades: exact comparison keys, one reading of a
 record's quantities shared by the rationale check and the review spans, collusion's rationales read as
-their grades arrive, the strict JSON reader's number screening, and the unit file that converts units
-without pint (built with the replay tables, verified before use)."""
+their grades arrive, the strict JSON reader's number screening, and a batch the replay tables answer loading
+neither mlsysim nor pint (the reader's units are the package's checked-in scales)."""
 
 from __future__ import annotations
 
@@ -9,16 +9,15 @@ import json
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from mlsys_grader.core import jsonio
 from mlsys_grader.core import rationale as R
 from mlsys_grader.core.context import first_difference
+from mlsys_grader.core.memos import RECORDED_SIZE, Memos
 from mlsys_grader.core.models import load_bundle
 from mlsys_grader.course import _collusion as collusion
-from mlsys_grader.course import _replay_table as table
 from mlsys_grader.course._spans import _evidence as span_evidence
 from mlsys_grader.errors import BundleFormatError
 from mlsys_grader.labs import get_lab
@@ -67,31 +66,29 @@ def _direct(lab, arms) -> tuple:
 
 @pytest.mark.parametrize("lab_id", ["lab07", "lab11"])
 def test_recorded_quantities_are_the_labs_reading_kept_by_content(solved_bundle, lab_id):
-    lab = get_lab(lab_id)
-    lab.__dict__.pop("_recorded_quantities", None)
+    lab, memos = get_lab(lab_id), Memos()
     bundle = load_bundle(json.dumps(solved_bundle(lab_id, "edge", 3)))
     for part, record in bundle.evidence.items():
-        first = R.recorded_quantities(lab, record)
+        first = R.recorded_quantities(memos, lab, record)
         assert first == _direct(lab, record) and first, part
         # The same arms, as a replayed plan holds them (other objects): the same reading, not read again.
         copy = json.loads(json.dumps([record.baseline, record.result, record.alternatives]))
-        assert R.recorded_quantities(lab, R._Arms(part, *copy)) is first
+        assert R.recorded_quantities(memos, lab, R._evidence._Arms(part, *copy)) is first
         # An edited number is another record.
         edited = json.loads(json.dumps(record.result))
         assert _scale_first_float(edited.get("outputs", edited), 1.5)
-        other = R._Arms(part, record.baseline, edited, list(record.alternatives))
-        assert R.recorded_quantities(lab, other) == _direct(lab, other) != first
-    spans = span_evidence(lab, bundle)
+        other = R._evidence._Arms(part, record.baseline, edited, list(record.alternatives))
+        assert R.recorded_quantities(memos, lab, other) == _direct(lab, other) != first
+    spans = span_evidence(memos, lab, bundle)
     assert spans == [(part, *quantity) for part, record in bundle.evidence.items() for quantity in _direct(lab, record)]
 
 
 def test_the_kept_readings_are_bounded(solved_bundle):
-    lab = get_lab("lab07")
-    lab.__dict__.pop("_recorded_quantities", None)
+    lab, memos = get_lab("lab07"), Memos()
     record = load_bundle(json.dumps(solved_bundle("lab07", "cloud", 1))).evidence["A"]
-    for n in range(R.RECORDED_CACHE_SIZE + 5):
-        R.recorded_quantities(lab, R._Arms("A", {**record.baseline, "n": n}, record.result, []))
-    assert len(lab.__dict__["_recorded_quantities"]) == R.RECORDED_CACHE_SIZE
+    for n in range(RECORDED_SIZE + 5):
+        R.recorded_quantities(memos, lab, R._evidence._Arms("A", {**record.baseline, "n": n}, record.result, []))
+    assert len(memos.recorded_quantities) == RECORDED_SIZE
 
 
 # -- collusion --------------------------------------------------------------------------------
@@ -142,52 +139,11 @@ def test_numbers_are_screened_outside_strings_only(text, error):
             jsonio.loads_strict(text)
 
 
-# -- the unit file ------------------------------------------------------------------------------
+# -- a batch the tables answer ------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def units_dir(tmp_path_factory) -> Path:
-    where = tmp_path_factory.mktemp("units")
-    for lab_id in ("lab07", "lab11"):
-        table.build(get_lab(lab_id), where)
-    table.ensure_units(where, ("lab07", "lab11"))
-    return where
-
-
-def test_the_unit_file_holds_what_pint_gives_for_every_unit_the_reader_asks(units_dir):
-    scales = table.load_units(units_dir)
-    assert scales is not None and set(R.unit_lookups()) <= set(scales)
-    assert {"ms", "mJ", "dollar/h", "flop/s"} <= set(scales)  # units the labs' evidence shows
-    assert scales == {unit: R.pint_unit_scale(unit) for unit in scales}
-    assert scales["millisecond"] == (0.001, "[time]|s")
-
-
-@pytest.mark.parametrize("damage, reason", [
-    (lambda data: data[: len(data) // 2], "truncated or tampered"),
-    (lambda data: data.replace(b'"digest":"', b'"digest":"0', 1), "expected"),
-    (lambda data: b"not a unit file", "no readable header"),
-])
-def test_a_damaged_unit_file_is_refused_and_rebuilt(tmp_path, damage, reason):
-    path = table.build_units(tmp_path)
-    good = path.read_bytes()
-    path.write_bytes(damage(good))
-    with pytest.raises(table.ReplayTableError, match=reason):
-        table.decode_units(table.units_digest(), path.read_bytes())
-    assert table.load_units(tmp_path) is None
-    table.ensure_units(tmp_path, ())
-    assert path.read_bytes() == good
-
-
-def test_units_convert_from_the_file_within_replay_tables_only(units_dir):
-    assert not R.unit_scales_in_use()
-    with table.replay_tables(units_dir):
-        assert R.unit_scales_in_use()
-        assert R._unit_scale("microsecond") == R.pint_unit_scale("microsecond")
-        assert R._unit_scale("derived:ms") == (0.001, "derived:[time]|s")
-    assert not R.unit_scales_in_use()
-
-
-def test_a_batch_the_tables_answer_loads_neither_mlsysim_nor_pint(units_dir, tmp_path, solved_bundle):
-    """In a fresh process: the batch's worker preparation and grading a bundle of each lab through the tables."""
+def test_a_batch_the_tables_answer_loads_neither_mlsysim_nor_pint(replay_tables_dir, tmp_path, solved_bundle):
+    """In a fresh process: the batch's worker preparation and grading a bundle of each lab through the tables (the
+    reader's units come from the checked-in unit scales)."""
     for lab_id in ("lab07", "lab11"):
         (tmp_path / f"{lab_id}.json").write_text(json.dumps(solved_bundle(lab_id, "mobile", 2)))
     script = f"""
@@ -195,12 +151,11 @@ import sys
 from pathlib import Path
 from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
 from mlsys_grader.course._ingest import discover
-from mlsys_grader.course._replay_table import replay_tables
-from mlsys_grader.labs import prepare_worker
-with replay_tables(Path({str(units_dir)!r})):
-    prepare_worker()
-    rubrics = resolve_rubrics({{}})
-    results = [grade_candidate(c, rubrics) for c in discover([Path({str(tmp_path)!r})])]
+from mlsys_grader.replay import Replay
+replay = Replay.from_tables(Path({str(replay_tables_dir)!r}))
+replay.prepare()
+rubrics = resolve_rubrics({{}})
+results = [grade_candidate(c, rubrics, replay=replay) for c in discover([Path({str(tmp_path)!r})])]
 print([r["status"] for r in results], "mlsysim" in sys.modules, "pint" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
@@ -228,13 +183,13 @@ def test_a_scanner_compiled_from_one_parse_matches_as_re_compile_does(solved_bun
 
     from mlsys_grader.core.models import bundle_from_mapping
 
-    scanners = [R._CUES]
+    scanners = [R._stances._CUES]
     texts = []
     for lab_id in ("lab07", "lab11"):
         lab = get_lab(lab_id)
         for track in ("tinyml", "mobile", "edge", "cloud"):
             bundle = bundle_from_mapping(solved_bundle(lab_id, track, 5))
-            reader = R.reader_for(lab, lab.final_choice_terms(bundle))
+            reader = R.reader_for(Memos(), lab, lab.final_choice_terms(bundle))
             scanners += [reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()]
             texts.append(R.normalise(bundle.synthesis.rationale))
     texts += ["we recommend the primary accelerator unless the budget changes, because it is faster; "
@@ -242,11 +197,11 @@ def test_a_scanner_compiled_from_one_parse_matches_as_re_compile_does(solved_bun
     sources = {scanner.source for scanner in scanners if scanner is not None}
     assert len(sources) >= 20
     for source in sources:
-        ours, starts = R._compiled(source)
+        ours, starts = R._stances._compiled(source)
         reference = re.compile(source)
-        assert starts == R._first_words(source)
+        assert starts == R._stances._first_words(source)
         for text in texts:
             assert [(m.span(), m.groupdict()) for m in ours.finditer(text)] == \
                    [(m.span(), m.groupdict()) for m in reference.finditer(text)]
     with pytest.raises(re.error):
-        R._compiled("(?P<x>unclosed")
+        R._stances._compiled("(?P<x>unclosed")

@@ -15,6 +15,7 @@ from mlsys_grader import grade_bundle
 from mlsys_grader.api import default_rubric, mlsysim_version
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
+from mlsys_grader.replay import Replay
 
 
 def _unedited(lab, track, seed):
@@ -125,13 +126,13 @@ def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
         def __getattr__(self, name):
             return getattr(rules, name)
 
-        def plan(self, lab, track, part, controls, upstream):
+        def plan(self, lab, replay, track, part, controls, upstream):
             if part == "C":
                 raise KeyError("fused_region_count")
-            return rules.plan(lab, track, part, controls, upstream)
+            return rules.plan(lab, replay, track, part, controls, upstream)
 
     bundle = bundle_from_mapping(solved("lab07", "edge", 4))
-    report = grade(bundle, LAB.replace(rules=_RulesWithABug()), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, LAB.replace(rules=_RulesWithABug()), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part == "C"]
     assert all(f.criterion == "grader" for f in report.findings if f.part not in ("C", "synthesis"))
@@ -160,7 +161,7 @@ def test_a_check_that_fails_is_a_grader_error_not_a_crash():
             raise AttributeError("'NoneType' object has no attribute 'status'")
 
     bundle = bundle_from_mapping(solved("lab07", "cloud", 1))
-    report = grade(bundle, LAB.replace(rules=_BrokenRules()), default_rubric("lab07"), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, LAB.replace(rules=_BrokenRules()), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part != "synthesis"]
     assert (finding.part, finding.criterion, finding.rubric_item) == ("E", "grader", None)

@@ -19,15 +19,16 @@ from typing import Any
 
 from .._mlsysim import unit_registry
 from .context import GradingContext, PartState, evaluator_errors, exact_as_planned, first_difference, plan_fingerprint, same_json
-from .drift import BuildVariant, Mismatch, moved_setting, split_variants, spread
+from .drift import Mismatch, moved_setting, split_variants, spread
 from .generated import check_generated
 from .jsonio import canonical_dumps
-from .labspec import LabRules, PartPlan, arm_inputs
 from .models import EvidenceRecord, PartId, PartRun, part_key
 from .rationale import check_rationale
 from .report import Finding, PartName
+from .roles import LabRules
 from .rubric import Rubric
 from .seal import FIRST_BOOK_SEALED_SCHEMA, legacy_fingerprint
+from .values import BuildVariant, PartPlan, arm_inputs
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ def _drifts(ctx: GradingContext, part: PartId) -> bool:
     """Whether the part's own mismatch reads as another mlsysim: it runs through the part, and it is not the numbers of
     another allowed setting (moved inputs)."""
     found, _ = _unexplained(ctx, part)
-    return spread(found) and moved_setting(ctx.lab, ctx.track, part, ctx.parts[part]) is None
+    return spread(found) and moved_setting(ctx.lab, ctx.replay, ctx.track, part, ctx.parts[part]) is None
 
 
 def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
@@ -188,7 +189,7 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     found, explained = _unexplained(ctx, part)
     label = record.mlsysim_version
     labelled = f" (recorded under mlsysim {label})" if label is not None and label != ctx.mlsysim_version else ""
-    moved = moved_setting(ctx.lab, ctx.track, part, state) if found and spread(found) else None
+    moved = moved_setting(ctx.lab, ctx.replay, ctx.track, part, state) if found and spread(found) else None
     if found and moved is None and (spread(found) or any(_drifts(ctx, other) for other in ctx.parts if other != part)):
         where, expected, actual = found[0]
         arms = sorted({w.split(".", 1)[0].split("[", 1)[0] for w, _, _ in found})
@@ -321,8 +322,9 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     if ctx.bundle.read_version < FIRST_BOOK_SEALED_SCHEMA:
         expected_fp = legacy_fingerprint(lab.lab_id, track, part, final.upstream)
     else:
-        expected_fp = plan_fingerprint(lab, track, part, final.upstream)
-    same_settings = exact_as_planned(final.upstream, record.inputs) or canonical_dumps(final.upstream) == canonical_dumps(record.inputs)
+        expected_fp = plan_fingerprint(ctx.replay.memos, lab, track, part, final.upstream)
+    same_settings = (exact_as_planned(ctx.replay.memos, final.upstream, record.inputs)
+                     or canonical_dumps(final.upstream) == canonical_dumps(record.inputs))
     if not same_settings or record.upstream_fingerprint != expected_fp:
         detail_text = _stale_detail(lab, part, state, ctx.bundle.controls.get(part), final.upstream, record.inputs)
         upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
@@ -415,7 +417,7 @@ def _judged_plan(ctx: GradingContext, part: PartId, state: PartState, record: Ev
         checked = spec.check_controls({**state.controls, **first}, decisions=False)
         shown = {**first, **{f"part {dep} {name}": value for dep, values in (first_upstream or {}).items()
                              for name, value in values.items()}}
-        return ctx.lab.plan(ctx.track, part, checked, upstream), shown
+        return ctx.lab.plan(ctx.replay, ctx.track, part, checked, upstream), shown
     except evaluator_errors():  # a run log outside the domain: judge the captured settings
         return plan, None
 
@@ -432,7 +434,7 @@ def _first_upstream(ctx: GradingContext, part: PartId, run: PartRun,
             continue
         names = [control.name for control in dep_spec.controls]
         checked = dep_spec.check_controls({name: settings.get(name) for name in names}, decisions=False)
-        result = ctx.lab.plan(ctx.track, dep, checked, {}).result
+        result = ctx.lab.plan(ctx.replay, ctx.track, dep, checked, {}).result
         if not same_json(arm_inputs(result), arm_inputs(upstream.get(dep) or {})):
             upstream[dep] = result
             differing[dep] = {name: settings.get(name) for name in names if not dep_spec.control(name).decision}

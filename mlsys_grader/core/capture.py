@@ -11,9 +11,11 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from .labspec import LabRules, PartPlan
 from .models import EvidenceRecord, part_key
+from .replayer import Replayer
+from .roles import LabRules
 from .seal import BOOK_RESULT_ROLE, FIRST_BOOK_SEALED_SCHEMA, legacy_fingerprint
+from .values import PartPlan
 
 
 def record_from_plan(
@@ -44,10 +46,11 @@ def book_sealed(lab: LabRules, read_version: int, record: EvidenceRecord) -> Evi
         return record
     return record.model_copy(update={"upstream_fingerprint": lab.fingerprint(record.track, record.part, record.inputs)})
 
-def plan_all(lab: LabRules, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
-    """Plans for every part of the lab, in its order (a part depends only on parts before it)."""
+
+def plan_all(lab: LabRules, replay: Replayer, track: str, controls: Mapping[str, Mapping[str, Any]]) -> dict[str, PartPlan]:
+    """Plans for every part of the lab, in its order (a part depends only on parts before it), through ``replay``."""
     plans: dict[str, PartPlan] = {}
     for part in lab.part_ids():
         upstream = {dep: plans[dep].result for dep in lab.parts[part].depends_on}
-        plans[part] = lab.plan(track, part, lab.parts[part].check_controls(controls[part]), upstream)
+        plans[part] = lab.plan(replay, track, part, lab.parts[part].check_controls(controls[part]), upstream)
     return plans

@@ -8,16 +8,23 @@ failure on one part's record holds that part for staff and leaves the others as 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._mlsysim import pint_errors
 from ..errors import DomainError
 from .jsonio import canonical_dumps, exact_key
-from .labspec import Control, GradingLab, LabRules, PartPlan, arm_inputs
+from .memos import Memos
 from .models import Bundle, EvidenceRecord, PartId, part_key
+from .replayer import Replayer
+from .roles import GradingLab, LabRules
 from .rubric import Rubric
+from .values import Control, PartPlan, arm_inputs
+
+if TYPE_CHECKING:
+    from .generated import TemplateUse
+    from .rationale import Reading
 
 
 # What the evaluators raise for inputs they refuse (mlsysim raises ValueError; pint its
@@ -53,12 +60,21 @@ class PartState:
 
 @dataclass
 class GradingContext:
+    """What every check of one grade reads: the bundle, the lab, the rubric, each part's state, and the replay service
+    that built them (its memos serve the checks).  The two readings of the rationale are made once per grade, by the
+    first check that asks, and kept here."""
+
     bundle: Bundle
     lab: GradingLab
     rubric: Rubric
     mlsysim_version: str
     grader_version: str
     parts: dict[PartId, PartState]
+    replay: Replayer
+    reading: Reading | None = None
+    """The rationale check's reading (:func:`.rationale.rationale_reading`), once it has read."""
+    template_use: TemplateUse | None = None
+    """How much of the rationale is the grader's own template (:func:`.generated.template_use`), once measured."""
 
     @property
     def track(self) -> str:
@@ -150,61 +166,30 @@ def _difference(expected: Any, actual: Any, path: str) -> tuple[str, Any, Any] |
     return None if _same_leaf(expected, actual) else (path.lstrip(".") or "value", expected, actual)
 
 
-class _PlanKeys:
-    """What is computed from a plan's own value (``compute(value, *args)``; :func:`exact_key` by default), kept per
-    object: the plans (and the replay table's arms they hold) are shared, read-only and long-lived, so each is
-    serialised or hashed once, not once per bundle that records it.
-
-    A value is kept with its result, so its ``id`` cannot be reused while it is remembered; at most :attr:`SIZE`
-    are remembered (all are forgotten when it is full)."""
-
-    SIZE = 8192
-
-    def __init__(self, compute: Callable[..., Any] = exact_key) -> None:
-        self._compute = compute
-        self._keys: dict[tuple[Any, ...], tuple[Any, Any]] = {}
-
-    def __call__(self, value: Any, *args: Any) -> Any:
-        key = (id(value), *args)
-        found = self._keys.get(key)
-        if found is not None and found[0] is value:
-            return found[1]
-        result = self._compute(value, *args)
-        if len(self._keys) >= self.SIZE:
-            self._keys.clear()
-        self._keys[key] = (value, result)
-        return result
-
-
-_plan_key = _PlanKeys()
-_plan_text = _PlanKeys(canonical_dumps)
-"""The canonical JSON of a plan's value, kept per object (a record's inputs hold the same values in another key order)."""
-_plan_fingerprints = _PlanKeys(lambda upstream, lab, track, part: lab.fingerprint(track, part, upstream))
-
-
-def plan_fingerprint(lab: LabRules, track: str, part: str, upstream: Mapping[str, Any]) -> str:
-    """:meth:`LabRules.fingerprint` of a plan's ``upstream``, computed once per plan object (the staleness check of
-    every part of every bundle asks for the one of its final settings' plan, one of the lab's shared plans)."""
-    fingerprint: str = _plan_fingerprints(upstream, lab, track, part)
+def plan_fingerprint(memos: Memos, lab: LabRules, track: str, part: str, upstream: Mapping[str, Any]) -> str:
+    """:meth:`LabRules.fingerprint` of a plan's ``upstream``, computed once per plan object in ``memos`` (the staleness
+    check of every part of every bundle asks for the one of its final settings' plan, one of the replay's shared plans)."""
+    fingerprint: str = memos.fingerprints(upstream, lab, track, part)
     return fingerprint
 
 
-def exact_as_planned(planned: Any, recorded: Any) -> bool:
+def exact_as_planned(memos: Memos, planned: Any, recorded: Any) -> bool:
     """Whether a recorded value is the plan's own value ``planned`` to the type and the order (equal :func:`exact_key`
-    bytes, the plan's kept per object)."""
+    bytes, the plan's kept per object in ``memos``)."""
     try:
-        return bool(_plan_key(planned) == exact_key(recorded))
+        return bool(memos.exact_keys(planned) == exact_key(recorded))
     except ValueError:  # not JSON values: compared in full by the caller
         return False
 
 
-def _exact_arms(plan: PartPlan, record: EvidenceRecord) -> frozenset[str]:
+def _exact_arms(memos: Memos, plan: PartPlan, record: EvidenceRecord) -> frozenset[str]:
     """The names of the record's arms that are exactly the plan's (the honest case: one comparison per arm)."""
     return frozenset(name for name, arm in _arms(record)
-                     if (planned := _plan_arm(plan, record, name)) is not None and exact_as_planned(planned, arm))
+                     if (planned := _plan_arm(plan, record, name)) is not None and exact_as_planned(memos, planned, arm))
 
 
-def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str]) -> tuple[str, Any, Any] | None:
+def _compare_plan(memos: Memos, plan: PartPlan, record: EvidenceRecord,
+                  exact: frozenset[str]) -> tuple[str, Any, Any] | None:
     """Where the record's inputs differ from the plan the lab builds for its controls (an arm in ``exact`` is the
     plan's arm, its inputs with it)."""
     if record.model_key != plan.model_key:
@@ -220,31 +205,31 @@ def _compare_plan(plan: PartPlan, record: EvidenceRecord, exact: frozenset[str])
               for i, (p, r) in enumerate(zip(plan.alternatives, record.alternatives, strict=True))
               if f"alternatives[{i}]" not in exact]
     for where, expected, actual in pairs:
-        if not _planned_json(expected, actual):
+        if not _planned_json(memos, expected, actual):
             return first_difference(expected, actual, where)
     return None
 
 
-def _planned_json(planned: Any, recorded: Any) -> bool:
+def _planned_json(memos: Memos, planned: Any, recorded: Any) -> bool:
     """:func:`same_json` of a plan's own value and a recorded one.  Records keep their objects' keys sorted, and a plan
     builds its inputs in the order the lab writes them, so equal inputs are often in another key order: their canonical
     JSON, the plan's kept per object, is the same text (which no difference survives), compared at C speed."""
     try:
-        if _plan_key(planned) == exact_key(recorded) or _plan_text(planned) == canonical_dumps(recorded):
+        if memos.exact_keys(planned) == exact_key(recorded) or memos.canonical_texts(planned) == canonical_dumps(recorded):
             return True
     except (TypeError, ValueError):  # not JSON values: compared in full
         pass
     return same_json(planned, recorded)
 
 
-def _record_state(lab: LabRules, track: str, part: PartId, record: EvidenceRecord) -> PartState:
+def _record_state(lab: LabRules, replay: Replayer, track: str, part: PartId, record: EvidenceRecord) -> PartState:
     state = PartState(part, record)
     if record.baseline is None or record.result is None:
         state.domain_problems.append((
             f"Part {part}'s record lacks its baseline or its intervention result, so nothing can be replayed; "
             "recapture the part from the notebook.", "baseline and result", "missing"))
         return state
-    inferred = lab.infer_controls(track, part, record)
+    inferred = lab.infer_controls(replay, track, part, record)
     if inferred is None:
         state.domain_problems.append((
             f"The recorded inputs of part {part} cannot be produced by any allowed control setting on track "
@@ -257,15 +242,15 @@ def _record_state(lab: LabRules, track: str, part: PartId, record: EvidenceRecor
         # built without it (and a record that carries it among its inputs fails to match).
         controls = {spec.name: controls[spec.name] if not spec.decision or _allowed(spec, controls[spec.name]) else None
                     for spec in lab.parts[part].controls}
-        plan = lab.plan(track, part, controls, upstream)
+        plan = lab.plan(replay, track, part, controls, upstream)
     except DomainError as exc:
         state.domain_problems.append((f"{exc}; recapture with allowed settings.", None, None))
         return state
     except evaluator_errors() as exc:
         state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({_short(exc)}); recapture the part.", None, None))
         return state
-    exact = _exact_arms(plan, record)
-    difference = _compare_plan(plan, record, exact)
+    exact = _exact_arms(replay.memos, plan, record)
+    difference = _compare_plan(replay.memos, plan, record, exact)
     if difference:
         where, expected, actual = difference
         state.domain_problems.append((
@@ -335,24 +320,25 @@ def _replay_mismatches(plan: PartPlan, record: EvidenceRecord, exact: frozenset[
     return found
 
 
-def build_context(bundle: Bundle, lab: GradingLab, rubric: Rubric, *, mlsysim_version: str, grader_version: str) -> GradingContext:
-    """Rebuild every part of the lab, in its order, from its record and from the final controls."""
+def build_context(bundle: Bundle, lab: GradingLab, rubric: Rubric, replay: Replayer, *, mlsysim_version: str,
+                  grader_version: str) -> GradingContext:
+    """Rebuild every part of the lab, in its order, from its record and from the final controls, through ``replay``."""
     parts: dict[PartId, PartState] = {}
     final_results: dict[str, Any] = {}
     for part in map(part_key, lab.part_ids()):
         record = bundle.evidence.get(part)
         try:
-            state = _part_state(lab, bundle, part, record, final_results)
+            state = _part_state(lab, replay, bundle, part, record, final_results)
         except Exception as exc:  # the grader's boundary: what is not the submission's fault is ours
             state = PartState(part, record, grader_error=f"{type(exc).__name__}: {exc}"[:300])
         parts[part] = state
-    return GradingContext(bundle, lab, rubric, mlsysim_version, grader_version, parts)
+    return GradingContext(bundle, lab, rubric, mlsysim_version, grader_version, parts, replay)
 
 
-def _part_state(lab: LabRules, bundle: Bundle, part: PartId, record: EvidenceRecord | None,
+def _part_state(lab: LabRules, replay: Replayer, bundle: Bundle, part: PartId, record: EvidenceRecord | None,
                 final_results: dict[str, Any]) -> PartState:
     """One part's record state and final-settings plan (``final_results`` collects results for dependants)."""
-    state = _record_state(lab, bundle.track, part, record) if record is not None else PartState(part, None)
+    state = _record_state(lab, replay, bundle.track, part, record) if record is not None else PartState(part, None)
     if state.plan is not None and record is not None:
         # NOTE: compared here, under the part's own boundary, and not in the replay check: the check
         # reads every part's mismatch (one session runs one mlsysim), so a failure while comparing
@@ -370,7 +356,7 @@ def _part_state(lab: LabRules, bundle: Bundle, part: PartId, record: EvidenceRec
             if state.plan is not None and checked == state.controls and upstream == state.upstream:
                 final_plan = state.plan
             else:
-                final_plan = lab.plan(bundle.track, part, checked, upstream)
+                final_plan = lab.plan(replay, bundle.track, part, checked, upstream)
             state.final_plan = final_plan
             final_results[part] = final_plan.result
     except DomainError as exc:

@@ -15,16 +15,18 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .context import evaluator_errors
 from .jsonio import exact_key
+from .values import BuildVariant
 
 if TYPE_CHECKING:
     from .context import PartState
-    from .labspec import LabRules, PartPlan, PartSpec
     from .models import EvidenceRecord
+    from .replayer import Replayer
+    from .roles import LabRules
+    from .values import PartPlan, PartSpec
 
 Mismatch = tuple[str, Any, Any]
 """(arm-prefixed path, what the pinned evaluator gives, what the record holds)."""
@@ -37,34 +39,6 @@ MAX_SETTINGS_SEARCHED = 4096
 """:func:`moved_setting` tries no more settings than this (the shipped labs' parts have at most 180, Lab 11 D on C 125)."""
 
 
-@dataclass(frozen=True)
-class BuildVariant:
-    """A field another build of the book's evaluators gives differently for the same inputs, on some tracks.
-
-    A recorded value that is one of ``values`` where the pinned evaluator gives another of them is that build's number,
-    not an edit: the part keeps its points, and a note names ``build``.  Any other value is still compared exactly.
-    """
-
-    part: str
-    field: str
-    """The output's key (the last part of its path in an arm)."""
-    tracks: tuple[str, ...]
-    values: tuple[float, ...]
-    """Every value the builds give on those tracks, the pinned one among them."""
-    build: str
-    """The other build, in words a student and staff recognise."""
-    why: str = ""
-    """Where the difference comes from (for the lab's documentation and the staff note)."""
-
-    def accepts(self, track: str, part: str, where: str, expected: Any, actual: Any) -> bool:
-        """Whether the mismatch at ``where`` is this build's value where the pinned evaluator gives another listed one."""
-        return (part == self.part and track in self.tracks and where.rsplit(".", 1)[-1] == self.field
-                and _listed(expected, self.values) and _listed(actual, self.values))
-
-
-def _listed(value: Any, values: tuple[float, ...]) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and any(math.isclose(value, listed, rel_tol=1e-9) for listed in values))
 
 
 def split_variants(variants: tuple[BuildVariant, ...], track: str, part: str,
@@ -127,7 +101,7 @@ def _settings(spec: PartSpec, fixed: Mapping[str, Any]) -> Iterator[dict[str, An
         yield {**fixed, **{control.name: value for control, value in zip(free, values, strict=True)}}
 
 
-def _upstreams(lab: LabRules, track: str, part: str, state: PartState) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+def _upstreams(lab: LabRules, replay: Replayer, track: str, part: str, state: PartState) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
     """(the dependency settings, in words, the upstream results) a part's record may have been built on: the one the
     record names first, then those of every setting of each dependency that builds on nothing itself (Lab 11 D: C)."""
     yield {}, dict(state.upstream)
@@ -137,14 +111,14 @@ def _upstreams(lab: LabRules, track: str, part: str, state: PartState) -> Iterat
             continue
         for setting in _settings(spec, {control.name: None for control in spec.controls if control.decision}):
             try:
-                result = lab.plan(track, dep, setting, {}).result
+                result = lab.plan(replay, track, dep, setting, {}).result
             except evaluator_errors():
                 continue
             words = {f"part {dep} {name}": value for name, value in setting.items() if not spec.control(name).decision}
             yield words, {**state.upstream, dep: result}
 
 
-def moved_setting(lab: LabRules, track: str, part: str, state: PartState) -> dict[str, Any] | None:
+def moved_setting(lab: LabRules, replay: Replayer, track: str, part: str, state: PartState) -> dict[str, Any] | None:
     """Another allowed setting whose numbers the record holds — the part's controls by name (its decisions left out),
     and any part it builds on (``"part C shape"``…) — or None: the record's inputs were moved to the setting they name
     without recomputing.
@@ -161,13 +135,13 @@ def moved_setting(lab: LabRules, track: str, part: str, state: PartState) -> dic
         return None
     spec = lab.parts[part]
     names = [control.name for control in spec.controls if not control.decision]
-    candidates = ((words, upstream, setting) for words, upstream in _upstreams(lab, track, part, state)
+    candidates = ((words, upstream, setting) for words, upstream in _upstreams(lab, replay, track, part, state)
                   for setting in _settings(spec, captured))
     for words, upstream, setting in itertools.islice(candidates, MAX_SETTINGS_SEARCHED):
         if not words and all(exact_key(setting[name]) == exact_key(captured.get(name)) for name in names):
             continue  # the setting the record names
         try:
-            plan = lab.plan(track, part, setting, upstream)
+            plan = lab.plan(replay, track, part, setting, upstream)
         except evaluator_errors():
             continue
         if _same_numbers(recorded, _recorded_numbers(plan)):

@@ -52,10 +52,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from .capture import plan_all
-from .labspec import Choice, PartPlan
 from .models import EvidenceRecord, part_key
 from .report import Finding
 from .text import CACHED_CHARS, visible
+from .values import Choice, PartPlan
 
 if TYPE_CHECKING:
     from .context import GradingContext
@@ -154,7 +154,8 @@ def _recorded_plan(record: EvidenceRecord) -> PartPlan | None:
 
 def _default_plans(ctx: GradingContext) -> dict[str, PartPlan]:
     lab = ctx.lab
-    return plan_all(lab, ctx.track, {part: lab.sample_controls(ctx.track, part, None) for part in lab.part_ids()})
+    return plan_all(lab, ctx.replay, ctx.track, {part: lab.sample_controls(ctx.replay, ctx.track, part, None)
+                                                 for part in lab.part_ids()})
 
 
 def _plans(ctx: GradingContext) -> tuple[dict[str, PartPlan], set[str]]:
@@ -306,13 +307,9 @@ def template_use(ctx: GradingContext) -> TemplateUse:
     Computed once per grading context (both this check and the rationale check ask), and once per
     rationale and set of templates.
     """
-    use = ctx.__dict__.get(_TEMPLATE_USE)
-    if not isinstance(use, TemplateUse):
-        use = ctx.__dict__[_TEMPLATE_USE] = _context_template_use(ctx)
-    return use
-
-
-_TEMPLATE_USE = "_template_use"  # where a grading context keeps its TemplateUse
+    if ctx.template_use is None:
+        ctx.template_use = _context_template_use(ctx)
+    return ctx.template_use
 
 
 def _context_template_use(ctx: GradingContext) -> TemplateUse:

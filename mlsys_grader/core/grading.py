@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from . import flags as flag_names
 from .audits import CHECKS, Check, PartCheck, held
 from .context import GradingContext, build_context
-from .labspec import GradingLab
 from .models import PARTS, Bundle
 from .rationale import rationale_verdicts, with_verdicts
+from .replayer import Replayer
 from .report import INTEGRITY_CRITERIA, Criterion, Finding, FindingCode, GradeReport, ItemScore, PartName, PartScore
+from .roles import GradingLab
 from .rubric import Rubric
 
 REVIEW_CRITERIA = INTEGRITY_CRITERIA | {"format", "grader", "generated"}
@@ -197,17 +198,17 @@ def _contradictions(findings: Sequence[Finding], lab: GradingLab, complete: Only
     return found
 
 
-def grade(bundle: Bundle, lab: GradingLab, rubric: Rubric, *, mlsysim_version: str, grader_version: str,
+def grade(bundle: Bundle, lab: GradingLab, rubric: Rubric, replay: Replayer, *, mlsysim_version: str, grader_version: str,
           checks: Sequence[Check] = CHECKS, importer_findings: Sequence[Finding] = (), excuses: Sequence[Excuse] = (),
           only_when_complete: OnlyWhenComplete | None = None) -> GradeReport:
-    """Grade one validated bundle with ``checks`` (every registered check by default); never raises for a
-    bad submission.
+    """Grade one validated bundle with ``checks`` (every registered check by default), replaying its records through
+    ``replay``; never raises for a bad submission.
 
     The importer's ``importer_findings`` join the checks' findings, ``excuses`` remove the findings they name
     (leaving a note), and ``only_when_complete`` reads the result as a source written only once complete; then
     the findings are scored once.
     """
-    ctx = build_context(bundle, lab, rubric, mlsysim_version=mlsysim_version, grader_version=grader_version)
+    ctx = build_context(bundle, lab, rubric, replay, mlsysim_version=mlsysim_version, grader_version=grader_version)
     findings = _excused([finding for check in checks for finding in _run_check(check, ctx)], excuses)
     findings += [*importer_findings, *_contradictions(findings, lab, only_when_complete)]
     order = finding_order(lab)

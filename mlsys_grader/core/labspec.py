@@ -3,8 +3,7 @@
 A lab is one package (``mlsys_grader.labs.lab07``…) whose ``LAB`` is a :class:`Lab` assembled from
 the package's seams.  The contract is a few small Protocols, one per role, and the core types each
 use of a lab with the narrowest: :class:`LabRules` (parts, plans, the answers the numbers
-support, decision rules: the part checks), :class:`Evaluator` (memoised replay),
-:class:`RationaleWords` (what the rationale reader matches), :class:`ReferenceAnswers`
+support, decision rules: the part checks), :class:`RationaleWords` (what the rationale reader matches), :class:`ReferenceAnswers`
 (``solve`` and the ``generated`` check), :class:`Presentation` (the notebook's views, header
 and the book's words, the Otter master) and :class:`MarimoMapping` (the book's marimo
 export); :class:`GradingLab` is what ``grade`` needs.  Values that cross the contract are
@@ -14,574 +13,71 @@ typed: the core's :class:`~.models.Bundle` and :class:`~.models.EvidenceRecord`,
 Those are what the core asks of a lab.  What a lab provides is smaller still: one Protocol per
 seam (:class:`PartRules`, :class:`LabWords`, :class:`LabViews`, :class:`LabReferences`, and the
 data :class:`LabText`), each implemented by one module of the lab's package, and :class:`Lab`
-(final, never subclassed) assembles them and implements every consumer Protocol, adding the
-memoised evaluation and plans, the replay table and the views the contract derives.  Adding a
+(final, never subclassed) assembles them and implements every consumer Protocol, adding the views the
+contract derives.  A lab holds no caches and no table: evaluation and plans go through the
+:class:`~.replayer.Replayer` the caller hands in (:class:`mlsys_grader.replay.Replay`).  Adding a
 lab means adding a package, its ``rubric.toml`` and a master notebook; nothing here changes.
 """
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, final, runtime_checkable
+from typing import TYPE_CHECKING, Any, final
 
-from ..errors import DomainError
-from .jsonio import canonical_dumps
 from .models import SYNTHESIS_FIELDS
+from .roles import (
+    GradingLab,
+    LabReferences,
+    LabRules,
+    LabViews,
+    LabWords,
+    MarimoMapping,
+    PartRules,
+    Presentation,
+    RationaleWords,
+    ReferenceAnswers,
+)
 from .seal import book_seal
+from .values import (
+    SYNTHESIS_ANSWERS,
+    ArmInputs,
+    Binding,
+    Choice,
+    ChoiceTerms,
+    Control,
+    DecisionCopy,
+    InferredControls,
+    LabText,
+    MarimoLayout,
+    NotebookText,
+    PartPlan,
+    PartSpec,
+    PartText,
+    Problem,
+    RecordedArms,
+    View,
+    arm_inputs,
+)
 
 if TYPE_CHECKING:
-    from .drift import BuildVariant
     from .models import Bundle, EvidenceRecord
-    from .rationale import ChoiceTerms, RecordedArms
-
-
-@dataclass(frozen=True)
-class Control:
-    """One student-set control and its exact allowed values.
-
-    ``kind`` is ``"int"`` or ``"float"`` (``minimum``..``maximum`` in ``step``s),
-    ``"choice"`` (one of ``choices``) or ``"bool"``.
-    """
-
-    name: str
-    label: str
-    kind: str
-    default: Any
-    choices: tuple[Any, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    step: float | None = None
-    decision: bool = False
-
-    def values(self) -> tuple[Any, ...]:
-        """Every allowed value, in order."""
-        if self.kind == "bool":
-            return (False, True)
-        if self.kind == "choice":
-            return self.choices
-        minimum, maximum, step = self._range()
-        count = round((maximum - minimum) / step) + 1
-        if self.kind == "int":
-            return tuple(int(minimum + i * step) for i in range(count))
-        return tuple(round(minimum + i * step, 10) for i in range(count))
-
-    def _range(self) -> tuple[float, float, float]:
-        """(minimum, maximum, step) of a numeric control; ValueError when the lab left one out."""
-        if self.minimum is None or self.maximum is None or self.step is None:
-            raise ValueError(f"control {self.name!r}: an {self.kind!r} control needs minimum, maximum and step")
-        return self.minimum, self.maximum, self.step
-
-    def describe(self) -> str:
-        """The allowed values in words, e.g. ``10..200 in steps of 10``."""
-        if self.kind == "bool":
-            return "True or False"
-        if self.kind == "choice":
-            return "one of " + ", ".join(repr(choice) for choice in self.choices)
-        return f"{self.minimum:g}..{self.maximum:g} in steps of {self.step:g}"
-
-    def check(self, value: Any, *, part: str = "") -> Any:
-        """Return ``value`` normalised, or raise :class:`DomainError` naming the domain."""
-        where = f"part {part!r}: " if part else ""
-        problem = f"{where}{self.name} must be {self.describe()} (got {value!r})"
-        if self.kind == "bool":
-            if not isinstance(value, bool):
-                raise DomainError(problem)
-            return value
-        if self.kind == "choice":
-            if isinstance(value, bool) or value not in self.choices:
-                raise DomainError(problem)
-            return value
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise DomainError(problem)
-        if self.kind == "int" and not float(value).is_integer():
-            raise DomainError(problem)
-        minimum, maximum, step = self._range()
-        steps = (value - minimum) / step
-        if not (minimum - 1e-9 <= value <= maximum + 1e-9) or abs(steps - round(steps)) > 1e-6:
-            raise DomainError(problem)
-        if self.kind == "int":
-            return int(value)
-        return round(minimum + round(steps) * step, 10)
-
-    def sample(self, rng: random.Random) -> Any:
-        """A uniformly drawn allowed value."""
-        return rng.choice(self.values())
-
-
-@dataclass(frozen=True)
-class PartSpec:
-    """One lab part: its title, controls, prediction question and choices."""
-
-    part: str
-    title: str
-    question: str
-    controls: tuple[Control, ...]
-    predictions: Mapping[str, str]
-    depends_on: tuple[str, ...] = ()
-    has_decision: bool = False
-
-    def control(self, name: str) -> Control:
-        for control in self.controls:
-            if control.name == name:
-                return control
-        raise KeyError(name)
-
-    def defaults(self) -> dict[str, Any]:
-        return {control.name: control.default for control in self.controls}
-
-    def check_controls(self, values: Mapping[str, Any], *, decisions: bool = True) -> dict[str, Any]:
-        """Validate a full control mapping; raise :class:`DomainError` on the first problem.
-
-        With ``decisions=False`` decision controls pass through unchecked: an invalid
-        decision is judged by the lab's decision rules, not as an out-of-domain input.
-        """
-        if not isinstance(values, Mapping):
-            raise DomainError(f"part {self.part!r}: controls must be a mapping (got {type(values).__name__})")
-        expected = {control.name for control in self.controls}
-        unknown = sorted(set(values) - expected)
-        missing = sorted(expected - set(values))
-        if unknown or missing:
-            raise DomainError(
-                f"part {self.part!r}: controls must be exactly {sorted(expected)}"
-                f" (missing {missing}, unexpected {unknown})"
-            )
-        return {
-            control.name: values[control.name] if control.decision and not decisions
-            else control.check(values[control.name], part=self.part)
-            for control in self.controls
-        }
-
-
-@dataclass(frozen=True)
-class PartPlan:
-    """Everything a part's record holds, apart from prediction, times and provenance.
-
-    The lab module builds it from controls; the arms (``baseline``, ``result``,
-    ``alternatives``, ``chosen_result``) are evaluator outputs, shared with the
-    evaluation cache: a plan is never changed, and neither are its arms
-    (:func:`dataclasses.replace` makes a changed copy).
-    """
-
-    part: str
-    model_key: str
-    upstream: Mapping[str, Any]
-    baseline: dict[str, Any]
-    result: dict[str, Any]
-    alternatives: Sequence[dict[str, Any]] = ()
-    decision: Any = None
-    chosen_result: dict[str, Any] | None = None
-    result_role: str | None = None
-
-
-class ArmInputs(NamedTuple):
-    """The evaluator inputs a part's plan is built from, and the upstream inputs its record keeps."""
-
-    baseline: dict[str, Any]
-    result: dict[str, Any]
-    alternatives: tuple[dict[str, Any], ...]
-    upstream: dict[str, Any]
-
-
-class InferredControls(NamedTuple):
-    """What :meth:`Lab.infer_controls` recovers from a record: the part's controls and the
-    upstream result arms (dependency part → arm) that produce it."""
-
-    controls: dict[str, Any]
-    upstream: dict[str, Any]
-
-
-class Problem(NamedTuple):
-    """A lab rule a record or a bundle breaks: the message a student reads, what was expected, what arrived."""
-
-    message: str
-    expected: Any
-    actual: Any
-
-
-@dataclass(frozen=True)
-class Choice:
-    """A closed answer (trigger, limitation, recommendation…) and the words that name it.
-
-    ``keywords`` are names compared as whole words once case, hyphens and British
-    spelling are normalised (:func:`mlsys_grader.core.rationale.normalise`); the first
-    is the option's short name in generated text.  ``phrasings`` are further names as
-    regular expressions over that normalised text (``{slot}`` placeholders, such as
-    ``{device}``, are filled per track by the lab).  ``decisive`` phrasings state the
-    choice on their own, with no recommending verb ("no change for now").
-    """
-
-    value: str
-    label: str
-    keywords: tuple[str, ...]
-    phrasings: tuple[str, ...] = ()
-    decisive: tuple[str, ...] = ()
-
-
-@dataclass
-class View:
-    """A part's rendered result: rows for the table, a chart painter and one observation.
-
-    ``draw`` paints on a matplotlib ``Axes`` (the notebook owns the figure);
-    ``observation`` opens with the observed verdict in the part's option words;
-    ``kind`` is the notice style (``info``, ``success``, ``warn``, ``danger``);
-    ``verdict`` is the prediction value the observation states (set by :meth:`Lab.view`).
-    """
-
-    rows: Sequence[Mapping[str, Any]]
-    draw: Callable[[Any], None] | None
-    observation: str
-    kind: str = "info"
-    notes: list[str] = field(default_factory=list)
-    verdict: str = ""
-
-
-@dataclass(frozen=True)
-class PartText:
-    """The Otter master's words for one part: heading, scenario and calculation notes.
-
-    A ``scenario`` of None is one the book words per track: the notebook shows it with
-    ``lab.scenario(part)`` instead of fixed text.
-    """
-
-    heading: str
-    scenario: str | None
-    notes: str
-
-
-@dataclass(frozen=True)
-class NotebookText:
-    """The book's words the Otter master notebook is written from (``solutions/build_masters.py``).
-
-    ``decision_text`` explains a part's decision controls (part → Markdown); ``labels``
-    replace a control's label in the comment beside it (control name → words).
-    """
-
-    title: str
-    framing: str
-    parts: Mapping[str, PartText]
-    synthesis: tuple[str, str]
-    """(heading, prompt) of the synthesis section."""
-    decision_text: Mapping[str, str] = field(default_factory=dict)
-    labels: Mapping[str, str] = field(default_factory=dict)
-
-
-Binding = dict[str, tuple[str, str, Any]]
-"""``binding_constraints`` key → (part, what of the capture it repeats, the value the capture gives)."""
-
-
-class DecisionCopy(NamedTuple):
-    """An answer a part's captured decision holds, and the result snapshot's copy of it (the two must agree)."""
-
-    part: str
-    key: str
-    captured: Any
-    copy: Any
-
-
-@dataclass(frozen=True)
-class MarimoLayout:
-    """Where the book's marimo report code puts one lab's answers, and what its ``binding_constraints`` repeat.
-
-    ``recommendation``, ``rejected`` and ``trigger`` are the result snapshot's keys for
-    those answers.  ``decision_part`` names the part whose captured decision holds the
-    recommendation and the rejected candidate (None when they are synthesis answers).
-    The lab's own mapping (its ``marimo.py``) says the rest, so the reader never branches on a lab:
-    ``binding`` reads the copies ``binding_constraints`` should hold from the captures;
-    ``answers`` reads the bundle's synthesis answers (the rationale aside) from the snapshot;
-    ``decision_copies`` pairs each answer a captured decision holds with the snapshot's copy
-    (captures, snapshot); ``missing`` names what the snapshot's synthesis lacks, in the words
-    of the export's finding (snapshot, whether the export has a rationale).
-    """
-
-    book_lab_id: str
-    recommendation: str
-    rejected: str
-    trigger: str
-    decision_part: str | None
-    binding: Callable[[Mapping[str, Any]], Binding]
-    answers: Callable[[Mapping[str, Any]], dict[str, Any]]
-    decision_copies: Callable[[Mapping[str, Any], Mapping[str, Any]], list[DecisionCopy]]
-    missing: Callable[[Mapping[str, Any], bool], list[str]]
-
-
-SYNTHESIS_ANSWERS = SYNTHESIS_FIELDS
-"""Every synthesis answer the bundle schema holds (:data:`.models.SYNTHESIS_FIELDS`); a lab asks for some of them."""
-
-
-def arm_inputs(arm: Any) -> Any:
-    """The inputs an arm records (every lab's evaluator keeps them under ``"inputs"``), or None."""
-    return arm.get("inputs") if isinstance(arm, Mapping) else None
-
-
-# -- the contract: one small Protocol per role ------------------------------------------------------------------
-# The core types each use of a lab with the narrowest of these; :class:`Lab` implements them all (with
-# memoised evaluation and plans), assembled from the seams a lab provides (below).
-@runtime_checkable
-class LabRules(Protocol):
-    """What the part checks need: the lab's parts and plans, the answers its numbers support, its decision rules."""
-
-    @property
-    def lab_id(self) -> str: ...
-    @property
-    def tracks(self) -> tuple[str, ...]: ...
-    @property
-    def parts(self) -> Mapping[str, PartSpec]: ...
-    @property
-    def synthesis_fields(self) -> tuple[str, ...]: ...
-
-    def part_ids(self) -> tuple[str, ...]: ...
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan: ...
-    def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str: ...
-    def build_variants(self) -> tuple[BuildVariant, ...]: ...
-    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
-    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str: ...
-    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]: ...
-    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]: ...
-    def synthesis_problems(self, bundle: Bundle) -> list[Problem]: ...
-
-
-@runtime_checkable
-class Evaluator(Protocol):
-    """What replay needs: the lab's evaluator, memoised, and the replay table that may stand in for it."""
-
-    @property
-    def lab_id(self) -> str: ...
-    replay_table: Mapping[str, dict[str, Any]] | None
-
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]: ...
-    def evaluations(self, track: str, part: str, controls: Mapping[str, Any],
-                    upstream: Mapping[str, Any]) -> dict[str, dict[str, Any]]: ...
-    def clear_caches(self) -> None: ...
-
-
-@runtime_checkable
-class RationaleWords(Protocol):
-    """What the rationale reader needs: the closed answers' words and the quantities a record shows."""
-
-    @property
-    def lab_id(self) -> str: ...
-    @property
-    def triggers(self) -> tuple[Choice, ...]: ...
-    @property
-    def limitations(self) -> tuple[Choice, ...]: ...
-
-    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]: ...
-    def final_choice_terms(self, bundle: Bundle) -> ChoiceTerms: ...
-    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]: ...
-
-
-@runtime_checkable
-class ReferenceAnswers(Protocol):
-    """What ``solve`` and the ``generated`` check need: contrasting controls and the synthesis ``solve`` writes."""
-
-    def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]: ...
-    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any],
-                          rng: random.Random | None) -> dict[str, Any]: ...
-    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]: ...
-    def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str,
-                            limitation: str) -> str | None: ...
-    def reference_answers(self, track: str) -> dict[str, Any]: ...
-
-
-@runtime_checkable
-class Presentation(Protocol):
-    """What the notebook shows and its master is written from: views, header, the book's words."""
-
-    @property
-    def lab_id(self) -> str: ...
-    @property
-    def title(self) -> str: ...
-    @property
-    def notebook(self) -> NotebookText | None: ...
-    @property
-    def decision_labels(self) -> Mapping[tuple[str, str], Mapping[str, str]]: ...
-    @property
-    def learning_objectives(self) -> tuple[str, ...]: ...
-    @property
-    def big_takeaways(self) -> tuple[str, ...]: ...
-    @property
-    def source_trace(self) -> str: ...
-
-    def view(self, track: str, part: str, plan: PartPlan) -> View: ...
-    def header_facts(self, track: str) -> list[tuple[str, str]]: ...
-    def track_facts(self, track: str) -> dict[str, str]: ...
-    def scenario(self, track: str, part: str) -> str | None: ...
-    def option_label(self, what: str, value: str, track: str, default: str) -> str: ...
-    def captured_decision(self, bundle: Bundle) -> list[tuple[str, str]]: ...
-    def master_path(self, root: Path) -> Path: ...
-
-
-@runtime_checkable
-class MarimoMapping(Protocol):
-    """What reading the book's marimo export needs: where the lab's answers sit, and the controls a capture used."""
-
-    @property
-    def lab_id(self) -> str: ...
-    @property
-    def parts(self) -> Mapping[str, PartSpec]: ...
-    @property
-    def marimo_layout(self) -> MarimoLayout | None: ...
-
-    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
-
-
-@runtime_checkable
-class GradingLab(LabRules, RationaleWords, ReferenceAnswers, Protocol):
-    """Everything :func:`mlsys_grader.core.grading.grade` asks of a lab: its rules, the reader's words, and the
-    reference answers the ``generated`` check re-renders (no views, no notebook text, no marimo layout)."""
-
-
-
-# -- what a lab package provides: one small Protocol per seam ----------------------------------------------------
-# A lab's modules implement these (a module with these functions is one: ``rules=rules``), and :class:`Lab` assembles
-# them.  A function that needs the assembled lab (to evaluate, plan, or name an option) takes it first.
-@runtime_checkable
-class PartRules(Protocol):
-    """The lab's rules (its ``rules`` module): live evaluation, how a part's plan is built, and the judgements on it."""
-
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """Run the pinned evaluator on JSON-safe ``inputs`` and return the arm as the seed shapes it (the only
-        call that may import mlsysim; :meth:`Lab.evaluate` memoises it and consults the replay table first)."""
-        ...
-
-    def plan(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
-        """Build a part's arms from validated ``controls``, evaluating through ``lab.evaluate`` (see :meth:`Lab.plan`)."""
-        ...
-
-    def infer_controls(self, lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
-        """Recover the controls and upstream results that would produce ``record``, or None."""
-        ...
-
-    def upstream_inputs(self, part: str, inputs: Mapping[str, Any]) -> Any:
-        """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
-        ``inputs`` are these: the settings whose change makes the capture stale, which its seal covers
-        (:func:`.seal.book_seal`)."""
-        ...
-
-    def build_variants(self) -> tuple[BuildVariant, ...]:
-        """The fields another build of the book's evaluators gives differently, and the values it gives (the lab's table;
-        empty when every build agrees): the replay check tolerates them with a note (:mod:`.drift`)."""
-        ...
-
-    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
-        """The prediction value the notebook shows as observed for these arms (in the lab's option words, next to the
-        result, so it is what a student reads as the answer; :meth:`accepted_predictions` always holds it)."""
-        ...
-
-    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
-        """Prediction values judged right for these arms: the displayed one and any answer the numbers equally
-        support (a tie, or a judgement inside the band around one of its thresholds)."""
-        ...
-
-    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
-        """Each decision rule the record breaks."""
-        ...
-
-    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
-        """Each synthesis rule the bundle breaks."""
-        ...
-
-
-@runtime_checkable
-class LabWords(Protocol):
-    """What the rationale reader matches (the lab's ``words`` module)."""
-
-    def synthesis_choices(self, lab: Lab) -> dict[str, tuple[Choice, ...]]:
-        """The closed synthesis answers the notebook offers: field → its options."""
-        ...
-
-    def final_choice_terms(self, lab: Lab, bundle: Bundle) -> ChoiceTerms:
-        """Every option a rationale may name on this bundle's track, and which of them are the submission's
-        recommendation and rejected alternative (see :mod:`.rationale`)."""
-        ...
-
-    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]:
-        """(magnitude, unit) for every quantity a record shows the student, and for what a student derives from
-        them (:func:`.rationale.compared`, :func:`.rationale.share`).  ``unit`` is a pint unit of mlsysim's
-        registry, or :data:`.rationale.RATIO` / :data:`.rationale.FRACTION` for "3.7x" / "88 %"."""
-        ...
-
-
-@runtime_checkable
-class LabViews(Protocol):
-    """What the notebook shows (the lab's ``views`` module).  Nothing here may run an evaluator for a part's
-    result: the numbers come from the plan, so what a student sees is what the evidence keeps."""
-
-    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-        """The part's table, chart and observation (opening with ``verdict_words``) for ``plan``'s arms."""
-        ...
-
-    def header_facts(self, lab: Lab, track: str) -> list[tuple[str, str]]:
-        """The notebook header's meta boxes (label, value) for ``track``."""
-        ...
-
-    def track_facts(self, lab: Lab, track: str) -> dict[str, str]:
-        """What the book fills in from ``track`` (a device's or host's name…; ``scenario``: the investigation in one
-        line, for the closing report)."""
-        ...
-
-    def captured_decision(self, lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
-        """(heading, the book's label) for the answers a part's captured decision gives, which the closing report
-        lists before the synthesis answers (none when the synthesis holds the recommendation)."""
-        ...
-
-
-@runtime_checkable
-class LabReferences(Protocol):
-    """What ``solve`` and the ``generated`` check use (the lab's ``references`` module)."""
-
-    def sample_controls(self, lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
-        """Valid, contrasting controls; seeded draws cover the domain, ``None`` gives defaults."""
-        ...
-
-    def complete_decision(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any],
-                          rng: random.Random | None) -> dict[str, Any]:
-        """``controls`` with decision controls set to values the lab's rules accept."""
-        ...
-
-    def reference_synthesis(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
-        """Synthesis answers a diligent student would give for these plans."""
-        ...
-
-    def reference_rationale(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str,
-                            limitation: str) -> str | None:
-        """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
-        ...
-
-    def reference_answers(self, lab: Lab, track: str) -> dict[str, Any]:
-        """The hand-written synthesis answers for the default bundle on ``track`` (the fields the lab asks for): what the
-        master's solution and the reference submissions answer.  LookupError when there are none (staff data)."""
-        ...
-
-
-@dataclass(frozen=True)
-class LabText:
-    """The book's words a lab's notebook, master and closing report show (the lab's ``notebook`` module)."""
-
-    notebook: NotebookText | None = None
-    """The words of the lab's Otter master notebook; None for a lab whose master is written by hand."""
-    scenarios: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
-    """Part → its scenario where the book words it per track (Markdown, ``{name}`` placeholders filled from
-    :meth:`Lab.track_facts`).  A part not listed reads the same on every track (its notebook holds it)."""
-    track_labels: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))
-    """(synthesis answer, value) → {track: label, ``"*"``: every other track} for an option the book labels
-    differently on some tracks; an option not listed keeps its :class:`Choice` label."""
-    decision_labels: Mapping[tuple[str, str], Mapping[str, str]] = field(default_factory=lambda: MappingProxyType({}))
-    """(part, decision control) → {value: the book's radio label}; a decision not listed shows its values."""
-    learning_objectives: tuple[str, ...] = ()
-    """The closing "Local evidence report"'s learning objectives (the seeds' ``build_lab_report``)."""
-    big_takeaways: tuple[str, ...] = ()
-    """The closing report's big takeaways."""
-    source_trace: str = ""
-    """The closing report's source trace: where the lab's numbers come from."""
-
-
+    from .replayer import Replayer
+    from .values import BuildVariant
+
+__all__ = ["DEFAULT_SYNTHESIS", "DEFAULT_TRACKS", "NO_TEXT", "SYNTHESIS_ANSWERS", "ArmInputs", "Binding", "Choice", "ChoiceTerms",
+           "Control", "DecisionCopy", "GradingLab", "InferredControls", "Lab", "LabReferences", "LabRules", "LabText",
+           "LabViews", "LabWords", "MarimoLayout", "MarimoMapping", "NotebookText", "PartPlan", "PartRules", "PartSpec",
+           "PartText", "Presentation", "Problem", "RationaleWords", "RecordedArms", "ReferenceAnswers", "View", "arm_inputs",
+           "default_master_path", "default_synthesis_choices", "hand_written_answers"]
+"""The values (:mod:`.values`) and the Protocols (:mod:`.roles`) are defined in their own modules and named here too,
+where every lab imports them from."""
+
+
+NO_TEXT = LabText()
+"""The words of a lab whose master is written by hand: none (the default of :class:`Lab`'s ``text``)."""
 DEFAULT_TRACKS = ("tinyml", "mobile", "edge", "cloud")
 DEFAULT_SYNTHESIS = ("reevaluation_trigger", "residual_risk", "rationale")
 """The synthesis answers of a lab whose recommendation is a part's decision (``rationale`` is free text)."""
@@ -597,20 +93,18 @@ class Lab:
     """One lab, assembled from its package's seams; it implements every consumer Protocol above.
 
     The lab's own modules fill the seams (:class:`PartRules`, :class:`LabWords`, :class:`LabViews`,
-    :class:`LabReferences`, :class:`LabText`); this class adds what every lab shares: memoised
-    evaluation and plans, the replay table, and the few views the contract derives (the verdict a
-    view states, the per-track scenario and labels).  It is not subclassed: a variant of a lab is
-    :meth:`replace` with other parts or seams.
+    :class:`LabReferences`, :class:`LabText`); this class adds what every lab shares: the few views the
+    contract derives (the verdict a view states, the per-track scenario and labels).  It is not subclassed:
+    a variant of a lab is :meth:`replace` with other parts or seams.
 
-    Methods that run evaluators go through :meth:`evaluate`, which is memoised, so building a plan
-    and replaying a record share one computation.
+    It holds no state beyond what it is built from: methods that run evaluators take the
+    :class:`~.replayer.Replayer` that memoises them (and may answer from a verified table), so building a
+    plan and replaying a record share one computation within that replay service.
     """
-
-    cache_size = 8192
 
     def __init__(self, *, lab_id: str, title: str, model_id: str, parts: Mapping[str, PartSpec], triggers: tuple[Choice, ...],
                  limitations: tuple[Choice, ...], rules: PartRules, words: LabWords, views: LabViews,
-                 references: LabReferences, text: LabText = LabText(), marimo_layout: MarimoLayout | None = None,
+                 references: LabReferences, text: LabText = NO_TEXT, marimo_layout: MarimoLayout | None = None,
                  tracks: tuple[str, ...] = DEFAULT_TRACKS, synthesis_fields: tuple[str, ...] = DEFAULT_SYNTHESIS,
                  module: str = "", master: Callable[[Path], Path] | None = None) -> None:
         unknown = sorted(set(synthesis_fields) - set(SYNTHESIS_ANSWERS))
@@ -638,17 +132,10 @@ class Lab:
         """The module the registry loaded the lab from (:func:`mlsys_grader.labs.get_lab` sets it): the replay
         table digests the source and rubric of its package."""
         self._master = master
-        self.replay_table: Mapping[str, dict[str, Any]] | None = None
-        """Evaluation key (the canonical JSON of ``[track, model_key, inputs]``) → arm, precomputed over the
-        whole domain (:mod:`mlsys_grader.course._replay_table`); None evaluates live.  An input the table
-        lacks is evaluated live, so a table changes speed, never a grade."""
-        self._cache: dict[str, dict[str, Any]] = {}
-        self._plans: dict[tuple[Any, ...], PartPlan] = {}
-        self._recorder: dict[str, dict[str, Any]] | None = None
 
     def replace(self, **changes: Any) -> Lab:
-        """A new lab with ``changes`` to the constructor's arguments (its own caches, no replay table; the registry
-        sets its ``module`` when it loads it)."""
+        """A new lab with ``changes`` to the constructor's arguments (the registry sets its ``module`` when it
+        loads it)."""
         arguments = {name: getattr(self, name) for name in ("lab_id", "title", "model_id", "parts", "triggers", "limitations",
                                                             "rules", "words", "views", "references", "text",
                                                             "marimo_layout", "tracks", "synthesis_fields")}
@@ -688,44 +175,9 @@ class Lab:
         return self.text.source_trace
 
     # -- evaluators ----------------------------------------------------------------------------------------------
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`PartRules.evaluate`, memoised on the canonical JSON of its arguments.
-
-        The evaluators are deterministic, so a batch that replays the same inputs many times (every
-        student's baseline arm) computes each once.  The returned arm is shared with later callers:
-        treat it as read-only (copy before editing).
-        """
-        key = canonical_dumps([track, model_key, inputs])
-        arm = self._cache.get(key)
-        if arm is None and self.replay_table is not None:
-            arm = self.replay_table.get(key)
-        if arm is None:
-            # One JSON round trip normalises the arm to exactly what a bundle holds.
-            arm = json.loads(canonical_dumps(self.rules.evaluate(track, model_key, inputs)))
-            if len(self._cache) >= self.cache_size:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = arm
-        if self._recorder is not None:  # a replay table being built (see :meth:`evaluations`)
-            self._recorder[key] = arm
-        return arm
-
-    def clear_caches(self) -> None:
-        """Forget every memoised evaluation and plan (the replay table, if any, stays)."""
-        self._cache.clear()
-        self._plans.clear()
-
-    def evaluations(self, track: str, part: str, controls: Mapping[str, Any],
-                    upstream: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-        """Every evaluation (key → arm) building this part's plan runs, evaluated live."""
-        recorder: dict[str, dict[str, Any]] = {}
-        table, self.replay_table = self.replay_table, None
-        self._recorder = recorder
-        try:
-            self.rules.plan(self, track, part, controls, upstream)
-        finally:
-            self._recorder = None
-            self.replay_table = table
-        return recorder
+    def evaluate(self, replay: Replayer, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`PartRules.evaluate` through ``replay`` (memoised there: the returned arm is shared, read-only)."""
+        return replay.evaluate(self, track, model_key, inputs)
 
     @staticmethod
     def arm_inputs(arm: Mapping[str, Any]) -> Any:
@@ -733,23 +185,17 @@ class Lab:
         return arm_inputs(arm)
 
     # -- building ------------------------------------------------------------------------------------------------
-    def plan(self, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    def plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+             upstream: Mapping[str, Any]) -> PartPlan:
         """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
 
-        Memoised like :meth:`evaluate` (a grader sees the same few settings again and again): calls
-        with the same arguments share one frozen :class:`PartPlan`.
+        Through ``replay`` (:meth:`Replayer.plan`), which memoises it (a grader sees the same few settings again and
+        again): calls with the same arguments share one frozen :class:`PartPlan`.
         """
-        key = (track, part, tuple(sorted(controls.items())), canonical_dumps(upstream) if upstream else "")
-        plan = self._plans.get(key)
-        if plan is None:
-            plan = self.rules.plan(self, track, part, controls, upstream)
-            if len(self._plans) >= self.cache_size:
-                self._plans.pop(next(iter(self._plans)))
-            self._plans[key] = plan
-        return plan
+        return replay.plan(self, track, part, controls, upstream)
 
-    def infer_controls(self, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
-        return self.rules.infer_controls(self, track, part, record)
+    def infer_controls(self, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+        return self.rules.infer_controls(self, replay, track, part, record)
 
     def build_variants(self) -> tuple[BuildVariant, ...]:
         return self.rules.build_variants()
@@ -777,11 +223,12 @@ class Lab:
         return self.words.synthesis_choices(self)
 
     # -- reference answers ---------------------------------------------------------------------------------------
-    def sample_controls(self, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
-        return self.references.sample_controls(self, track, part, rng)
+    def sample_controls(self, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+        return self.references.sample_controls(self, replay, track, part, rng)
 
-    def complete_decision(self, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
-        return self.references.complete_decision(self, track, part, controls, rng)
+    def complete_decision(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                          rng: random.Random | None) -> dict[str, Any]:
+        return self.references.complete_decision(self, replay, track, part, controls, rng)
 
     def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
         return self.references.reference_synthesis(self, track, plans, rng)
@@ -869,7 +316,7 @@ def hand_written_answers(lab_id: str, track: str, load: Callable[[], Mapping[str
 
 
 if TYPE_CHECKING:
-    def _implements_every_role(lab: Lab) -> tuple[LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation,
+    def _implements_every_role(lab: Lab) -> tuple[LabRules, RationaleWords, ReferenceAnswers, Presentation,
                                                    MarimoMapping, GradingLab]:
         """Checked by mypy: a :class:`Lab` is each of the consumer Protocols (``isinstance`` checks names only)."""
-        return lab, lab, lab, lab, lab, lab, lab
+        return lab, lab, lab, lab, lab, lab

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .._version import __version__
-from ..api import default_rubric, grade_submission, load_rubric
+from ..api import default_replay, default_rubric, grade_submission, load_rubric
 from ..core import flags as flag_names
 from ..core.models import PARTS, Bundle
 from ..core.report import GradeReport
@@ -48,7 +48,8 @@ from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import CourseFileError, GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
-from ..labs import get_lab, lab_ids, prepare_worker
+from ..labs import get_lab, lab_ids
+from ..replay import Replay
 from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times, work_path
 from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load_decisions, store_unplaced
 from ._files import replace_atomically
@@ -229,25 +230,25 @@ def summarize(report: GradeReport, origin: str = "") -> Result:
     }
 
 
-def grade_loaded(loaded: Read, rubric: Rubric | None = None) -> GradeReport:
+def grade_loaded(loaded: Read, rubric: Rubric | None = None, *, replay: Replay | None = None) -> GradeReport:
     """The grade report of a read input (raises its reading's error when it cannot be graded).
 
     The core grades the bundle with what the reader found about the file (a marimo export's own
     findings, the lock-time excuse, the rule that the lab downloads only complete reports) and scores
     it once (:func:`mlsys_grader.api.grade_submission`).  ``check`` and the gradebook both come here.
     """
-    return grade_submission(loaded, rubric)
+    return grade_submission(loaded, rubric, replay=replay)
 
 
-def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None) -> GradeReport:
+def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None, *, replay: Replay | None = None) -> GradeReport:
     """The report ``mlsys-grader check`` prints for one file in any accepted form (bundle, Otter export zip,
     notebook, Gradescope upload folder, marimo export), exactly as the gradebook grades it.  Raises the reading's
     error (:class:`GraderError` or ``OSError``) when the file cannot be graded."""
-    return grade_loaded(read_submission(path), rubric)
+    return grade_loaded(read_submission(path), rubric, replay=replay)
 
 
 def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset(),
-                    formats: Iterable[Format] = FORMATS) -> Result:
+                    formats: Iterable[Format] = FORMATS, *, replay: Replay | None = None) -> Result:
     """Grade one input; the result for the row (never raises for a bad input).
 
     When the input's hash is in ``reuse`` the stored result is used instead and only
@@ -268,14 +269,17 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         return {**result, "status": status, "reason": file_neutral(reason, candidate.primary),
                 "error_kind": loaded.error_kind or "GraderError"}
     try:
-        report = grade_loaded(loaded, rubrics.get(bundle.lab))
+        replay = replay or default_replay()
+        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay)
     except GraderError as exc:
         return {**result, "status": "error", "reason": str(exc), "error_kind": type(exc).__name__}
     rubric = rubrics.get(bundle.lab)
-    return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None)}
+    return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None,
+                                      replay=replay)}
 
 
-def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None) -> Result:
+def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None, *,
+                  replay: Replay | None = None) -> Result:
     """The stored result of a graded bundle: its status, the report's summary, what collusion needs and the
     rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
 
@@ -287,7 +291,8 @@ def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", toleran
         tolerance = default_rubric(report.lab).quantity_tolerance
     return {"status": status, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
             "rationale": bundle.synthesis.rationale or "",
-            "evidence": evidence_numbers(bundle), "spans": rationale_spans(get_lab(bundle.lab), bundle, tolerance),
+            "evidence": evidence_numbers(bundle), "spans": rationale_spans((replay or default_replay()).memos, get_lab(bundle.lab),
+                                                                      bundle, tolerance),
             "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
             # the final settings of every part, shown beside a collusion partner's on the review page
             "controls": {str(part): dict(values) for part, values in (getattr(bundle, "controls", None) or {}).items()}}
@@ -563,11 +568,16 @@ def grade_paths(
     options: BatchOptions | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
+    replay: Replay | None = None,
 ) -> GradebookResult:
-    """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input, one final row per student and lab)."""
+    """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input, one final row per student and lab).
+
+    Through ``replay`` (default: :func:`~mlsys_grader.api.default_replay`): each worker the pool starts has its own copy, which
+    :meth:`~mlsys_grader.replay.Replay.prepare` readies before its first task (its tables, or the evaluators)."""
     from ._pool import run_tasks  # pebble, and asyncio with it, loads only when a batch runs: keeps `import mlsys_grader` fast
 
     options = options or BatchOptions()
+    batch_replay = replay or default_replay()
     started = time.perf_counter()
     rubrics = resolve_rubrics(options.rubrics)
     key = rubric_key(rubrics, options.formats)
@@ -597,7 +607,8 @@ def grade_paths(
         rationales = RationaleIndex()
 
         def work(index: int) -> Result:
-            return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats)
+            return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats,
+                                   replay=batch_replay)
 
         def collect(index: int, result: Result) -> None:
             results[index] = result
@@ -609,7 +620,7 @@ def grade_paths(
                 progress(done[0], len(candidates))
 
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
-                  memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else prepare_worker)
+                  memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else batch_replay.prepare)
         fresh, reused = [], 0
         final: list[Result] = []
         for index, candidate in enumerate(candidates):
@@ -617,7 +628,7 @@ def grade_paths(
             if result["status"] == "reuse":
                 stored = db.stored(result["input_hash"], __version__, key) if db else None
                 if stored is None:  # vanished between lookup and use: grade here
-                    stored = grade_candidate(candidate, rubrics, formats=options.formats)
+                    stored = grade_candidate(candidate, rubrics, formats=options.formats, replay=batch_replay)
                     fresh.append(stored)
                 else:
                     reused += 1

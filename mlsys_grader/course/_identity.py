@@ -20,7 +20,6 @@ was read, and :attr:`Identity.problem` says what was read from its path and what
 
 from __future__ import annotations
 
-import csv
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +28,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 
 from ..errors import CourseFileError
+from ..intake import read_staff_csv
 
 CANVAS_NAME = re.compile(r"^(?P<name>[a-z]+)(?P<late>_late)?_(?P<user>\d+)_(?P<submission>\d+)_(?P<original>.+)$", re.IGNORECASE)
 MOODLE_NAME = re.compile(r"^(?P<name>.+?)_(?P<participant>\d+)_assignsubmission_(?:file|onlinetext)_(?P<original>.*)$")
@@ -101,23 +101,6 @@ class Roster:
                      if (found := self.find(column, value)) is not None), None)
 
 
-def read_staff_csv(path: str | os.PathLike[str], what: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(lower-cased header, [(line number, row)]) of a staff CSV; a malformed file raises :class:`CourseFileError`."""
-    try:
-        with open(path, newline="", encoding="utf-8-sig") as handle:
-            reader = csv.DictReader(handle)
-            header = [(name or "").strip().lower() for name in reader.fieldnames or []]
-            rows = []
-            for raw in reader:
-                if None in raw:
-                    raise CourseFileError(str(path), reader.line_num,
-                                          f"{what} row has {len(header) + len(raw[None])} cells; the header has {len(header)}")
-                rows.append((reader.line_num, {(k or "").strip().lower(): (v or "").strip() for k, v in raw.items()}))
-    except UnicodeDecodeError as exc:
-        raise CourseFileError(str(path), None, f"expected a UTF-8 {what} CSV, got undecodable bytes ({exc.reason})") from exc
-    except csv.Error as exc:
-        raise CourseFileError(str(path), None, f"expected a {what} CSV ({exc})") from exc
-    return header, rows
 
 
 # -- what an input says about its student ------------------------------------------

@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..core.memos import Memos
 from ..core.rationale import (
     DERIVED,
     REC,
@@ -75,12 +76,12 @@ def locate(raw: str, phrase: str, start: int = 0) -> tuple[int, int] | None:
     return _Tokens(raw).locate(phrase, start)
 
 
-def _evidence(lab: Any, bundle: Any) -> list[tuple[str, float, str, float, str]]:
+def _evidence(memos: Memos, lab: Any, bundle: Any) -> list[tuple[str, float, str, float, str]]:
     """(part, base value, dimensionality, magnitude, unit) of every usable quantity the bundle's records show
     (read once per distinct record: :func:`~mlsys_grader.core.rationale.recorded_quantities`)."""
     return [(str(part), value, dims, shown, unit)
             for part, record in (getattr(bundle, "evidence", None) or {}).items()
-            for value, dims, shown, unit in recorded_quantities(lab, record)]
+            for value, dims, shown, unit in recorded_quantities(memos, lab, record)]
 
 
 def _match(quantity: CitedQuantity, evidence: list[tuple[str, float, str, float, str]], tolerance: float) -> str:
@@ -121,7 +122,7 @@ def _phrases(tokens: _Tokens, kind: str, scanner: Any, norm: str, label: str) ->
         yield [where[0], where[1], kind, f"{label}: {hit.group()!r}"]
 
 
-def rationale_spans(lab: Any, bundle: Any, tolerance: float) -> list[list[Any]]:
+def rationale_spans(memos: Memos, lab: Any, bundle: Any, tolerance: float) -> list[list[Any]]:
     """The spans of ``bundle``'s rationale the reader used (see the module docstring), at most :data:`MAX_SPANS`."""
     synthesis = bundle.synthesis
     raw = synthesis.rationale or ""
@@ -129,7 +130,7 @@ def rationale_spans(lab: Any, bundle: Any, tolerance: float) -> list[list[Any]]:
         return []
     spans: list[list[Any]] = []
     tokens = _Tokens(raw)
-    evidence = _evidence(lab, bundle)
+    evidence = _evidence(memos, lab, bundle)
     cursor = 0
     for quantity in cited_quantities(raw):
         if quantity.reading:
@@ -140,7 +141,7 @@ def rationale_spans(lab: Any, bundle: Any, tolerance: float) -> list[list[Any]]:
             spans.append([where[0], where[1], "quantity", _match(quantity, evidence, tolerance)])
     text = plain_text(raw)
     terms = lab.final_choice_terms(bundle)
-    reader = reader_for(lab, terms)
+    reader = reader_for(memos, lab, terms)
     for stance in read_stances(text, reader):
         where = tokens.locate(stance.excerpt)
         if where is not None:

@@ -4,7 +4,7 @@ The autograder zip's files land in ``/autograder/source``; when ``course.toml`` 
 extensions CSV it names) is among them, the score of record is reduced by the late
 penalty computed from ``/autograder/submission_metadata.json`` by the rule the bulk
 gradebook applies (:func:`mlsys_grader.core.late.gradescope_penalty`; the course file is read
-by :func:`mlsys_grader.course.read_course`).  The results
+by :func:`mlsys_grader.intake.read_course`).  The results
 gain a visible "Late penalty" line with the rule; ``extra_data`` keeps the raw score.  A
 course file or metadata that cannot be read leaves the score as it is and tells staff why.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.late import gradescope_penalty
-from ..course import read_course
 from ..errors import CourseFileError
+from ..intake import read_course
 from ._results import total_line
 
 COURSE_FILE = "course.toml"

@@ -25,10 +25,14 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.models import submission_filename
 from ..core.report import GradeReport
+from ..otter import replaying_with
+
+if TYPE_CHECKING:
+    from ..replay import Replay
 
 MAX_CASES = 500
 
@@ -164,8 +168,9 @@ def with_case_names(run: OtterResults, names: Mapping[str, list[str]]) -> OtterR
 
 
 def run_tests_on_bundle(tests_dir: str | os.PathLike, lab: str, bundle: bytes | None, *,
-                        skip_package_init: bool = False) -> OtterResults:
-    """Run every Otter test file in ``tests_dir`` against ``bundle`` (None: no bundle was submitted)."""
+                        skip_package_init: bool = False, replay: Replay | None = None) -> OtterResults:
+    """Run every Otter test file in ``tests_dir`` against ``bundle`` (None: no bundle was submitted); their
+    ``assert_item`` grades through ``replay`` (the score of record's: :func:`mlsys_grader.otter.replaying_with`)."""
     test_files = import_test_files(skip_package_init=skip_package_init)
     paths = test_file_paths(tests_dir)
     if not paths:
@@ -174,7 +179,7 @@ def run_tests_on_bundle(tests_dir: str | os.PathLike, lab: str, bundle: bytes | 
         if bundle is not None:
             Path(work, submission_filename(lab)).write_bytes(bundle)
         files = []
-        with contextlib.chdir(work):
+        with contextlib.chdir(work), replaying_with(replay):
             for path in paths:
                 test_file = test_files.create_test_file(str(path), None)
                 test_file.run({})

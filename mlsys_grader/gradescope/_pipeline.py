@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..replay import Replay
 from ._late import apply_late_policy
 from ._options import AutograderOptions
 from ._otter_tests import OtterResults, case_names, disagreements, run_tests_on_bundle, with_case_names
@@ -68,6 +69,8 @@ class Pipeline:
     ``metadata`` is Gradescope's ``submission_metadata.json`` (the late policy's times).
     ``own_process``: nothing else runs in this process (``run_autograder``), so Otter's package
     ``__init__`` may be skipped when its test files are loaded (:func:`._otter_tests.import_test_files`).
+    ``replay``: the replay service every grade of this submission goes through (the runner and the plugin build one
+    from the image's table folder, :func:`._record.replay_for`; None: :func:`mlsys_grader.api.default_replay`).
     """
 
     options: AutograderOptions
@@ -76,6 +79,7 @@ class Pipeline:
     own_process: bool = False
     record: ScoreOfRecord | None = None
     review: Review = field(default_factory=Review)
+    replay: Replay | None = None
 
     @property
     def lab(self) -> str:
@@ -84,13 +88,13 @@ class Pipeline:
     # -- 1. the score of record --------------------------------------------------------------
     def grade_upload(self, upload: Upload) -> ScoreOfRecord:
         """The score of record of an inspected upload (raises only for the grader's own errors)."""
-        self.record = grade_upload(upload)
+        self.record = grade_upload(upload, replay=self.replay)
         return self.record
 
     def grade_folder(self, submission_dir: str | os.PathLike[str]) -> ScoreOfRecord:
         """The score of record of the upload in ``submission_dir``, once; never raises (a grader error is recorded)."""
         if self.record is None:
-            self.record = score_of_record(self.lab, submission_dir)
+            self.record = score_of_record(self.lab, submission_dir, replay=self.replay)
         return self.record
 
     # -- 2. Otter's tests on the graded bundle -----------------------------------------------
@@ -98,7 +102,8 @@ class Pipeline:
         """Run the test files on the record's bytes in this process and flag where they and the record differ."""
         record = self._record()
         try:
-            tests = run_tests_on_bundle(self.tests_dir, self.lab, record.bundle, skip_package_init=self.own_process)
+            tests = run_tests_on_bundle(self.tests_dir, self.lab, record.bundle, skip_package_init=self.own_process,
+                                        replay=self.replay)
         except Exception as exc:  # Otter's own code on the master's files: whatever fails is reported, not raised
             tests = OtterResults(error=f"{type(exc).__name__}: {exc}"[:500])
         self.review.otter_tests = tests
@@ -122,7 +127,8 @@ class Pipeline:
         if timed_out:
             public.append(f"Your notebook did not finish within {self.options.notebook_budget_s:g} seconds; the parts it "
                           "captured before then were graded.")
-        new = grade_bytes(self.lab, bundle, "the bundle your notebook saved when the autograder ran it").noted(
+        new = grade_bytes(self.lab, bundle, "the bundle your notebook saved when the autograder ran it",
+                          replay=self.replay).noted(
             "the upload had no bundle: the notebook was run in the sandbox and the bundle it saved is graded", public=public)
         self.review.otter_tests = None  # they ran on the old record: run them again on this one
         self.record = new

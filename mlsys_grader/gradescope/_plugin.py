@@ -11,7 +11,7 @@ machine.  It adds only what is Otter's; the steps are the pipeline's.  Events, a
 runner process:
 
 ``before_grading``   before any student code runs: close the pickle channels
-                     (:mod:`._hardening`), attach the lab's verified replay table where this
+                     (:mod:`._hardening`), build the Replay on the lab's verified replay table where this
                      machine keeps one (:func:`staff_replay_dir`), then the pipeline's score of
                      record and Otter's tests on the graded bundle.  Unless ``rerun_notebook`` is on, the notebook
                      is not executed (:func:`._hardening.skip_execution`).
@@ -37,7 +37,7 @@ from . import _hardening as hardening
 from ._options import PLUGIN_NAME, AutograderOptions, options_from_mapping
 from ._otter_tests import OtterResults, from_grading_results
 from ._pipeline import Pipeline
-from ._record import REPLAY_DIR, ScoreOfRecord, release_replay_table, use_replay_table
+from ._record import REPLAY_DIR, ScoreOfRecord, replay_for
 
 __all__ = ["PLUGIN_NAME", "RecordGradingResults", "ScoreOfRecordPlugin"]
 
@@ -74,9 +74,9 @@ def staff_replay_dir() -> Path:
     if REPLAY_DIR.is_dir():
         return REPLAY_DIR
     try:
-        from ..course import replay_table_dir
+        from ..replay import table_dir
 
-        return replay_table_dir()
+        return table_dir()
     except ImportError:  # a build without the replay table module: the environment's folder, which it lacks (live)
         return REPLAY_DIR
 
@@ -115,12 +115,10 @@ class ScoreOfRecordPlugin(AbstractOtterPlugin):
             self.pipeline.review.notes.append(".OTTER_LOG was set aside unread (the runner never unpickles submitted files)")
         config.grade_from_log = False
         # Otter's runner prints its own log; this line says, like run_autograder's, how replay ran (same grades either way).
-        print(f"mlsys-grader: {use_replay_table(self.lab, staff_replay_dir())}", file=sys.stderr)
-        try:
-            self.pipeline.grade_folder(self.submission_dir)
-            self.pipeline.run_otter_tests()
-        finally:
-            release_replay_table(self.lab)
+        self.pipeline.replay, verdict = replay_for(self.lab, staff_replay_dir())
+        print(f"mlsys-grader: {verdict}", file=sys.stderr)
+        self.pipeline.grade_folder(self.submission_dir)
+        self.pipeline.run_otter_tests()
         if not self.options.rerun_notebook:
             hardening.skip_execution(self._results_without_execution)
 

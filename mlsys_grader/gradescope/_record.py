@@ -8,7 +8,6 @@ upload becomes a zero report whose one submission-level finding says why and wha
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import stat
@@ -23,10 +22,10 @@ from ..core import grading
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle, submission_filename
 from ..core.report import Finding, GradeReport
-from ..course import attach_replay_table, detach_replay_table, release_table_units, use_table_units
 from ..errors import GraderError
 from ..intake import ORIGIN_WORDS, Format, read_submission
 from ..labs import get_lab
+from ..replay import Replay
 from ._upload import FLAG_NO_BUNDLE, FLAG_WRONG_LAB, Upload, export_advice, inspect_upload, lab_title, read_regular_file
 
 FLAG_GRADER_ERROR = flag_names.GRADER_ERROR
@@ -102,9 +101,10 @@ GRADESCOPE_FORMATS: tuple[Format, ...] = ("bundle", "otter")
 not this assignment's work."""
 
 
-def grade_bytes(lab_id: str, raw: bytes, source: str) -> ScoreOfRecord:
+def grade_bytes(lab_id: str, raw: bytes, source: str, *, replay: Replay | None = None) -> ScoreOfRecord:
     """The score of record of one bundle's bytes (``source`` says where they came from), read by the one reader
-    (:func:`mlsys_grader.intake.read_submission`) and graded as every edge grades it."""
+    (:func:`mlsys_grader.intake.read_submission`) and graded as every edge grades it, through ``replay`` (default:
+    :func:`mlsys_grader.api.default_replay`)."""
     digest = hashlib.sha256(raw).hexdigest()
     read = read_submission(raw, name=submission_filename(lab_id), formats=GRADESCOPE_FORMATS)
     if read.error_kind == "FormatRefused":
@@ -121,7 +121,7 @@ def grade_bytes(lab_id: str, raw: bytes, source: str) -> ScoreOfRecord:
                     f"is {lab_title(lab_id)}: {export_advice(lab_id)}.")
         return ungradable(lab_id, sentence, FLAG_WRONG_LAB, source, digest=digest)
     try:
-        report = grade_submission(read)
+        report = grade_submission(read, replay=replay)
     except GraderError as exc:
         sentence = f"Your bundle ({source}) cannot be graded ({_short(exc)}): {SAVE_AGAIN}."
         return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, (str(exc),), digest)
@@ -134,20 +134,21 @@ def grader_failed(lab_id: str, error: BaseException, source: str = "error") -> S
     return ungradable(lab_id, sentence, FLAG_GRADER_ERROR, source, (f"{type(error).__name__}: {error}",))
 
 
-def grade_upload(upload: Upload) -> ScoreOfRecord:
-    """The score of record of an inspected upload."""
+def grade_upload(upload: Upload, *, replay: Replay | None = None) -> ScoreOfRecord:
+    """The score of record of an inspected upload (through ``replay``, as :func:`grade_bytes`)."""
     if upload.bundle is None:
         record = ungradable(upload.lab, upload.problem or f"Nothing gradable was uploaded: {export_advice(upload.lab)}.",
                             upload.flag or FLAG_NO_BUNDLE, upload.source, upload.notes)
     else:
-        record = grade_bytes(upload.lab, upload.bundle, upload.source)
+        record = grade_bytes(upload.lab, upload.bundle, upload.source, replay=replay)
         record = replace(record, notes=(*upload.notes, *record.notes))
     return replace(record, bundle_path=str(upload.bundle_path) if upload.bundle_path else None,
                    flags=(*record.flags, *(flag for flag in upload.flags if flag not in record.flags)),
                    public_notes=(*record.public_notes, *upload.public_notes))
 
 
-def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_path: str | os.PathLike | None = None) -> ScoreOfRecord:
+def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_path: str | os.PathLike | None = None, *,
+                    replay: Replay | None = None) -> ScoreOfRecord:
     """Grade what was uploaded in ``submission_dir`` for ``lab_id``.  Never raises for a bad submission.
 
     ``notebook_path`` is accepted for callers that already resolved the notebook (Otter's
@@ -155,7 +156,7 @@ def score_of_record(lab_id: str, submission_dir: str | os.PathLike, notebook_pat
     """
     del notebook_path  # the upload is classified from the folder; kept for the plugin's call
     try:
-        return grade_upload(inspect_upload(submission_dir, lab_id))
+        return grade_upload(inspect_upload(submission_dir, lab_id), replay=replay)
     except Exception as exc:
         return grader_failed(lab_id, exc)
 
@@ -181,39 +182,26 @@ def untrusted_table_dir(directory: Path) -> str | None:
     return None
 
 
-def use_replay_table(lab_id: str, directory: Path | None) -> str:
-    """Attach ``lab_id``'s verified table in ``directory`` for this process; the sentence for the staff log.
+def replay_for(lab_id: str, directory: Path | None) -> tuple[Replay, str]:
+    """The replay service that grades ``lab_id`` here: on its verified table in ``directory`` when there is one, and the
+    sentence for the staff log.
 
     Never builds and never trusts: a missing, unverified or untrusted table (:func:`untrusted_table_dir`) leaves the
     lab on live replay (mlsysim imported on its first evaluation), which gives the same grades, only slower.
     """
     if directory is None:
-        return "replay: live (no replay table folder configured)"
+        return Replay(), "replay: live (no replay table folder configured)"
     problem = untrusted_table_dir(directory)
     if problem is not None:
-        return f"replay: live — the table is not used: {problem}"
+        return Replay(), f"replay: live — the table is not used: {problem}"
+    from ..replay import load_table
+
     try:
-        lab = attach_replay_table(get_lab(lab_id), directory, rebuild=False)
+        lab = get_lab(lab_id)
+        table = load_table(lab, directory, rebuild=False)
     except GraderError as exc:  # ReplayTableError: missing, refused or for another key
-        return f"replay: live — the table is not used: {exc}"
-    units = ""
-    if use_table_units(directory):  # the same folder, trusted as the table is: the reader never loads pint
-        _UNITS_IN_USE.add(lab_id)
-        units = "; units from its verified unit file"
-    return f"replay: verified table in {directory} ({len(lab.replay_table or ())} evaluations){units}"
-
-
-_UNITS_IN_USE: set[str] = set()
-"""The labs whose :func:`use_replay_table` gave this process the table folder's unit scales."""
-
-
-def release_replay_table(lab_id: str) -> None:
-    """``lab_id`` back on live replay (after :func:`use_replay_table`), so a later grading in this process starts clean."""
-    with contextlib.suppress(GraderError):  # a lab that does not load had no table attached
-        detach_replay_table(get_lab(lab_id))
-    if lab_id in _UNITS_IN_USE:
-        _UNITS_IN_USE.discard(lab_id)
-        release_table_units()
+        return Replay(), f"replay: live — the table is not used: {exc}"
+    return Replay({lab: table}), f"replay: verified table in {directory} ({len(table)} evaluations)"
 
 
 def saved_at(raw: bytes | str) -> str | None:

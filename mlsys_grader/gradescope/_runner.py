@@ -6,7 +6,7 @@ The zip's ``run_autograder`` is one line, ``exec <env>/bin/python -I -m mlsys_gr
 pipeline (:mod:`._pipeline`, the steps ``otter run``'s plugin drives too) in this one root process:
 
 1. reads the options (``otter_config.json``), makes the autograder folder root's and not
-   writable by others, attaches the lab's replay table that ``setup.sh`` built (verified, and only
+   writable by others, builds its Replay on the lab's replay table that ``setup.sh`` built (verified, and only
    when root's: else live replay, said in the log), reads the upload as data (:mod:`._upload`) and
    grades the submitted bundle — the score of record — and **writes results.json** before any
    student code runs;
@@ -36,7 +36,6 @@ from typing import Any
 
 from ..api import default_rubric
 from ..core import flags as flag_names
-from ..course import attach_replay_table, detach_replay_table, ensure_table_units
 from ..errors import GraderError, OptionsError
 from ..labs import get_lab, lab_ids
 from . import _sandbox as sandbox
@@ -45,7 +44,7 @@ from ._late import read_metadata
 from ._options import read_options
 from ._otter_tests import import_test_files
 from ._pipeline import Pipeline
-from ._record import FLAG_GRADER_ERROR, REPLAY_DIR, release_replay_table, use_replay_table
+from ._record import FLAG_GRADER_ERROR, REPLAY_DIR, replay_for
 from ._upload import FLAG_NO_BUNDLE, Upload, inspect_upload, read_notebook
 
 # Everything above is light enough to load before the score of record; Otter loads later, inside
@@ -174,9 +173,10 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
     the autograder folder made root's, results.json written after each step, the sandbox.
     ``own_process``: this process does nothing else (``run_autograder``), so Otter's package
     ``__init__`` may be skipped when its test files are loaded (see :func:`._otter_tests.import_test_files`).
-    ``replay_dir``: the image's replay tables (:data:`._record.REPLAY_DIR`, built by ``setup.sh``); the lab's verified
-    table is attached while this submission is graded (same grades as live replay, without importing mlsysim), and a
-    missing, unverified or untrusted one leaves it on live replay — the staff log says which.
+    ``replay_dir``: the image's replay tables (:data:`._record.REPLAY_DIR`, built by ``setup.sh``); this submission is
+    graded through a :class:`~mlsys_grader.replay.Replay` on the lab's verified table (same grades as live replay,
+    without importing mlsysim), and a missing, unverified or untrusted one leaves it on live replay — the staff log
+    says which (:func:`._record.replay_for`).
     """
     log = log or Log()
     autograder = Path(autograder_dir)
@@ -189,12 +189,13 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
         writer.write(document)
         log(f"misconfigured: {exc}")
         return document
-    pipeline = Pipeline(options, source / "tests", read_metadata(autograder), own_process=own_process)
+    replay, verdict = replay_for(options.lab, replay_dir)
+    pipeline = Pipeline(options, source / "tests", read_metadata(autograder), own_process=own_process, replay=replay)
     if os.geteuid() == 0:
         for change in sandbox.protect_autograder(autograder):
             log(change)
     try:
-        log(use_replay_table(options.lab, replay_dir))
+        log(verdict)
         upload = inspect_upload(autograder / "submission", options.lab)
         record = pipeline.grade_upload(upload)
         writer.write(pipeline.results())
@@ -213,7 +214,6 @@ def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: 
     except Exception as exc:
         pipeline.fail(exc)
     document = pipeline.results()
-    release_replay_table(options.lab)
     writer.write(document)
     log(f"final results.json written: {document['score']:g} / 100; flags: "
         f"{', '.join(document['extra_data']['mlsys_grader']['flags']) or 'none'}")
@@ -224,32 +224,25 @@ def build_replay_tables(directory: Path = REPLAY_DIR) -> list[str]:
     """Build (or verify) every lab's replay table in ``directory`` through the image's pinned mlsysim; problems.
 
     Run by :func:`check_image` in ``setup.sh``: as root, before any student code exists, into a folder of the
-    environment that only root writes.  Each table is then checked as grading checks it (:func:`._record.use_replay_table`);
+    environment that only root writes.  Each table is then checked as grading checks it (:func:`._record.replay_for`);
     a lab whose domain is over the table's cap stays on live replay, which is not a problem.
     """
+    from ..replay import load_table
+
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o755)
     problems = []
     for lab_id in lab_ids():
         started = time.perf_counter()
-        lab = get_lab(lab_id)
         try:
-            attach_replay_table(lab, directory, rebuild=True)
+            load_table(get_lab(lab_id), directory, rebuild=True)
         except GraderError as exc:  # over the cap: this lab grades by live replay
             print(f"mlsys-grader image check: {lab_id}: no replay table ({exc}); it grades by live replay")
             continue
-        finally:
-            detach_replay_table(lab)
-        verdict = use_replay_table(lab_id, directory)
-        release_replay_table(lab_id)
+        _, verdict = replay_for(lab_id, directory)
         print(f"mlsys-grader image check: {lab_id}: {verdict} ({time.perf_counter() - started:.1f} s)")
         if not verdict.startswith("replay: verified"):
             problems.append(f"{lab_id}: the replay table just built is not usable ({verdict})")
-    # The reader's unit conversions beside the tables (the units their evidence shows), so grading loads no pint.
-    if ensure_table_units(directory):
-        print(f"mlsys-grader image check: unit file verified in {directory}")
-    else:
-        print(f"mlsys-grader image check: no unit file in {directory}; the reader converts units through pint")
     return problems
 
 

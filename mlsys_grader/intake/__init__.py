@@ -4,9 +4,20 @@ This layer sits above :mod:`mlsys_grader.core` and :mod:`mlsys_grader.labs` and 
 three edges (:mod:`mlsys_grader.student`, :mod:`mlsys_grader.course`,
 :mod:`mlsys_grader.gradescope`), so that the same file is read the same way everywhere:
 :func:`read_submission` turns a path or bytes in any accepted form into one
-:class:`Submission`, which :func:`mlsys_grader.api.grade_submission` grades.
+:class:`Submission`, which :func:`mlsys_grader.api.grade_submission` grades.  The course file
+(:func:`read_course`) and staff CSVs are read here too: bulk grading and the Gradescope runner both read them.
 """
 
+from ._course import (
+    Counting,
+    Course,
+    CourseFile,
+    LabPolicy,
+    RosterKeys,
+    read_course,
+    read_extensions,
+    read_staff_csv,
+)
 from ._reader import (
     FORMATS,
     GRADESCOPE_METADATA,
@@ -34,6 +45,9 @@ from ._reader import (
 )
 
 __all__ = [
+    "Counting",
+    "Course",
+    "CourseFile",
     "FORMATS",
     "GRADESCOPE_METADATA",
     "SKIP_DIRS",
@@ -42,6 +56,8 @@ __all__ = [
     "ORIGIN_FORMATS",
     "ORIGIN_WORDS",
     "Format",
+    "LabPolicy",
+    "RosterKeys",
     "Submission",
     "bundle_beside",
     "file_digest",
@@ -53,6 +69,9 @@ __all__ = [
     "notebook_bundle_text",
     "pick_primary",
     "read_bounded",
+    "read_course",
+    "read_extensions",
+    "read_staff_csv",
     "read_submission",
     "refusal",
     "walk_files",

@@ -47,10 +47,12 @@ from ..core.context import first_difference
 from ..core.jsonio import loads_strict
 from ..core.labspec import Binding, MarimoLayout
 from ..core.models import Bundle, EvidenceRecord, PartId, Synthesis, part_key
+from ..core.replayer import Replayer
 from ..core.report import Finding, PartName
 from ..core.seal import book_seal
 from ..errors import BundleFormatError
 from ..labs import get_lab, lab_ids
+from ..replay import Replay
 
 SNAPSHOT_HEADING = "### MLSysIM Result Snapshot"
 REPORT_SCHEMA_VERSION = "1.0"
@@ -240,7 +242,7 @@ def _rationale(export: MarimoExport) -> str:
     return ""
 
 
-def export_bundle(export: MarimoExport) -> Bundle:
+def export_bundle(export: MarimoExport, replay: Replayer | None = None) -> Bundle:
     """The captures of an export as a sealed bundle.
 
     Each capture becomes an :class:`EvidenceRecord` with no mlsysim version (the export's
@@ -248,9 +250,12 @@ def export_bundle(export: MarimoExport) -> Bundle:
     seal is checked against it by :func:`export_findings`).  Final controls are
     inferred from the records by the lab module, so staleness is found where the lab
     finds it: between parts (Lab 11 D against C) and against the export's track.  The
-    records carry no lock times: predictions in the marimo labs are not timed.
+    records carry no lock times: predictions in the marimo labs are not timed.  Inferring a part's controls may
+    plan the parts it depends on (Lab 11 D on each part C setting): through ``replay``, by default a live one of its
+    own (reading a file never depends on what a grader replayed before).
     """
     lab = get_lab(export.lab_id)
+    replay = replay or Replay()
     layout = export.layout
     track = export.track
     if track not in lab.tracks:
@@ -273,7 +278,7 @@ def export_bundle(export: MarimoExport) -> Bundle:
         except ValueError as exc:
             raise BundleFormatError(f"marimo capture {part} does not match the evidence record: {str(exc).splitlines()[0]}") from exc
         evidence[part] = record
-        inferred = lab.infer_controls(track, part, record) if record.baseline and record.result else None
+        inferred = lab.infer_controls(replay, track, part, record) if record.baseline and record.result else None
         if inferred is not None:
             controls[part] = inferred[0]
     snapshot = export.snapshot

@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata, resources
 
 from .._mlsysim import import_evaluator as import_evaluator  # public: a lab's rules load their evaluators with it
-from .._mlsysim import import_mlsysim, unit_registry
+from .._mlsysim import import_mlsysim
 from ..core.labspec import Lab
 from ..errors import RubricError, UnknownLabError
 
@@ -38,21 +37,6 @@ ENTRY_POINT_GROUP = "mlsys_grader.labs"
 _BUILTIN = {"lab07": "mlsys_grader.labs.lab07", "lab11": "mlsys_grader.labs.lab11"}
 _REGISTERED: dict[str, str] = {}
 _LOADED: dict[str, Lab] = {}
-_ON_LOAD: list[Callable[[Lab], None]] = []
-
-
-def on_load(callback: Callable[[Lab], None]) -> None:
-    """Run ``callback`` on every lab loaded from now on, and on those already loaded (the replay
-    table attaches itself this way: ``mlsys_grader.course._replay_table.use_replay_tables``)."""
-    _ON_LOAD.append(callback)
-    for lab in list(_LOADED.values()):
-        callback(lab)
-
-
-def remove_on_load(callback: Callable[[Lab], None]) -> None:
-    """Stop running ``callback`` on labs loaded from now on (labs it already ran on stay as they are)."""
-    if callback in _ON_LOAD:
-        _ON_LOAD.remove(callback)
 
 
 @lru_cache(maxsize=1)
@@ -99,8 +83,6 @@ def get_lab(lab_id: str) -> Lab:
         if lab.lab_id != lab_id:
             raise UnknownLabError(f"module {module} implements lab {lab.lab_id!r}, registered as {lab_id!r}")
         lab.module = module  # what the replay table's key digests (the package of the registered module)
-        for callback in _ON_LOAD:
-            callback(lab)
         _LOADED[lab_id] = lab
     return _LOADED[lab_id]
 
@@ -133,29 +115,9 @@ def rubric_text(lab_id: str) -> str:
     raise RubricError(f"lab {lab_id!r} ships no rubric: expected {' or '.join(names)} in {package}", source=names[0])
 
 
-def prepare_worker() -> None:
-    """Ready a grading worker before its first task (outside every task's time limit and before its memory cap):
-    load every registered lab (inside :func:`mlsys_grader.course._replay_table.replay_tables` each attaches its
-    table) and, unless the replay tables' unit file gives the reader its conversions, the unit registry it
-    converts with; load the evaluators only of a lab left to replay live (its rules' ``evaluator()``, which loads
-    just the mlsysim modules they import; the whole of mlsysim for a lab whose rules have none).  The batch
-    passes this as its pool's ``prepare`` instead of :func:`import_mlsysim`, so a batch the tables answer pays
-    for neither mlsysim's import nor pint's, and one that replays live pays them as before.  A lab that does not
-    load (its module fails to import, or is gone) is skipped: raising here would kill every worker before its
-    first task, so no submission of any lab would be graded; its own submissions fail in their tasks, each row
-    saying why."""
-    from ..core.rationale import unit_scales_in_use
-
-    live = []
-    for lab_id in lab_ids():
-        try:
-            lab = get_lab(lab_id)
-        except Exception:  # reported by the task of each submission of this lab
-            continue
-        if lab.replay_table is None:
-            live.append(lab)
-    for lab in live:  # mlsysim missing raises here: every task then names the worker's environment, not the input
-        evaluator = getattr(lab.rules, "evaluator", None)
-        evaluator() if callable(evaluator) else import_mlsysim()
-    if not live and not unit_scales_in_use():
-        unit_registry()
+def load_evaluators(lab: Lab) -> None:
+    """Load the evaluators of ``lab`` (its rules' ``evaluator()``, which loads just the mlsysim modules they import;
+    the whole of mlsysim for a lab whose rules have none): what a worker that replays ``lab`` live does before its
+    first task (:meth:`mlsys_grader.replay.Replay.prepare`)."""
+    evaluator = getattr(lab.rules, "evaluator", None)
+    evaluator() if callable(evaluator) else import_mlsysim()

@@ -98,18 +98,19 @@ STUDENT = WheelSpec(
     # (``solve``, Otter assign, the autograder and kit builders, this module: all of staff/).
     # ``gradescope/`` stays whole: it holds only what runs on Gradescope, none of it staff's, and the runner
     # is the grader's, not a shortcut (the notebook embeds its bundle through ``core/embed.py``).
-    leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/course/_replay_table.py",
+    leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/replay/_table.py",
                "mlsys_grader/templates/review.html",
                # each lab's hand-written reference answers are solutions (the master's, the references')
                f"mlsys_grader/labs/*/{LAB_ANSWERS}"),
     # NOTE: what a student runs, measured by benchmarks/kit.py (issue 20): the notebook API and its charts
     # (matplotlib), the evaluators (mlsysim, pint, pyyaml), the grader's models and pages (pydantic, jinja2), the
-    # check command (rich), a kernel (ipykernel) and a front end (FRONT_END).  Not Otter-Grader (its hard
+    # check command (rich), the replay service's bounded caches (cachetools), a kernel (ipykernel) and a front end
+    # (FRONT_END).  Not Otter-Grader (its hard
     # requirements pull Playwright, Sphinx and python-on-whales; the notebook checks with lab.check and exports
     # with lab.export), not pandas (the notebook's tables are its own), not what only a batch or the Gradescope
     # runner needs (pebble, nbformat, platformdirs, packaging).  Each specifier is the project's own.
     dependencies=("mlsysim==0.3.0", "pydantic>=2,<3", "pint>=0.23", "matplotlib>=3.8", "ipykernel>=6", "pyyaml>=6",
-                  "rich>=13", "jinja2>=3.1", *FRONT_END),
+                  "rich>=13", "jinja2>=3.1", "cachetools>=5,<9", *FRONT_END),
 )
 
 

@@ -20,6 +20,7 @@ from ..core.labspec import Lab
 from ..core.models import Bundle, EvidenceRecord, PartId, PartRun, Scalar, Synthesis, part_key
 from ..errors import UnknownLabError
 from ..labs import get_lab
+from ..replay import Replay
 
 # A session as a student works it: a few minutes reading before each part's prediction is
 # locked, seconds until the run shows the result, minutes exploring before the capture.
@@ -60,6 +61,7 @@ def _run_controls(lab: Lab, part: str, controls: Mapping[str, Any]) -> dict[str,
 def bundle_from_controls(
     lab: Lab, track: str, controls: Mapping[str, Mapping[str, Any]], *, mlsysim_version: str, grader_version: str,
     rng: random.Random | None = None, start: datetime | None = None, session_rng: random.Random | None = None,
+    replay: Replay | None = None,
 ) -> Bundle:
     """A complete bundle for these controls: right predictions, locked first, and a reference synthesis.
 
@@ -67,10 +69,11 @@ def bundle_from_controls(
     session's times (by default seeded from ``rng``, after those draws), starting at
     ``start`` if given.
     Each part's run log says what the record implies: the first run after the lock used
-    the captured controls and showed the result at ``result_shown_at``.
+    the captured controls and showed the result at ``result_shown_at``.  Plans go through ``replay`` (default:
+    :func:`mlsys_grader.api.default_replay`).
     """
     names = rng or random.Random(0)
-    plans = plan_all(lab, track, controls)
+    plans = plan_all(lab, replay or api.default_replay(), track, controls)
     parts = [part_key(part) for part in lab.part_ids()]
     predictions = {part: names.choice(sorted(lab.accepted_predictions(track, part, plans[part]))) for part in parts}
     synthesis = Synthesis(**lab.reference_synthesis(track, plans, names))
@@ -95,7 +98,7 @@ def bundle_from_controls(
 
 
 def solve_spec(lab: Lab, track: str, seed: int | None, *, mlsysim_version: str, grader_version: str,
-               start: datetime | None = None) -> Bundle:
+               start: datetime | None = None, replay: Replay | None = None) -> Bundle:
     """A complete bundle as a diligent student produces it; ``seed`` draws controls across the domain.
 
     The session's times come from the lab, track and seed too, so two seeds (or two tracks)
@@ -103,14 +106,16 @@ def solve_spec(lab: Lab, track: str, seed: int | None, *, mlsysim_version: str, 
     fixed session per lab and track.
     """
     rng = random.Random(seed) if seed is not None else None
-    controls: dict[str, dict[str, Any]] = {part: lab.sample_controls(track, part, rng) for part in lab.part_ids()}
+    replay = replay or api.default_replay()
+    controls: dict[str, dict[str, Any]] = {part: lab.sample_controls(replay, track, part, rng) for part in lab.part_ids()}
     # A string seed is hashed with SHA-512 by ``random``: the same session in every run.
     session_rng = random.Random(f"mlsys-grader solve session {lab.lab_id} {track} {seed}")
     return bundle_from_controls(lab, track, controls, mlsysim_version=mlsysim_version, grader_version=grader_version,
-                                rng=random.Random(seed if seed is not None else 0), start=start, session_rng=session_rng)
+                                rng=random.Random(seed if seed is not None else 0), start=start, session_rng=session_rng,
+                                replay=replay)
 
 
-def solve(lab_id: str, track: str, seed: int | None = None) -> Bundle:
+def solve(lab_id: str, track: str, seed: int | None = None, *, replay: Replay | None = None) -> Bundle:
     """A complete bundle for ``lab_id`` on ``track`` (``seed`` varies the controls and session times).
 
     Every part's evidence is verified, so it earns every evidence point; its rationale is the
@@ -120,4 +125,4 @@ def solve(lab_id: str, track: str, seed: int | None = None) -> Bundle:
     lab = get_lab(lab_id)
     if track not in lab.tracks:
         raise UnknownLabError(f"unknown track {track!r} for {lab_id}; expected one of {', '.join(lab.tracks)}")
-    return solve_spec(lab, track, seed, mlsysim_version=api.mlsysim_version(), grader_version=__version__)
+    return solve_spec(lab, track, seed, mlsysim_version=api.mlsysim_version(), grader_version=__version__, replay=replay)

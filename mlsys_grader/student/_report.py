@@ -87,7 +87,7 @@ def _observation(session: LabSession, part: str, record: EvidenceRecord) -> str:
 def _settings(session: LabSession, part: PartId, record: EvidenceRecord, saved: Bundle) -> tuple[str, dict[str, Any]]:
     """(settings the evidence was captured with, as the notebook writes them; the decision controls' values)."""
     spec = session.lab.parts[part]
-    inferred = session.lab.infer_controls(session.track, part, record)
+    inferred = session.lab.infer_controls(session.replay, session.track, part, record)
     controls = inferred[0] if inferred else dict(saved.controls.get(part, {}))
     shown = [f"{c.name} = {literal(controls.get(c.name))}" for c in spec.controls if not c.decision and c.name in controls]
     decisions = {c.name: controls.get(c.name) for c in spec.controls if c.decision}

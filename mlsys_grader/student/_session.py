@@ -62,6 +62,7 @@ from ..core.report import GradeReport
 from ..core.text import visible
 from ..errors import BundleFormatError, DomainError, UnknownLabError
 from ..labs import get_lab
+from ..replay import Replay
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss, refused_choice, refused_control
 from ._display import BookText, Notice, Options, PartCheck, PartResult, Progress, SelfCheck, frame
@@ -158,6 +159,8 @@ class LabSession:
         self.lab_id, self.track, self.path, self._clock = lab_id, track, path, clock
         self._last: datetime | None = None
         self._mlsysim = mlsysim_version()
+        self.replay = Replay()
+        """This session's own replay service (live): its runs and its self-checks share its evaluations."""
         self._parts = {part: _PartState() for part in self.lab.part_ids()}
         self._evidence: dict[str, EvidenceRecord] = {}
         self._final: dict[str, dict[str, Any]] = {}
@@ -295,7 +298,7 @@ class LabSession:
         bundle = self._saved if self._saved is not None else Bundle(lab=self.lab_id, track=self.track).sealed()
         key = bundle.content_hash or ""
         if self._report is None or self._report[0] != key:
-            self._report = (key, grade_bundle(bundle))
+            self._report = (key, grade_bundle(bundle, replay=self.replay))
         return self._report[1]
 
     def _problems(self, criteria: tuple[str, ...] = RECAPTURE_CRITERIA) -> dict[str, list[str]]:
@@ -420,7 +423,7 @@ class LabSession:
                               [f"Part {part} builds on part {dependency}'s selected result, so run part {dependency} in this session before part {part}."])
             upstream[dependency] = built.result
         decisions = {control.name: self._final.get(part, {}).get(control.name) for control in spec.controls if control.decision}
-        state.plan = self.lab.plan(self.track, part, {**checked, **{k: None for k in decisions}}, upstream)
+        state.plan = self.lab.plan(self.replay, self.track, part, {**checked, **{k: None for k in decisions}}, upstream)
         state.controls = checked
         now = self._stamp()
         if state.shown_at is None:
@@ -488,7 +491,7 @@ class LabSession:
         plan = state.plan
         if names:
             upstream = {dep: built.result for dep in spec.depends_on if (built := self._parts[dep].plan) is not None}
-            plan = self.lab.plan(self.track, part, {**state.controls, **decided}, upstream)
+            plan = self.lab.plan(self.replay, self.track, part, {**state.controls, **decided}, upstream)
         if Lab.arm_inputs(plan.baseline) == Lab.arm_inputs(plan.result):
             return Notice("warn", f"Part {part}'s intervention is identical to its baseline.",
                           ["Change a control so the two differ, run the part again, then capture."])

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mlsys_grader import __version__, default_rubric, get_lab, grade_bundle, mlsysim_version
+from mlsys_grader.api import default_replay
 from mlsys_grader.core.jsonio import canonical_dumps
 from mlsys_grader.core.labspec import (
-    Evaluator,
     GradingLab,
     Lab,
     LabReferences,
@@ -63,7 +63,7 @@ def test_a_lab_declares_parts_and_synthesis_answers_of_the_bundle_schema(lab_id)
 @pytest.mark.parametrize("lab_id", LABS)
 def test_a_lab_plays_every_role_of_the_contract(lab_id):
     lab = get_lab(lab_id)
-    roles = (LabRules, Evaluator, RationaleWords, ReferenceAnswers, Presentation, MarimoMapping, GradingLab)
+    roles = (LabRules, RationaleWords, ReferenceAnswers, Presentation, MarimoMapping, GradingLab)
     assert [role.__name__ for role in roles if not isinstance(lab, role)] == []
 
 
@@ -164,8 +164,8 @@ def _vary_one(lab_id: str, track: str):
             if control.decision:
                 continue
             for value in control.values():
-                controls = {p: lab.sample_controls(track, p, None) for p in lab.part_ids()}
-                controls[part] = lab.complete_decision(track, part, {**controls[part], control.name: value}, random.Random(1))
+                controls = {p: lab.sample_controls(default_replay(), track, p, None) for p in lab.part_ids()}
+                controls[part] = lab.complete_decision(default_replay(), track, part, {**controls[part], control.name: value}, random.Random(1))
                 yield part, control.name, value, controls
 
 

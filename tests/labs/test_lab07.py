@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from conftest import TRACKS, assert_scenario, every_setting, grid, plan_for, reseal, shown, solved
 
-from mlsys_grader.api import grade_bundle, mlsysim_version
+from mlsys_grader.api import default_replay, grade_bundle, mlsysim_version
 from mlsys_grader.labs import get_lab
 from mlsys_grader.staff import bundle_from_controls
 from mlsys_grader.student._session import _open_lab_with_clock
@@ -137,7 +137,7 @@ def test_b_tie_through_the_notebook_and_the_grader(tmp_path, prediction, judged_
 def test_a_prediction_is_judged_against_the_first_run_after_its_lock():
     """Measured: lock "eager", see "compiled", change the settings until eager wins, capture: full marks."""
     lab = get_lab(LAB)
-    controls = {part: lab.sample_controls("cloud", part, None) for part in lab.part_ids()}
+    controls = {part: lab.sample_controls(default_replay(), "cloud", part, None) for part in lab.part_ids()}
     controls["B"] = {"executions": 10, "recompilations": 8}
     captured = bundle_from_controls(lab, "cloud", controls, mlsysim_version=mlsysim_version(), grader_version="test")
     data = json.loads(captured.to_json())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import TRACKS, assert_scenario, every_setting, grid, plan_for, reseal, shown, solved, sweep
 
-from mlsys_grader.api import grade_bundle, mlsysim_version
+from mlsys_grader.api import default_replay, grade_bundle, mlsysim_version
 from mlsys_grader.labs import get_lab
 from mlsys_grader.labs.lab11 import rules
 from mlsys_grader.staff import bundle_from_controls
@@ -60,9 +60,9 @@ def _inputs_of_every_setting(track: str):
     """(part, controls, upstream) for every setting of ``track``: decisions completed, part D on each part C result."""
     lab = get_lab(LAB)
     for part, controls, upstream_settings in every_setting(LAB):
-        controls = lab.complete_decision(track, part, {**{c.name: None for c in lab.parts[part].controls if c.decision},
+        controls = lab.complete_decision(default_replay(), track, part, {**{c.name: None for c in lab.parts[part].controls if c.decision},
                                                        **controls}, None)
-        upstream = {dep: lab.plan(track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
+        upstream = {dep: lab.plan(default_replay(), track, dep, setting, {}).result for dep, setting in (upstream_settings or {}).items()}
         yield part, controls, upstream
 
 
@@ -217,15 +217,15 @@ def test_d_share_band_cannot_occur_because_at_most_a_third_of_the_gain_survives(
 def test_d_share_band_accepts_both_neighbours_when_half_the_gain_survives():
     """Outside the lab's domain (a part C latency chosen so g = 0.5), the evaluator's numbers hit the band."""
     lab = get_lab(LAB)
-    c_result = lab.plan("tinyml", "C", C_SETTINGS[0], {}).result
-    probe = lab.plan("tinyml", "D", {"speedup": 2}, {"C": c_result}).result["outputs"]["baseline"]
+    c_result = lab.plan(default_replay(), "tinyml", "C", C_SETTINGS[0], {}).result
+    probe = lab.plan(default_replay(), "tinyml", "D", {"speedup": 2}, {"C": c_result}).result["outputs"]["baseline"]
     other_ms = sum(float(probe[key]["magnitude"]) for key in ("host_time", "transfer_time", "launch_time", "postprocess_time"))
     assert {probe[key]["unit"] for key in ("host_time", "transfer_time", "launch_time", "postprocess_time")} == {"ms"}
     answers = {}
     for kernel_factor in (1.6, 1.7, 2.0, 2.4, 4.0):  # kernel = factor × other stages: g = factor / (factor + 2) at L = 2
         upstream = {"C": {**c_result, "outputs": {**c_result["outputs"],
                                                     "latency": {"magnitude": kernel_factor * other_ms, "unit": "ms"}}}}
-        plan = lab.plan("tinyml", "D", {"speedup": 2}, upstream)
+        plan = lab.plan(default_replay(), "tinyml", "D", {"speedup": 2}, upstream)
         _, _, g = rules.whole_path_gain(plan.result["outputs"])
         answers[kernel_factor] = (g, lab.displayed_prediction("tinyml", "D", plan), lab.accepted_predictions("tinyml", "D", plan))
     assert answers[1.6] == (0.44, "under_half", {"under_half"})
@@ -260,7 +260,7 @@ def test_a_switch_bands_apply_and_without_a_switch_q_is_0_or_1():
 def test_d_is_judged_against_the_part_c_result_of_its_first_run():
     """Recapturing part C after seeing part D must not change what D's prediction is judged on."""
     lab = get_lab(LAB)
-    controls = {part: lab.sample_controls("tinyml", part, None) for part in lab.part_ids()}
+    controls = {part: lab.sample_controls(default_replay(), "tinyml", part, None) for part in lab.part_ids()}
     controls["C"] = {"shape": "misaligned", "operation": "gemm"}
     controls["D"] = {"speedup": 2}
     captured = bundle_from_controls(lab, "tinyml", controls, mlsysim_version=mlsysim_version(), grader_version="test")

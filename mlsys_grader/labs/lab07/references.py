@@ -17,9 +17,10 @@ from .words import LIMITATIONS, RECOMMENDATIONS, TRIGGERS
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.core.replayer import Replayer
 
 
-def sample_controls(lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+def sample_controls(lab: Lab, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
     """Valid, contrasting controls (part E never the baseline's relu + static); ``None`` gives the defaults."""
     spec = PARTS[part]
     if rng is None:
@@ -29,16 +30,17 @@ def sample_controls(lab: Lab, track: str, part: str, rng: random.Random | None) 
     if part == "E":
         while controls["operator"] == "relu" and controls["shape_mode"] == "static":
             controls["operator"] = rng.choice(spec.control("operator").choices[1:]) if rng else "host_callback"
-        controls = complete_decision(lab, track, part, controls, rng)
+        controls = complete_decision(lab, replay, track, part, controls, rng)
     return controls
 
 
-def complete_decision(lab: Lab, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+def complete_decision(lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                      rng: random.Random | None) -> dict[str, Any]:
     """``controls`` with a decision the lab's rules accept (drawn with ``rng``, else the first)."""
     controls = dict(controls)
     if part != "E":
         return controls
-    executable = lab.plan(track, "E", {**controls, "decision": "selected"}, {}).result["executable"]
+    executable = lab.plan(replay, track, "E", {**controls, "decision": "selected"}, {}).result["executable"]
     options = ("selected", "hold") if executable else ("none", "hold")
     controls["decision"] = rng.choice(options) if rng else options[0]
     return controls

@@ -15,15 +15,16 @@ from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from mlsys_grader.core.drift import BuildVariant
 from mlsys_grader.core.labspec import ArmInputs, Control, InferredControls, PartPlan, PartSpec, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
 from mlsys_grader.core.models import Bundle, EvidenceRecord
+from mlsys_grader.core.values import BuildVariant
 
 from .words import LIMITATIONS, RECOMMENDATIONS, REJECTABLE, TRIGGERS
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.core.replayer import Replayer
 
 MODEL_KEY = "v1_07_experiments"
 OPERATION_COUNT = 6
@@ -118,23 +119,24 @@ def evaluate(track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str,
 
 
 # -- building ---------------------------------------------------------------
-def plan(lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
-    """A part's plan: its baseline, result and alternative arms, evaluated through ``lab``, and part E's decision."""
+def plan(lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+         upstream: Mapping[str, Any]) -> PartPlan:
+    """A part's plan: its baseline, result and alternative arms, evaluated through ``replay``, and part E's decision."""
     arms = arm_inputs(track, part, controls, TENSOR_ELEMENTS[track])
-    baseline = lab.evaluate(track, MODEL_KEY, arms.baseline)
-    result = lab.evaluate(track, MODEL_KEY, arms.result)
+    baseline = replay.evaluate(lab, track, MODEL_KEY, arms.baseline)
+    result = replay.evaluate(lab, track, MODEL_KEY, arms.result)
     return PartPlan(
         part=part,
         model_key=MODEL_KEY,
         upstream=arms.upstream,
         baseline=baseline,
         result=result,
-        alternatives=tuple(lab.evaluate(track, MODEL_KEY, item) for item in arms.alternatives),
+        alternatives=tuple(replay.evaluate(lab, track, MODEL_KEY, item) for item in arms.alternatives),
         **decide(part, controls, baseline, result),
     )
 
 
-def infer_controls(lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+def infer_controls(lab: Lab, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
     """The controls a record's result arm was built from (no part depends on another), or None."""
     result_inputs = recorded_inputs(record.result) if record.result else None
     if not isinstance(result_inputs, Mapping):

@@ -145,7 +145,9 @@ def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
 
 def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The target device, part D's default training host, how this track recompiles, and the workload."""
-    host = lab.plan(track, "D", lab.parts["D"].defaults(), {}).baseline["training_host"]
+    # Words, not evidence: the default part D baseline's host, evaluated once here (no plan, no replay service).
+    baseline = rules.arm_inputs(track, "D", lab.parts["D"].defaults(), rules.TENSOR_ELEMENTS[track]).baseline
+    host = rules.evaluate(track, rules.MODEL_KEY, baseline)["training_host"]
     context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
                "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
     ev = rules.evaluator()

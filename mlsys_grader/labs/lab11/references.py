@@ -17,9 +17,10 @@ from .words import LIMITATIONS, TRIGGERS, candidate_terms
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.core.replayer import Replayer
 
 
-def sample_controls(lab: Lab, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+def sample_controls(lab: Lab, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
     """Valid, contrasting controls (never the baseline's own setting); ``None`` gives the defaults."""
     spec = PARTS[part]
     draw = (lambda control: control.sample(rng)) if rng else (lambda control: control.default)
@@ -31,15 +32,16 @@ def sample_controls(lab: Lab, track: str, part: str, rng: random.Random | None) 
         controls = {"shape": "misaligned", "operation": "gemm"} if rng is None else rng.choice(
             [{"shape": "misaligned", "operation": "gemm"}, {"shape": "aligned", "operation": "scatter"},
              {"shape": "misaligned", "operation": "scatter"}])
-    return complete_decision(lab, track, part, controls, rng)
+    return complete_decision(lab, replay, track, part, controls, rng)
 
 
-def complete_decision(lab: Lab, track: str, part: str, controls: Mapping[str, Any], rng: random.Random | None) -> dict[str, Any]:
+def complete_decision(lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                      rng: random.Random | None) -> dict[str, Any]:
     """``controls`` with a decision the lab's rules accept (drawn with ``rng``, else the first)."""
     controls = dict(controls)
     if part != "E":
         return controls
-    probe = lab.plan(track, "E", {**controls, "choice": "none", "rejected": "primary"}, {})
+    probe = lab.plan(replay, track, "E", {**controls, "choice": "none", "rejected": "primary"}, {})
     feasible = feasible_candidates(probe)
     options = [(name, "alternative" if name == "primary" else "primary") for name, ok in feasible.items() if ok]
     if feasible.get("primary"):

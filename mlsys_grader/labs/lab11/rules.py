@@ -43,15 +43,16 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mlsys_grader._mlsysim import pint_errors
-from mlsys_grader.core.drift import BuildVariant
 from mlsys_grader.core.labspec import ArmInputs, Control, InferredControls, PartPlan, PartSpec, Problem
 from mlsys_grader.core.models import Bundle, EvidenceRecord
+from mlsys_grader.core.values import BuildVariant
 
 from .domain import SCENARIOS
 from .words import LIMITATIONS, TRIGGERS
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.core.replayer import Replayer
 
 MODEL_ID = "v1_11_experiments"
 """The evaluators' module id (``v1_11_experiments.MODEL_ID``); a part's model key is ``<MODEL_ID>.<experiment>``."""
@@ -186,18 +187,19 @@ def _in_unit(payload: Mapping[str, Any], unit: str) -> Any:
 
 
 # -- building (the seed's cell that computes every arm, over the scenarios' data) --------------
-def plan(lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
-    """A part's plan: its arms evaluated through ``lab`` (part D on part C's result in ``upstream``), and part E's decision."""
+def plan(lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+         upstream: Mapping[str, Any]) -> PartPlan:
+    """A part's plan: its arms evaluated through ``replay`` (part D on part C's result in ``upstream``), and part E's decision."""
     key = model_key(part)
     arms = arm_inputs(track, part, controls, upstream)
-    baseline = lab.evaluate(track, key, arms.baseline)
-    result = lab.evaluate(track, key, arms.result)
-    alternatives = tuple(lab.evaluate(track, key, item) for item in arms.alternatives)
+    baseline = replay.evaluate(lab, track, key, arms.baseline)
+    result = replay.evaluate(lab, track, key, arms.result)
+    alternatives = tuple(replay.evaluate(lab, track, key, item) for item in arms.alternatives)
     return PartPlan(part=part, model_key=key, upstream=arms.upstream, baseline=baseline, result=result,
                     alternatives=alternatives, **decide(part, controls, baseline, result, alternatives))
 
 
-def infer_controls(lab: Lab, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+def infer_controls(lab: Lab, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
     """The controls a record was built from and (part D) the part C result it builds on, or None."""
     try:
         found = infer(track, part, record)
@@ -212,7 +214,7 @@ def infer_controls(lab: Lab, track: str, part: str, record: EvidenceRecord) -> I
     controls, kernel = found
     for shape in ("aligned", "misaligned"):
         for operation in ("gemm", "scatter"):
-            c_result = lab.plan(track, "C", {"shape": shape, "operation": operation}, {}).result
+            c_result = lab.plan(replay, track, "C", {"shape": shape, "operation": operation}, {}).result
             if c_result["outputs"]["latency"] == kernel:
                 return InferredControls(controls, {"C": c_result})
     return None

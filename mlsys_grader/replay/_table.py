@@ -3,9 +3,9 @@
 Every control has a finite set of allowed values, so the evaluations grading can run are
 bounded: for each track, part and allowed setting (decisions included, and each result of a
 part the part depends on, such as Lab 11 D on every part C setting) the table holds the arms
-the pinned mlsysim computes, keyed exactly as :meth:`Lab.evaluate` memoises them.  With a
-table attached, grading looks arms up instead of evaluating them; an input the table lacks is
-evaluated live, so a table changes speed, never a grade (``tests/test_replay_table.py``).
+the pinned mlsysim computes, keyed exactly as :meth:`~._replay.Replay.evaluate` memoises them.  A
+:class:`~._replay.Replay` given a table looks arms up instead of evaluating them; an input the table
+lacks is evaluated live, so a table changes speed, never a grade (``tests/test_replay_table.py``).
 
 A table file is named by its key — the lab id, a digest of the lab package's source and
 rubric, and the mlsysim version — and holds one header line (format, key, the SHA-256 of the
@@ -34,10 +34,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..core import roles, values
 from ..core.context import evaluator_errors
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import Lab
+from ..core.replayer import Replayer
 from ..errors import ReplayTableError
+from ._replay import Replay
 
 FORMAT = 2
 """2: each entry's arm is stored as its canonical JSON text (1 stored the arms as nested JSON)."""
@@ -68,7 +71,8 @@ def default_cache_dir() -> Path:
 
 
 def lab_digest(module: str) -> str:
-    """SHA-256 over the Python source and rubric files of the lab module's package, and the core lab contract.
+    """SHA-256 over the Python source and rubric files of the lab module's package, and the core lab contract
+    (:mod:`~mlsys_grader.core.labspec`, :mod:`~mlsys_grader.core.values`, :mod:`~mlsys_grader.core.roles`).
 
     Any edit to how a lab builds its arms (or to the rubric beside it) makes a new key, so a
     table is never used for code it was not built from.  Found without importing the lab.
@@ -77,9 +81,9 @@ def lab_digest(module: str) -> str:
     if spec is None or spec.origin is None:
         raise ReplayTableError(f"cannot find the source of lab module {module!r}")
     package = Path(spec.origin).parent
-    contract = Path(sys.modules[Lab.__module__].__file__ or "")
+    contract = [Path(sys.modules[name].__file__ or "") for name in (Lab.__module__, values.__name__, roles.__name__)]
     digest = hashlib.sha256()
-    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), contract]:
+    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), *contract]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
@@ -101,8 +105,8 @@ def _settings(lab: Lab, part: str) -> Iterator[dict[str, Any]]:
         yield dict(zip((control.name for control in controls), combination, strict=True))
 
 
-def domain(lab: Lab) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
-    """(track, part, controls, upstream) for every plan the lab's domain holds.
+def domain(lab: Lab, replay: Replayer) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+    """(track, part, controls, upstream) for every plan the lab's domain holds, each planned through ``replay``.
 
     A part's upstream is every combination of the results of the parts it depends on, each
     over that part's whole domain (Lab 11 D runs on each of part C's results).
@@ -116,7 +120,7 @@ def domain(lab: Lab) -> Iterator[tuple[str, str, dict[str, Any], dict[str, Any]]
             for controls in _settings(lab, part):
                 for upstream in upstreams:
                     try:
-                        result = lab.plan(track, part, controls, upstream).result
+                        result = lab.plan(replay, track, part, controls, upstream).result
                     except evaluator_errors():  # a setting the evaluator refuses is graded live (as a finding)
                         continue
                     yield track, part, controls, upstream
@@ -150,10 +154,10 @@ Progress = Callable[[str, int], None]
 
 
 def build_entries(lab: Lab, progress: Progress | None = None) -> dict[str, dict[str, Any]]:
-    """Evaluation key → arm for the lab's whole domain, evaluated live through the pinned mlsysim."""
+    """Evaluation key → arm for the lab's whole domain, evaluated live through the pinned mlsysim (a live
+    :class:`~._replay.Replay` that records every evaluation it serves)."""
     entries: dict[str, dict[str, Any]] = {}
-    for track, part, controls, upstream in domain(lab):
-        entries.update(lab.evaluations(track, part, controls, upstream))
+    for _ in domain(lab, Replay(record=entries)):
         if len(entries) > MAX_ENTRIES:
             raise ReplayTableError(f"{lab.lab_id}: the domain runs over {MAX_ENTRIES} evaluations; grade it by live replay")
         if progress is not None:
@@ -241,187 +245,6 @@ def load(lab: Lab, cache_dir: Path | None = None, *, rebuild: bool = True) -> Ma
     return entries
 
 
-def attach(lab: Lab, cache_dir: Path | None = None, *, rebuild: bool = True) -> Lab:
-    """Make ``lab`` look its evaluations up in its verified table (built on first use if ``rebuild``)."""
-    lab.replay_table = load(lab, cache_dir, rebuild=rebuild)
-    return lab
-
-
-def detach(lab: Lab) -> Lab:
-    """Make ``lab`` evaluate live again."""
-    lab.replay_table = None
-    return lab
-
-
-# -- the unit file: every unit conversion the reader makes, through pint once ---------------------------
-
-UNITS_FORMAT = 1
-
-
-def units_digest() -> str:
-    """SHA-256 over what a unit conversion depends on: the reader's source (how it asks pint), the registry's
-    construction (``_mlsysim.py``) and definitions (mlsysim's unit file), and the pint and mlsysim versions."""
-    from .. import _mlsysim
-    from ..core import rationale
-
-    digest = hashlib.sha256()
-    for module in (rationale, _mlsysim):
-        digest.update(Path(module.__file__ or "").read_bytes() + b"\0")
-    spec = importlib.util.find_spec("mlsysim")
-    if spec is not None and spec.submodule_search_locations:
-        definitions = Path(spec.submodule_search_locations[0]) / "core" / _mlsysim.UNITS_FILE
-        digest.update(definitions.read_bytes() if definitions.is_file() else b"")
-    for distribution in ("pint", "mlsysim"):
-        digest.update(f"{distribution}=={metadata.version(distribution)}\0".encode())
-    return digest.hexdigest()
-
-
-def units_path(cache_dir: Path | None = None, digest: str | None = None) -> Path:
-    return (cache_dir or default_cache_dir()) / f"units-{(digest or units_digest())[:16]}.scales"
-
-
-def _arm_units(value: Any, found: set[str]) -> None:
-    """Every unit of a ``{"magnitude", "unit"}`` payload in ``value`` (the evaluators' quantities)."""
-    if isinstance(value, dict):
-        if isinstance(value.get("unit"), str) and "magnitude" in value:
-            found.add(value["unit"])
-        for item in value.values():
-            _arm_units(item, found)
-    elif isinstance(value, list):
-        for item in value:
-            _arm_units(item, found)
-
-
-def evidence_units(lab: Lab, entries: Mapping[str, dict[str, Any]], per_model: int = 3) -> set[str]:
-    """The units the lab's evidence shows, read from its table: every evaluator quantity's unit, and what
-    :meth:`~mlsys_grader.core.labspec.Lab.evidence_quantities` reads of a few arms of each evaluator, as
-    each part's arms."""
-    from ..core.rationale import DERIVED, _Arms
-
-    found: set[str] = set()
-    sampled: dict[str, int] = {}
-    for key, text in (entries._texts.items() if isinstance(entries, Entries) else entries.items()):
-        arm = json.loads(text) if isinstance(text, str) else text
-        _arm_units(arm, found)
-        try:
-            model = str(json.loads(key)[1])
-        except (ValueError, IndexError, TypeError, KeyError):
-            model = ""
-        if sampled.get(model, 0) < per_model:
-            sampled[model] = sampled.get(model, 0) + 1
-            for part in lab.part_ids():
-                with contextlib.suppress(Exception):  # a lab's reading of an arm outside its part: nothing to add
-                    found.update(unit.removeprefix(DERIVED) for _, unit in lab.evidence_quantities(_Arms(part, arm, arm, [arm])))
-    return found
-
-
-def encode_units(digest: str, scales: Mapping[str, tuple[float, str] | None]) -> bytes:
-    payload = canonical_dumps({unit: None if scale is None else list(scale) for unit, scale in sorted(scales.items())}).encode()
-    header = {"format": UNITS_FORMAT, "kind": "unit scales", "digest": digest, "entries": len(scales),
-              "sha256": hashlib.sha256(payload).hexdigest()}
-    return canonical_dumps(header).encode() + b"\n" + payload
-
-
-def decode_units(digest: str, data: bytes) -> dict[str, tuple[float, str] | None]:
-    """The unit scales of a unit file, verified (its digest and its payload's SHA-256); :class:`ReplayTableError` says
-    why one is refused."""
-    head, newline, payload = data.partition(b"\n")
-    try:
-        header = json.loads(head) if newline else None
-    except ValueError:
-        header = None
-    if not isinstance(header, dict) or header.get("kind") != "unit scales":
-        raise ReplayTableError("unit file has no readable header (truncated or not a unit file)")
-    if header.get("format") != UNITS_FORMAT or header.get("digest") != digest:
-        raise ReplayTableError(f"unit file is for digest {str(header.get('digest'))[:16]} format {header.get('format')!r}, "
-                               f"expected {digest[:16]} format {UNITS_FORMAT}")
-    actual = hashlib.sha256(payload).hexdigest()
-    if actual != header.get("sha256"):
-        raise ReplayTableError(f"unit file payload digest is {actual[:16]}, its header says {str(header.get('sha256'))[:16]} "
-                               "(truncated or tampered)")
-    raw = json.loads(payload)
-    scales: dict[str, tuple[float, str] | None] = {}
-    for unit, scale in raw.items() if isinstance(raw, dict) else ():
-        if scale is None:
-            scales[unit] = None
-        elif (isinstance(scale, list) and len(scale) == 2 and isinstance(scale[0], float) and isinstance(scale[1], str)):
-            scales[unit] = (scale[0], scale[1])
-        else:
-            raise ReplayTableError(f"unit file entry {unit!r} is not a scale")
-    if len(scales) != header.get("entries"):
-        raise ReplayTableError(f"unit file holds {len(scales)} entries, its header says {header.get('entries')}")
-    return scales
-
-
-def build_units(cache_dir: Path | None = None, units: set[str] | None = None) -> Path:
-    """Convert every unit the reader asks for (:func:`~mlsys_grader.core.rationale.unit_lookups`) and ``units``
-    through pint once, and store the results (loads pint's registry: run before workers fork)."""
-    from ..core.rationale import pint_unit_scale, unit_lookups
-
-    digest = units_digest()
-    wanted = sorted(set(unit_lookups()) | (units or set()))
-    path = units_path(cache_dir, digest)
-    write_atomic(path, encode_units(digest, {unit: pint_unit_scale(unit) for unit in wanted}))
-    return path
-
-
-def load_units(cache_dir: Path | None = None) -> dict[str, tuple[float, str] | None] | None:
-    """The verified unit scales, or None when the file is missing or refused (units are then converted through pint)."""
-    digest = units_digest()
-    try:
-        return decode_units(digest, units_path(cache_dir, digest).read_bytes())
-    except (OSError, ReplayTableError, ValueError):
-        return None
-
-
-def ensure_units(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None = None) -> None:
-    """Build the unit file when it is missing or does not verify, with the units the labs' tables show."""
-    from ..labs import get_lab, lab_modules
-
-    if load_units(cache_dir) is not None:
-        return
-    units: set[str] = set()
-    for lab_id in sorted(lab_modules()) if lab_ids is None else lab_ids:
-        with contextlib.suppress(ReplayTableError, OSError):  # a lab without a table: its units are converted live
-            lab = get_lab(lab_id)
-            key = table_key(lab)
-            units |= evidence_units(lab, decode(key, ((cache_dir or default_cache_dir()) / key.filename()).read_bytes()))
-    with contextlib.suppress(OSError):  # unwritable: units are converted through pint
-        build_units(cache_dir, units)
-
-
-@contextlib.contextmanager
-def replay_tables(cache_dir: Path | None = None) -> Iterator[None]:
-    """Within the block, every lab this process (and each worker it forks) loads grades through its
-    verified table; labs already loaded are attached at once.  Afterwards, labs loaded are live again.
-
-    Nothing is built here (:func:`ensure_tables` builds, once, before workers fork): a table that is
-    missing or refused by then leaves its lab on live replay rather than building under a task's
-    time limit in every worker."""
-    from ..core.rationale import unit_scales_in_use, use_unit_scales
-    from ..labs import on_load, remove_on_load
-
-    attached: list[Lab] = []
-    scales = None if unit_scales_in_use() else load_units(cache_dir)
-    if scales is not None:
-        use_unit_scales(scales)  # before any worker forks: no worker loads pint's registry for the reader
-
-    def attach_once(lab: Lab) -> None:
-        if lab.replay_table is None:
-            with contextlib.suppress(ReplayTableError):  # missing, refused or over the cap: live replay
-                attached.append(attach(lab, cache_dir, rebuild=False))
-
-    on_load(attach_once)
-    try:
-        yield
-    finally:
-        remove_on_load(attach_once)
-        for lab in attached:
-            detach(lab)
-        if scales is not None:
-            use_unit_scales(None)
-
-
 def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None = None,
                   progress: Progress | None = None) -> list[str]:
     """Build, before any worker forks, each registered lab's table that is missing or does not verify; the labs whose
@@ -442,7 +265,6 @@ def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None
             with contextlib.suppress(ReplayTableError, OSError):  # over the cap, or unwritable: graded live
                 build(get_lab(lab_id), cache_dir, progress)
                 built.append(lab_id)
-    ensure_units(cache_dir, lab_ids)
     return built
 
 
@@ -463,5 +285,4 @@ def warm(lab_ids: list[str], cache_dir: Path | None = None,
             entries = decode(key, path.read_bytes())
             status = "built" if isinstance(exc, FileNotFoundError) else f"rebuilt ({exc})"
         done.append((lab_id, path, len(entries), status))
-    ensure_units(cache_dir)
     return done

@@ -1,0 +1,125 @@
+"""Text as the reader reads it: Unicode forms, case, spelling and punctuation normalised (:func:`normalise`), words counted as written, LaTeX spans read as what they typeset (:func:`plain_text`).
+
+Part of :mod:`mlsys_grader.core.rationale` (the rules in words are in its docstring)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from ..text import readable
+
+DOCUMENT_CACHE_SIZE = 8  # texts whose reading is kept: the rationale check and the review page's spans read one text per grade
+CACHED_TEXT_CHARS = 20_000  # … when they are no longer than this (a hostile wall of text is read afresh, never kept)
+
+
+_BRITISH = {
+    "behaviour": "behavior", "behaviours": "behaviors", "behavioural": "behavioral",
+    "favour": "favor", "favours": "favors", "favoured": "favored", "favouring": "favoring",
+    "favourable": "favorable", "colour": "color", "honour": "honor", "labour": "labor",
+    "neighbour": "neighbor", "flavour": "flavor", "endeavour": "endeavor", "rumour": "rumor",
+    "analyse": "analyze", "analysed": "analyzed", "analysing": "analyzing", "catalyse": "catalyze",
+    "centre": "center", "centres": "centers", "metre": "meter", "litre": "liter", "fibre": "fiber",
+    "catalogue": "catalog", "analogue": "analog", "dialogue": "dialog",
+    "defence": "defense", "licence": "license", "offence": "offense",
+    "programme": "program", "programmes": "programs", "grey": "gray", "judgement": "judgment",
+    "amongst": "among", "whilst": "while", "towards": "toward",
+}
+for _stem in ("model", "unmodel", "remodel", "label", "travel", "cancel", "signal", "fuel", "level", "total",
+              "tunnel", "channel"):
+    for _ending in ("led", "ling"):
+        _BRITISH[_stem + _ending] = _stem + _ending[1:]
+for _stem in ("optim", "util", "minim", "maxim", "amort", "real", "special", "normal", "recogn", "character",
+              "parallel", "serial", "initial", "priorit", "summar", "emphas", "stabil", "penal", "standard",
+              "general", "organ", "categor", "quant", "vector", "token", "memor", "custom", "visual", "local",
+              "central", "synchron", "linear", "final", "rational", "capital", "modern", "econom", "critic",
+              "author", "subsid", "harmon", "familiar", "energ", "digit", "idol", "material"):
+    for _brit, _amer in (("ise", "ize"), ("ised", "ized"), ("ises", "izes"), ("ising", "izing"),
+                         ("isation", "ization"), ("isations", "izations"), ("iser", "izer"), ("isers", "izers")):
+        _BRITISH[_stem + _brit] = _stem + _amer
+del _stem, _ending, _brit, _amer
+_BRITISH["cannot"] = "can not"
+_CONTRACTION = re.compile(r"\b(?:can'?t|won'?t|i'm)\b|n't\b|'(?:d|ll|re|ve|s)\b")
+_CONTRACTED = {"can't": "can not", "cant": "can not", "won't": "will not", "wont": "will not", "i'm": "i am",
+               "n't": " not", "'d": " would", "'ll": " will", "'re": " are", "'ve": " have", "'s": ""}
+_ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|vs|etc|approx|cf|incl|resp)\.")
+_BULLET_BREAK = re.compile(r"\n[ \t]*(?:[-*•·‣▪◦]|\d{1,2}[.)])[ \t]+|\n[ \t]*\n|\n[ \t]*(?=[A-Z])")
+# Punctuation: sentence ends become " . ", ", : ( )" stay tokens of their own, a dash between
+# words is a pause, joiners inside words become spaces and the rest (quotes, markup) goes.
+_PUNCTUATION = {
+    **{mark: " . " for mark in "!?;"}, **{mark: f" {mark} " for mark in ",:()"}, "[": " ( ", "]": " ) ", "{": " ( ",
+    "}": " ) ", "–": " , ", "—": " , ", **{mark: " " for mark in "-_/\\\"'`*#|<>=~^"},
+}
+_PUNCTUATION_RE = re.compile("[" + re.escape("".join(_PUNCTUATION)) + "]")
+_PERIOD = re.compile(r"\.")
+
+
+def _period(match: re.Match[str]) -> str:
+    """A decimal point stays; any other period ends a sentence."""
+    text, i = match.string, match.start()
+    return "." if 0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit() else " . "
+
+
+def normalise(text: str) -> str:
+    """The text as the reader sees it: compatibility forms, lower case, American spelling,
+    contractions spelled out, sentence ends as ``" . "`` and ``, : ( )`` as their own tokens.
+
+    A line break ends a sentence before a bullet, a blank line or a capital letter.
+    """
+    text = unicodedata.normalize("NFKC", readable(text))
+    if "\n" in text:
+        text = _BULLET_BREAK.sub(" . ", text)
+    text = text.lower()
+    if "'" in text or "’" in text or "‘" in text:
+        text = _CONTRACTION.sub(lambda m: _CONTRACTED.get(m.group(), " "), text.replace("’", "'").replace("‘", "'"))
+    if "." in text:
+        text = _PERIOD.sub(_period, _ABBREVIATIONS.sub(lambda m: m.group(1).replace(".", ""), text))
+    text = text.replace(" - ", " , ").replace(" -- ", " , ").replace("+", " and ").replace("&", " and ")
+    text = _PUNCTUATION_RE.sub(lambda m: _PUNCTUATION[m.group()], text)
+    return " ".join(_BRITISH.get(word, word) for word in text.split())
+
+
+_WORD = re.compile(r"[A-Za-z0-9µμ%$]+(?:[.'’-][A-Za-z0-9]+)*")
+
+
+def word_count(text: str) -> int:
+    """Words as written (numbers count; punctuation does not)."""
+    return len(_WORD.findall(text))
+
+
+_MATH = re.compile(r"\$\$?((?:[^$\n\\]|\\.){1,200}?)\$\$?|\\\((.{1,200}?)\\\)")
+_MARKUP = re.compile(r"\\[A-Za-z,;:! %$]|[\^_{}]")
+_LATEX_WRAPPERS = re.compile(r"\\(?:text|mathrm|textrm|mathit|textit|mathsf|mathbf|textbf|operatorname|mbox|unit|si)\s*\{([^{}]*)\}")
+_LATEX_COMMANDS = {
+    ",": " ", ";": " ", ":": " ", "!": "", " ": " ", "quad": " ", "qquad": " ", "times": "×", "cdot": "·", "%": "%",
+    "$": "$", "mu": "µ", "micro": "µ", "approx": "≈", "sim": "~", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥", "to": "→",
+    "rightarrow": "→", "left": "", "right": "",
+}
+# Known command words first, longest first, so "\\mu\\text{s}" (read as "\\mus") is µ then s; TeX swallows the
+# space after a command word.
+_LATEX_COMMAND = re.compile(r"\\(?:(" + "|".join(sorted((k for k in _LATEX_COMMANDS if k.isalpha()), key=len, reverse=True))
+                            + r"|[A-Za-z]+) ?|([,;:! %$]))")
+
+
+_SPACES = re.compile(r" {2,}")
+
+
+def _math_span(match: re.Match[str]) -> str:
+    """A ``$…$`` (or ``\\(…\\)``) span as plain text when it holds LaTeX markup; money ("$2.50 vs $4.10") as written."""
+    body = match.group(1) if match.group(1) is not None else match.group(2)
+    if not _MARKUP.search(body):
+        return match.group()
+    body = _LATEX_WRAPPERS.sub(lambda m: m.group(1), body)
+    body = _LATEX_COMMAND.sub(lambda m: _LATEX_COMMANDS.get(m.group(1) or m.group(2), " "), body)
+    body = re.sub(r"\^\s*\{([^{}]*)\}", r"^\1", body)
+    body = body.replace("{", "").replace("}", "").replace("_", " ").replace("~", " ")
+    return " " + body.strip() + " "
+
+
+def plain_text(text: str) -> str:
+    """``text`` with LaTeX math spans read as the words and numbers they typeset ("$39.09\\,\\text{ms}$" →
+    "39.09 ms"); a span without markup is money or prose and stays.  Both readers read this text."""
+    if "$" not in text and "\\(" not in text:
+        return text
+    read = _MATH.sub(_math_span, text)
+    return read if read == text else _SPACES.sub(" ", read)  # "$\\approx 130$ ms": one space before the unit
