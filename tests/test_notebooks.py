@@ -164,7 +164,7 @@ REUSE_CELL = """\
 import json as _json
 import otter
 grader = otter.Notebook(LAB_ID + ".ipynb")
-from mlsys_grader.otter import _grade_bytes as _graded
+from mlsys_grader.otter import _graded
 _report, _before = lab._full_report(), _graded.cache_info()
 grader.check("A"); grader.check("A")
 _after = _graded.cache_info()
