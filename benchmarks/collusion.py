@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from mlsys_grader import solve
 from mlsys_grader.core.jsonio import sha256_of
 from mlsys_grader.core.models import load_bundle
-from mlsys_grader.course._collusion import Submission, find_groups, part_times, work_path
+from mlsys_grader.course._collusion import Work, find_groups, part_times, work_path
 
 LABS = ("lab07", "lab11")
 TRACKS = ("tinyml", "mobile", "edge", "cloud")
@@ -81,9 +81,9 @@ def own_words(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randrange(45, 90)))
 
 
-def submission(key: int, data: dict, rationale: str) -> Submission:
+def submission(key: int, data: dict, rationale: str) -> Work:
     bundle = load_bundle(json.dumps(data))
-    return Submission(key, bundle.lab, part_times(bundle), rationale, f"student{key}", work_path(bundle))
+    return Work(key, bundle.lab, part_times(bundle), rationale, f"student{key}", work_path(bundle))
 
 
 def reworded(text: str) -> str:

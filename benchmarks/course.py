@@ -356,10 +356,10 @@ def final_step(submissions: int = 10_000) -> float:
     from datetime import datetime, timedelta, timezone
 
     from mlsys_grader.course._final import build_final
-    from mlsys_grader.course._gradebook import GradebookDB
     from mlsys_grader.course._identity import Roster, RosterStudent
     from mlsys_grader.course._late import Course, CourseFile
     from mlsys_grader.course._row import Row, Status
+    from mlsys_grader.course._store import GradebookDB
 
     students = submissions // 3
     roster = Roster("roster.csv", tuple(RosterStudent(key=f"{i:05d}", name=f"Student {i}", email=f"s{i}@u.edu", sid=f"{i:05d}",

@@ -142,7 +142,7 @@ def read_floor(folder: Path, out: Path, jobs: int) -> None:
     """The cost of reading the bundles, in the harness ``grade`` uses: import, discovery, the one reader (strict
     parse, content hash, validation) on every bundle in the same pool of ``jobs`` workers, and a CSV of what each
     held (run as its own process, like a grade)."""
-    from mlsys_grader.course._gradebook import write_csv
+    from mlsys_grader.course._files import write_csv
     from mlsys_grader.course._ingest import discover_all, load_candidate
     from mlsys_grader.course._pool import run_tasks
     from mlsys_grader.course._row import Result
@@ -266,8 +266,8 @@ def _graded(candidate: Any, rubrics: dict[str, Any], replay: Any = None) -> dict
     from mlsys_grader.api import mlsysim_version
     from mlsys_grader.core.audits import CHECKS
     from mlsys_grader.core.grading import grade
-    from mlsys_grader.course._gradebook import graded_result
     from mlsys_grader.course._ingest import load_candidate
+    from mlsys_grader.course._worker import graded_result
     from mlsys_grader.labs import get_lab
 
     times: dict[str, float] = {}
@@ -315,9 +315,10 @@ def breakdown_worker(mode: str, folder: Path, cache: Path, jobs: int, out: Path)
     write the phases of each to ``out`` as JSON (run in a fresh process: this is the cold start)."""
     started = time.perf_counter()
     import mlsys_grader
-    from mlsys_grader.course._gradebook import GradebookDB, resolve_rubrics, rubric_key
     from mlsys_grader.course._ingest import discover
+    from mlsys_grader.course._options import resolve_rubrics, rubric_key
     from mlsys_grader.course._pool import run_tasks
+    from mlsys_grader.course._store import GradebookDB
 
     package_s = time.perf_counter() - started
     rubrics = resolve_rubrics({})
@@ -432,8 +433,9 @@ def breakdown(folder: Path, cache: Path, jobs: int, rounds: int, baseline: str |
 def profile(paths: Sequence[Path], cache: Path, mode: str, top: int = 30) -> None:
     """cProfile of grading ``paths`` in this process as the gradebook does (tables built first in table mode)."""
     from mlsys_grader._mlsysim import import_mlsysim
-    from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
     from mlsys_grader.course._ingest import discover
+    from mlsys_grader.course._options import resolve_rubrics
+    from mlsys_grader.course._worker import grade_candidate
     from mlsys_grader.replay import Replay, ensure_tables
 
     import_mlsysim()

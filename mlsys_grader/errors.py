@@ -28,12 +28,14 @@ text.  The hierarchy, drawn once so a caller can pick what to catch::
             ├── NotInstalledError        not installed here                         name
             └── VersionConflictError     installed at a version that does not satisfy it  name, installed, installed_as
 
-Only the CLI's outermost handler turns these into exit codes.
+Only the CLI's outermost handler turns these into exit codes.  Why an input could not be graded travels as an
+:class:`ErrorKind` (the gradebook's ``error_kind`` column), never as free text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from enum import StrEnum
 from typing import Any
 
 
@@ -204,3 +206,37 @@ class VersionConflictError(PinError):
         self.installed = installed
         self.installed_as = installed_as
         """The installed distribution's own name (``PyYAML`` for a requirement on ``pyyaml``)."""
+
+
+class ErrorKind(StrEnum):
+    """Why an input could not be graded: the gradebook's ``error_kind`` column.  The error classes keep their names
+    (``BundleFormatError`` …); the other kinds say what the reader or the worker found."""
+
+    MISSING_BUNDLE = "MissingBundle"
+    """A notebook or upload folder that holds no saved bundle."""
+    UNSUPPORTED = "Unsupported"
+    """A file in no accepted form (a PDF, a text file)."""
+    FORMAT_REFUSED = "FormatRefused"
+    """A form the course does not accept (its course file's ``formats``)."""
+    REFUSED = "Refused"
+    """An input the discovery refused before reading (an export holding nothing to read, a link out of the folder)."""
+    OS_ERROR = "OSError"
+    """The file could not be read from disk."""
+    TIMEOUT = "Timeout"
+    """Grading it did not finish in time."""
+    GRADER_ERROR = "GraderError"
+    BUNDLE_FORMAT = "BundleFormatError"
+    BUNDLE_TOO_LARGE = "BundleTooLargeError"
+    SCHEMA_VERSION = "SchemaVersionError"
+    DOMAIN = "DomainError"
+    UNKNOWN_LAB = "UnknownLabError"
+    RUBRIC = "RubricError"
+    REPLAY_TABLE = "ReplayTableError"
+
+    @classmethod
+    def of(cls, exc: BaseException) -> ErrorKind:
+        """The kind of an error raised while reading or grading: its own class's, else its nearest listed base's."""
+        if isinstance(exc, OSError) and not isinstance(exc, GraderError):
+            return cls.OS_ERROR
+        known = {kind.value: kind for kind in cls}
+        return next((known[klass.__name__] for klass in type(exc).__mro__ if klass.__name__ in known), cls.GRADER_ERROR)

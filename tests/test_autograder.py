@@ -432,10 +432,10 @@ print(json.dumps(plugin._results_without_execution().to_gradescope_dict(None)))
 
 
 def test_run_autograder_and_the_otter_plugin_drive_one_pipeline_to_the_same_results(tmp_path):
-    """The same upload through run_autograder's grade_submission and through the plugin's hooks (before_grading, then
+    """The same upload through run_autograder() and through the plugin's hooks (before_grading, then
     Otter's runner asking for results without executing the notebook): the same document, disagreements and late
     policy included."""
-    from mlsys_grader.gradescope._runner import grade_submission
+    from mlsys_grader.gradescope._runner import run_autograder
 
     root = tmp_path / "autograder"
     (root / "source").mkdir(parents=True)
@@ -445,7 +445,7 @@ def test_run_autograder_and_the_otter_plugin_drive_one_pipeline_to_the_same_resu
     (root / "submission").mkdir()
     (root / "submission" / "lab07-submission.json").write_bytes(_bundle(drop=("B",)))
     (root / "submission_metadata.json").write_text(json.dumps({"created_at": "2026-02-08T10:00:00-08:00", "users": []}))
-    by_runner = grade_submission(root, log=lambda message: None)
+    by_runner = run_autograder(root, log=lambda message: None)
     done = subprocess.run([sys.executable, "-c", PLUGIN_DRIVER, str(root)], capture_output=True, text=True, timeout=300,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0, done.stderr[-3000:]
@@ -675,7 +675,7 @@ def autograders() -> dict[str, Path]:
 
 def grade_as_gradescope(autograder: Path, upload: Path | bytes, workdir: Path, name: str = "ag") -> dict:
     """Lay out ``/autograder`` as Gradescope does (source = the zip, submission = the upload) and grade it in-process."""
-    from mlsys_grader.gradescope._runner import grade_submission
+    from mlsys_grader.gradescope._runner import run_autograder
 
     root = workdir / name
     (root / "results").mkdir(parents=True)
@@ -688,7 +688,7 @@ def grade_as_gradescope(autograder: Path, upload: Path | bytes, workdir: Path, n
         submission.mkdir()
         with zipfile.ZipFile(io.BytesIO(upload) if isinstance(upload, bytes) else upload) as archive:
             archive.extractall(submission)  # Gradescope unpacks an uploaded zip
-    document = grade_submission(root, log=lambda message: None)
+    document = run_autograder(root, log=lambda message: None)
     written = json.loads((root / "results" / "results.json").read_text())
     assert written == document
     return document
@@ -940,10 +940,10 @@ def _gradescope_folder(root: Path, bundle: bytes) -> Path:
 
 
 def _graded(root: Path, replay: Path | None) -> tuple[dict, bytes, list[str]]:
-    from mlsys_grader.gradescope._runner import grade_submission
+    from mlsys_grader.gradescope._runner import run_autograder
 
     lines: list[str] = []
-    document = grade_submission(root, log=lines.append, replay_dir=replay)
+    document = run_autograder(root, log=lines.append, replay_dir=replay)
     return document, (root / "results" / "results.json").read_bytes(), lines
 
 
@@ -986,8 +986,8 @@ def test_a_missing_tampered_or_untrusted_table_leaves_live_replay_and_the_staff_
 FRESH_GRADER = """
 import sys
 from pathlib import Path
-from mlsys_grader.gradescope._runner import grade_submission
-document = grade_submission(sys.argv[1], replay_dir=Path(sys.argv[2]), own_process=True)
+from mlsys_grader.gradescope._runner import run_autograder
+document = run_autograder(sys.argv[1], replay_dir=Path(sys.argv[2]), own_process=True)
 print("pint imported:", "pint" in sys.modules)
 print("mlsysim imported:", "mlsysim" in sys.modules)
 """

@@ -19,7 +19,7 @@ from mlsys_grader.core.models import PARTS, load_bundle
 from mlsys_grader.course._collusion import (
     MIN_SHARED_TIMES,
     RATIONALE_THRESHOLD,
-    Submission,
+    Work,
     find_groups,
     instant,
     jaccard,
@@ -63,13 +63,13 @@ def stamped(data: dict, student: int) -> dict:
     return reseal(data)
 
 
-def submission(key: int, data: dict, rationale: str | None = None, who: str | None = None) -> Submission:
+def submission(key: int, data: dict, rationale: str | None = None, who: str | None = None) -> Work:
     bundle = load_bundle(json.dumps(data))
     text = bundle.synthesis.rationale if rationale is None else rationale
-    return Submission(key, bundle.lab, part_times(bundle), text, who or f"student{key}")
+    return Work(key, bundle.lab, part_times(bundle), text, who or f"student{key}")
 
 
-def only_group(subs: list[Submission]):
+def only_group(subs: list[Work]):
     groups = find_groups(subs)
     assert len(groups) == 1, [(g.members, g.pairs) for g in groups]
     return groups[0]
@@ -189,7 +189,7 @@ def test_groups_join_pairs_and_keep_other_labs_and_the_same_student_apart():
 
 
 def test_a_stored_result_without_times_still_pairs_on_rationale():
-    subs = [Submission(0, "lab07", {}, TEXT, "a"), Submission(1, "lab07", {}, TEXT.replace("beats", "exceeds"), "b")]
+    subs = [Work(0, "lab07", {}, TEXT, "a"), Work(1, "lab07", {}, TEXT.replace("beats", "exceeds"), "b")]
     assert [p.basis for p in only_group(subs).pairs] == ["rationale"]
 
 
@@ -208,18 +208,18 @@ def test_invisible_characters_neither_hide_a_copy_nor_change_a_shingle():
     hidden = " ".join(word[:2] + "\u200b" + word[2:] for word in TEXT.split(" "))
     spaced = TEXT.replace(" ", "\u00a0")
     assert shingles(hidden) == shingles(spaced) == shingles(TEXT)
-    subs = [Submission(0, "lab07", {}, TEXT, "a"), Submission(1, "lab07", {}, hidden, "b")]
+    subs = [Work(0, "lab07", {}, TEXT, "a"), Work(1, "lab07", {}, hidden, "b")]
     assert [p.basis for p in only_group(subs).pairs] == ["rationale"]
 
 def test_many_copies_form_one_group_without_pairwise_blowup():
-    subs = [Submission(i, "lab07", {}, TEXT + f" Student number {i}.", str(i)) for i in range(300)]
+    subs = [Work(i, "lab07", {}, TEXT + f" Student number {i}.", str(i)) for i in range(300)]
     groups = find_groups(subs)
     assert len(groups) == 1 and len(groups[0].members) == 300
 
 
 _GROUPING_SCRIPT = """
 import json, random
-from mlsys_grader.course._collusion import Submission, find_groups
+from mlsys_grader.course._collusion import Work, find_groups
 rng = random.Random(7)
 subs = []
 for n in range(30):
@@ -227,8 +227,8 @@ for n in range(30):
     edited = list(text)
     for k in rng.sample(range(60), 4):
         edited[k] = f"edit{n}x{k}"
-    subs += [Submission(2 * n, "lab07", {}, " ".join(text), str(2 * n)),
-             Submission(2 * n + 1, "lab07", {}, " ".join(edited), str(2 * n + 1))]
+    subs += [Work(2 * n, "lab07", {}, " ".join(text), str(2 * n)),
+             Work(2 * n + 1, "lab07", {}, " ".join(edited), str(2 * n + 1))]
 groups = find_groups(subs, threshold=0.35)
 print(json.dumps([[g.members, [[p.left, p.right, p.similarity] for p in g.pairs]] for g in groups]))
 """
@@ -289,12 +289,12 @@ def _retimed(data: dict, change) -> dict:
     return reseal(data)
 
 
-def path_submission(key: int, data: dict, rationale: str | None = None) -> Submission:
+def path_submission(key: int, data: dict, rationale: str | None = None) -> Work:
     from mlsys_grader.course._collusion import work_path
 
     bundle = load_bundle(json.dumps(data))
     text = bundle.synthesis.rationale if rationale is None else rationale
-    return Submission(key, bundle.lab, part_times(bundle), text, f"student{key}", work_path(bundle))
+    return Work(key, bundle.lab, part_times(bundle), text, f"student{key}", work_path(bundle))
 
 
 def _every_fifth_word_replaced(text: str) -> str:

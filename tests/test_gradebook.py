@@ -18,20 +18,13 @@ from mlsys_grader.cli import main
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.course._collusion import instant
-from mlsys_grader.course._gradebook import (
-    BatchOptions,
-    GradebookDB,
-    GradebookResult,
-    columns_for,
-    grade_paths,
-    graded_result,
-    make_row,
-    resolve_rubrics,
-    rubric_key,
-    write_csv,
-)
+from mlsys_grader.course._files import write_csv
+from mlsys_grader.course._gradebook import GradebookResult, grade_paths, make_row
 from mlsys_grader.course._ingest import discover
+from mlsys_grader.course._options import BatchOptions, columns_for, resolve_rubrics, rubric_key
+from mlsys_grader.course._store import GradebookDB
 from mlsys_grader.course._summary import render_summary
+from mlsys_grader.course._worker import graded_result
 from mlsys_grader.replay import Replay
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -333,7 +333,7 @@ def test_gradescope_says_which_synthesis_items_wait_and_still_lists_the_lost_one
 
 
 def test_a_held_synthesis_makes_the_gradebook_row_regrade():
-    from mlsys_grader.course._gradebook import graded_result
+    from mlsys_grader.course._worker import graded_result
 
     data = _honest("lab11")
     report = _grade("lab11", data, _failing("check_rationale"))

@@ -11,9 +11,10 @@ from conftest import solved
 
 from mlsys_grader._version import __version__
 from mlsys_grader.course import BatchOptions, grade_paths
-from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics, rubric_key
 from mlsys_grader.course._ingest import Candidate
 from mlsys_grader.course._migrations import SCHEMA_VERSION, backup_path, open_gradebook
+from mlsys_grader.course._options import resolve_rubrics, rubric_key
+from mlsys_grader.course._worker import grade_candidate
 from mlsys_grader.errors import GraderError
 
 # The DDL of course/_gradebook.py at 9612023 (schema_version 1), copied as it was: what a gradebook on disk holds today.

@@ -426,3 +426,26 @@ def test_the_first_grade_shows_the_table_build_on_a_terminal_and_counts_it_in_th
     again = subprocess.run([*grade, "--replay-cache", str(tmp_path / "cache2")], capture_output=True, text=True, cwd=tmp_path,
                            timeout=600)
     assert again.returncode == EXIT_OK and "built the replay table" not in again.stdout
+
+
+def test_every_ungradable_input_says_why_as_an_error_kind_that_keeps_its_csv_word(tmp_path):
+    """Each way an input cannot be graded is one :class:`ErrorKind` whose value is the word the ``error_kind`` column has
+    always held; an error class not listed takes its nearest listed base's kind."""
+    from mlsys_grader.errors import BundleFormatError, ErrorKind, GraderError, KitError, SchemaVersionError
+
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    (folder / "alice-lab07.json").write_text("{not json")
+    (folder / "bob-lab07.pdf").write_bytes(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    (folder / "carol-lab07.ipynb").write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    (folder / "dan-lab07.json").write_text('{"schema_version": 99, "lab": "lab07"}')
+    result = grade_paths([folder], BatchOptions(db=None, jobs=1))
+    kinds = {Path(row["path"]).name: row["error_kind"] for row in result.rows}
+    assert kinds == {"alice-lab07.json": "BundleFormatError", "bob-lab07.pdf": "Unsupported",
+                     "carol-lab07.ipynb": "MissingBundle", "dan-lab07.json": "SchemaVersionError"}
+    assert all(ErrorKind(kind) for kind in kinds.values())  # each a member: no free text
+    assert ErrorKind.of(SchemaVersionError("x")) is ErrorKind.SCHEMA_VERSION
+    assert ErrorKind.of(KitError("x")) is ErrorKind.GRADER_ERROR  # not listed: its nearest listed base
+    assert ErrorKind.of(FileNotFoundError("x")) is ErrorKind.OS_ERROR
+    assert ErrorKind.of(type("LocalFormatError", (BundleFormatError,), {})("x")) is ErrorKind.BUNDLE_FORMAT
+    assert issubclass(SchemaVersionError, GraderError)

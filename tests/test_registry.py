@@ -272,7 +272,7 @@ def test_an_installed_lab_gets_its_student_notebook_and_autograder_from_its_mast
     """The master written from the module's words, where the module says; ``mlsys-grader assign`` and the
     autograder build find it there; otter assign runs the master's tests (in a kernel that finds the lab by
     its entry point); the zip grades a full-marks upload 100 as Gradescope runs it."""
-    from mlsys_grader.gradescope._runner import grade_submission
+    from mlsys_grader.gradescope._runner import run_autograder
     from mlsys_grader.staff._autograder import build_autograders, default_masters
 
     master = get_lab(COPY).master_path(ROOT)
@@ -306,7 +306,7 @@ def test_an_installed_lab_gets_its_student_notebook_and_autograder_from_its_mast
     with zipfile.ZipFile(built.path) as archive:
         archive.extractall(root / "source")
     (root / "submission" / f"{COPY}-submission.json").write_text(_solved_with_own_rationale(COPY, "cloud"))
-    results = grade_submission(root, log=lambda message: None)
+    results = run_autograder(root, log=lambda message: None)
     assert results["score"] == 100, results.get("output")
 
 

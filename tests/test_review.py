@@ -17,7 +17,6 @@ from test_course_term import build_term, options, write
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.course import grade_paths
 from mlsys_grader.course._feedback import write_feedback
-from mlsys_grader.course._gradebook import GradebookDB
 from mlsys_grader.course._lms import export_lms
 from mlsys_grader.course._review import (
     Decision,
@@ -29,6 +28,7 @@ from mlsys_grader.course._review import (
     export_queue,
     import_decisions,
 )
+from mlsys_grader.course._store import GradebookDB
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from course import clean_student  # (benchmarks/course.py: honest students in their own words)
@@ -347,8 +347,9 @@ def test_an_override_on_every_held_item_resolves_a_grader_error(tmp_path):
 
     from mlsys_grader.core.models import bundle_from_mapping
     from mlsys_grader.course._final import build_final
-    from mlsys_grader.course._gradebook import graded_result, make_row
+    from mlsys_grader.course._gradebook import make_row
     from mlsys_grader.course._ingest import Candidate
+    from mlsys_grader.course._worker import graded_result
 
     data = _honest("lab11")
     report = _grade("lab11", data, _failing("check_rationale"))

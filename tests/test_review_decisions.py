@@ -19,9 +19,9 @@ from test_review import CITES, RECOMMENDATION, digest, final_row, queue
 
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
 from mlsys_grader.course import grade_paths
-from mlsys_grader.course._gradebook import GradebookDB
 from mlsys_grader.course._migrations import SCHEMA_VERSION, backup_path, open_gradebook
 from mlsys_grader.course._review import export_queue
+from mlsys_grader.course._store import GradebookDB
 
 
 def export(db: Path, out: Path) -> list[dict]:

@@ -113,7 +113,7 @@ def test_rationales_read_ahead_give_the_same_groups():
         for _ in range(n % 5):
             words[rng.randrange(len(words))] = f"w{rng.randrange(1000)}"
         texts.append(" ".join(words) if n % 7 else f"short text {n}")
-    subs = [collusion.Submission(n, "lab07" if n % 3 else "lab11", {}, text, f"s{n % 40}") for n, text in enumerate(texts)]
+    subs = [collusion.Work(n, "lab07" if n % 3 else "lab11", {}, text, f"s{n % 40}") for n, text in enumerate(texts)]
     index = collusion.RationaleIndex()
     for text in reversed(texts):  # in the order grades come back, not the rows'
         index.add(text)
@@ -149,7 +149,8 @@ def test_a_batch_the_tables_answer_loads_neither_mlsysim_nor_pint(replay_tables_
     script = f"""
 import sys
 from pathlib import Path
-from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
+from mlsys_grader.course._options import resolve_rubrics
+from mlsys_grader.course._worker import grade_candidate
 from mlsys_grader.course._ingest import discover
 from mlsys_grader.replay import Replay
 replay = Replay.from_tables(Path({str(replay_tables_dir)!r}))

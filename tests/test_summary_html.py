@@ -12,7 +12,8 @@ from pathlib import Path
 import needs
 import pytest
 
-from mlsys_grader.course._gradebook import BatchOptions, GradebookResult, grade_paths
+from mlsys_grader.course._gradebook import GradebookResult, grade_paths
+from mlsys_grader.course._options import BatchOptions
 from mlsys_grader.course._row import Row, Status
 from mlsys_grader.course._summary import MAX_TABLE_ROWS, common_findings, render_summary
 

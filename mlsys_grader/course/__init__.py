@@ -2,8 +2,9 @@
 
 Modules (private): ``_ingest`` finds and reads inputs of every kind, ``_identity`` ties each
 to a roster student (manifest, Gradescope metadata, LMS download names, folders), ``_pool``
-runs them in bounded worker processes, ``_gradebook`` grades and keeps the gradebook,
-``_final`` makes one row per student and lab, ``_late`` the late penalty (the course file is read by
+runs them in bounded worker processes; the gradebook in parts: ``_options`` (how a batch runs, its rubrics and
+columns), ``_worker`` (one input graded, in a worker), ``_store`` (the SQLite gradebook), ``_gradebook`` (the
+pipeline that joins them); ``_final`` makes one row per student and lab, ``_late`` the late penalty (the course file is read by
 :func:`mlsys_grader.intake.read_course`),
 ``_migrations`` upgrades an earlier release's gradebook, ``_collusion`` pairs copies,
 ``_lms`` writes LMS import files, ``_feedback`` the pages to hand back,
@@ -19,10 +20,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._final import FINAL_COLUMNS, build_final, default_final_path
-from ._gradebook import BatchOptions, GradebookDB, GradebookResult, grade_paths, gradebook_dataframe, resolve_rubrics
+from ._gradebook import GradebookResult, grade_paths, gradebook_dataframe
 from ._identity import Roster, RosterStudent, read_manifest
 from ._late import Course, read_course
+from ._options import BatchOptions, resolve_rubrics
 from ._rosters import read_roster
+from ._store import GradebookDB
 from ._summary import render_summary, write_summary
 
 if TYPE_CHECKING:

@@ -150,7 +150,7 @@ def stable_hash64(text: str) -> int:
 
 
 @dataclass(frozen=True)
-class Submission:
+class Work:
     """What collusion needs of one graded submission; ``key`` is the caller's row index."""
 
     key: int
@@ -202,12 +202,12 @@ class Group:
 
 # -- pairs ----------------------------------------------------------------------------
 
-def _same_person(a: Submission, b: Submission) -> bool:
+def _same_person(a: Work, b: Work) -> bool:
     return bool(a.who) and a.who == b.who
 
 
-def _timestamp_pairs(subs: Sequence[Submission]) -> list[Pair]:
-    by_instant: dict[tuple[str, str, str], list[Submission]] = {}
+def _timestamp_pairs(subs: Sequence[Work]) -> list[Pair]:
+    by_instant: dict[tuple[str, str, str], list[Work]] = {}
     for sub in subs:
         for part, values in sub.times.items():
             for moment in {m for m in map(instant, values) if m is not None}:
@@ -244,11 +244,11 @@ def _relative(path: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], tuple[flo
     return tuple(label for label, _ in stamps), tuple(t - centre for _, t in stamps)
 
 
-def _clock_pairs(subs: Sequence[Submission]) -> list[Pair]:
+def _clock_pairs(subs: Sequence[Work]) -> list[Pair]:
     """Pairs whose work followed the same path in time: the same labelled events, every interval between them equal
     within :data:`PATH_TOLERANCE_S` once the clocks' offset is removed (a copy whose times were all shifted, truncated to
     whole seconds or jittered by microseconds keeps its path; independent work does not share one)."""
-    buckets: dict[tuple[str, tuple[str, ...]], list[tuple[float, Submission, tuple[float, ...]]]] = {}
+    buckets: dict[tuple[str, tuple[str, ...]], list[tuple[float, Work, tuple[float, ...]]]] = {}
     for sub in subs:
         shape = _relative(sub.path)
         if shape is not None:
@@ -342,7 +342,7 @@ class RationaleIndex:
         return found
 
 
-def _rationale_pairs(subs: Sequence[Submission], threshold: float, index: RationaleIndex | None = None) -> list[Pair]:
+def _rationale_pairs(subs: Sequence[Work], threshold: float, index: RationaleIndex | None = None) -> list[Pair]:
     index = index or RationaleIndex()
     read = [(s, index.add(s.rationale)) for s in subs]
     eligible = [s for s, (count, _, _) in read if count >= MIN_RATIONALE_WORDS]
@@ -383,7 +383,7 @@ def _rationale_pairs(subs: Sequence[Submission], threshold: float, index: Ration
     return pairs
 
 
-def find_groups(subs: Iterable[Submission], *, threshold: float = RATIONALE_THRESHOLD,
+def find_groups(subs: Iterable[Work], *, threshold: float = RATIONALE_THRESHOLD,
                 index: RationaleIndex | None = None) -> list[Group]:
     """Groups of submissions paired by shared capture times or near-identical rationales (``index``: the
     rationales already read, :class:`RationaleIndex`; any other is read here)."""

@@ -28,9 +28,9 @@ from ..api import default_rubric
 from ..core.report import HIDDEN_ITEMS, render_html
 from ..errors import GraderError
 from ._formative import FORMATIVE_ITEM
-from ._gradebook import GradebookDB
 from ._identity import CANVAS_NAME, MOODLE_NAME
 from ._row import FinalRow
+from ._store import GradebookDB
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9@._-]+")
 

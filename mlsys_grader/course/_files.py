@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 
 @contextlib.contextmanager
@@ -31,3 +32,28 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value
+
+
+def write_csv(rows: Iterable[Mapping[str, Any]], out: str | os.PathLike[str], columns: Sequence[str]) -> int:
+    """Write rows to ``out`` (UTF-8, header first); returns how many were written.
+
+    Written whole or not at all: into a temporary file beside ``out``, renamed over it once complete, so an
+    interrupted run leaves the previous file as it was."""
+    count = 0
+    with replace_atomically(out) as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row.get(column, "")) for column in columns])
+            count += 1
+    return count

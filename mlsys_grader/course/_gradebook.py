@@ -25,106 +25,39 @@ student and lab, with the late policy) from :mod:`._final` and :mod:`._late`.  E
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import json
 import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from .._version import __version__
-from ..api import default_replay, default_rubric, grade_submission, load_rubric
+from ..api import default_replay
 from ..core import flags as flag_names
-from ..core.models import PARTS, Bundle
-from ..core.report import GradeReport
-from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
-from ..errors import CourseFileError, GraderError, RubricError
-from ..intake import Submission as Read
-from ..intake import read_submission
-from ..labs import get_lab, lab_ids
+from ..core.rubric import Rubric
+from ..errors import CourseFileError
 from ..replay import Replay
-from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times, work_path
+from ._collusion import Group, RationaleIndex, Work, find_groups
 from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load_decisions, store_unplaced
-from ._files import replace_atomically
+from ._files import write_csv
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
 from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, staff_files
-from ._ingest import (
-    FORMATS,
-    Candidate,
-    Format,
-    discover_all,
-    file_digest,
-    lab_hint,
-    load_candidate,
-)
+from ._ingest import Candidate, discover_all, file_digest, lab_hint
 from ._late import Course, read_course
-from ._migrations import open_gradebook
+from ._options import BatchOptions, columns_for, resolve_rubrics, rubric_key
 from ._overrides import agreement_of, load_overrides
 from ._placing import place_labs
 from ._rosters import read_roster
-from ._row import SCORED, FinalRow, Result, Row, Status
-from ._spans import rationale_spans
+from ._row import SCORED, FinalRow, Result, Row, Status, identity
+from ._store import GradebookDB, ScoreChange
+from ._worker import file_named, grade_candidate
 
 if TYPE_CHECKING:
     import pandas as pd
-
-CHOICE_FIELDS = ("recommendation", "rejected_alternative", "residual_risk", "reevaluation_trigger")
-"""The synthesis choices a stored result keeps, for the review page."""
-COLLUSION_KEYS = ("part_times", "rationale", "certainty", "spans")
-"""What a stored result must hold for collusion and the review queue; a stored result without them is graded again."""
-
-
-class BatchOptions(BaseModel):
-    """How ``mlsys-grader grade`` runs; the CLI reads its defaults from here."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    jobs: int | None = Field(default=None, ge=1, description="Worker processes (default: all cores).")
-    timeout_s: float = Field(default=30.0, gt=0, description="Time limit per submission, in seconds.")
-    memory_mb: int | None = Field(default=1024, ge=64, description="Memory a worker may add while grading, in MiB.")
-    db: str | None = Field(default="gradebook.sqlite", description="SQLite gradebook to reuse and update (None: no database).")
-    roster: str | None = Field(default=None, description="Roster as the LMS exports it (Canvas gradebook export, Moodle "
-                                                        "participants or grades export, Gradescope roster) or mlsys-grader's "
-                                                        "CSV: name, email or sid per student; optional first_name, last_name, "
-                                                        "sis_id, canvas_id, moodle_id, section, track (and lab, for a track per lab).")
-    manifest: str | None = Field(default=None, description="Staff manifest CSV: path, student (email or sid), optional "
-                                                          "submitted_at (ISO 8601 with offset) and lab.")
-    course: str | None = Field(default=None, description="Course file (TOML): deadlines, late policy, extensions, LMS ids.")
-    only: tuple[str, ...] = Field(default=(), description="Grade these students (key, email or sid) or input hashes afresh, "
-                                                         "ignoring their stored results; recorded in the change log.")
-    reason: str = Field(default="", description="Why `only` regrades; recorded in the change log.")
-    rubrics: dict[str, str] = Field(default_factory=dict, description="Lab id → rubric TOML replacing the shipped rubric.")
-    collusion_threshold: float = Field(default=RATIONALE_THRESHOLD, gt=0, le=1,
-                                       description="Word-shingle Jaccard at or above which two rationales are paired.")
-    formats: tuple[Format, ...] = Field(
-        default=FORMATS, min_length=1,
-        description="Input formats the course accepts (bundle JSON, Otter export zip, marimo export); any other is an "
-                    "error row saying so.")
-
-
-@dataclass
-class ScoreChange:
-    """A student whose score differs from the previous run of the same gradebook."""
-
-    who: str
-    lab: str
-    path: str
-    old_score: float
-    new_score: float
-    cause: str
-    """``rubric``, ``grader`` (same input, new rubric or grader version) or ``resubmission``."""
-
-    @property
-    def delta(self) -> float:
-        return round(self.new_score - self.old_score, 6)
 
 
 @dataclass
@@ -169,174 +102,7 @@ class GradebookResult:
         return write_csv(self.rows, out, self.columns)
 
 
-# -- rubrics and keys --------------------------------------------------------------
-
-def resolve_rubrics(overrides: Mapping[str, str]) -> dict[str, Rubric]:
-    """The rubric for every lab: shipped, or loaded from ``overrides[lab]``."""
-    unknown = sorted(set(overrides) - set(lab_ids()))
-    if unknown:
-        raise RubricError(f"rubric given for unknown lab(s) {unknown}; expected one of {list(lab_ids())}")
-    return {lab: load_rubric(overrides[lab], lab) if lab in overrides else default_rubric(lab) for lab in lab_ids()}
-
-
-def rubric_key(rubrics: Mapping[str, Rubric], formats: Iterable[str] = FORMATS) -> str:
-    """One digest of every lab's rubric (and of the accepted formats, when not all): a stored result
-    is reused only under the same rubrics and formats."""
-    text = ";".join(f"{lab}:{rubric.version}:{rubric.digest}" for lab, rubric in sorted(rubrics.items()))
-    accepted = sorted(set(formats))
-    if accepted != sorted(FORMATS):
-        text += ";formats=" + ",".join(accepted)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def item_columns(rubrics: Iterable[Rubric]) -> list[str]:
-    """``A.captured`` … ``synthesis.rationale_names_trigger``: every rubric item any lab scores."""
-    rubrics = list(rubrics)
-    columns = [f"{part}.{item}" for part in PARTS for item in PART_ITEMS
-               if any(item in r.parts.get(part, {}) for r in rubrics)]
-    return columns + [f"synthesis.{item}" for item in SYNTHESIS_ITEMS if any(item in r.synthesis for r in rubrics)]
-
-
-IDENTITY_COLUMNS = ["path", "kind", "student", "student_name", "student_email", "student_id", "sis_id", "canvas_id",
-                    "moodle_id", "section", "identity_source", "submitted_at", "late", "input_hash"]
-SCORE_COLUMNS = ["lab", "track", "roster_track", "status", "score", "max_score",
-                 *[f"part_{p}" for p in PARTS], "part_synthesis"]
-TAIL_COLUMNS = ["flags", "collusion_group", "reasons", "error_kind", "origin", "grader_version", "rubric"]
-
-
-def columns_for(rubrics: Iterable[Rubric]) -> list[str]:
-    """The CSV/DataFrame columns, identity first."""
-    return IDENTITY_COLUMNS + SCORE_COLUMNS + item_columns(rubrics) + TAIL_COLUMNS
-
-
-# -- one submission (runs in a worker) ---------------------------------------------
-
-def summarize(report: GradeReport, origin: str = "") -> Result:
-    """The JSON-safe part of a row that depends only on the graded report (its flags are the report's own,
-    whatever the origin: ``check`` and the gradebook say the same)."""
-    items = {f"{name}.{item.item}": item.points for name, part in report.parts.items() for item in part.items}
-    return {
-        "lab": report.lab, "track": report.track, "score": report.score, "max_score": report.max_score,
-        "parts": {name: part.score for name, part in report.parts.items()}, "items": items,
-        "flags": list(report.flags),
-        "findings": [[f.part, f.criterion, f.rubric_item or "", f.message] for f in report.findings],
-        "hidden": [index for index, f in enumerate(report.findings) if f.hidden],  # withheld from feedback until release
-        "item_max": {f"{name}.{item.item}": item.max_points for name, part in report.parts.items() for item in part.items},
-        "rubric": report.versions.get("rubric", ""),
-        # For the review queue (:mod:`._review`): the items held for staff, and the reader's certainty per judged item.
-        "held": [f"{name}.{item.item}" for name, part in report.parts.items() for item in part.items if item.held],
-        "certainty": {f"{name}.{item.item}": [item.certainty, item.certainty_reason or ""]
-                      for name, part in report.parts.items() for item in part.items if item.certainty},
-    }
-
-
-def grade_loaded(loaded: Read, rubric: Rubric | None = None, *, replay: Replay | None = None) -> GradeReport:
-    """The grade report of a read input (raises its reading's error when it cannot be graded).
-
-    The core grades the bundle with what the reader found about the file (a marimo export's own
-    findings, the lock-time excuse, the rule that the lab downloads only complete reports) and scores
-    it once (:func:`mlsys_grader.api.grade_submission`).  ``check`` and the gradebook both come here.
-    """
-    return grade_submission(loaded, rubric, replay=replay)
-
-
-def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None, *, replay: Replay | None = None) -> GradeReport:
-    """The report ``mlsys-grader check`` prints for one file in any accepted form (bundle, Otter export zip,
-    notebook, Gradescope upload folder, marimo export), exactly as the gradebook grades it.  Raises the reading's
-    error (:class:`GraderError` or ``OSError``) when the file cannot be graded."""
-    return grade_loaded(read_submission(path), rubric, replay=replay)
-
-
-def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset(),
-                    formats: Iterable[Format] = FORMATS, *, replay: Replay | None = None) -> Result:
-    """Grade one input; the result for the row (never raises for a bad input).
-
-    When the input's hash is in ``reuse`` the stored result is used instead and only
-    ``{"status": "reuse", "input_hash": ...}`` comes back.  An input whose content is a
-    format the course does not accept (``formats``) is an ``error`` row that says so and
-    keeps its origin.
-    """
-    loaded = load_candidate(candidate, reuse, formats)
-    if loaded.origin == "known" or loaded.input_hash in reuse:
-        return {"status": "reuse", "input_hash": loaded.input_hash}
-    result: Result = {"input_hash": loaded.input_hash, "origin": loaded.origin}
-    bundle = loaded.bundle
-    if loaded.error is not None or bundle is None:
-        status = "unsupported" if loaded.error_kind == "Unsupported" else "error"
-        reason = loaded.error or "the input holds no bundle"
-        if candidate.primary and candidate.primary not in reason and not reason.startswith(os.path.basename(candidate.primary)):
-            reason = f"{os.path.basename(candidate.primary)}: {reason}"  # the file a person opens to see what went wrong
-        return {**result, "status": status, "reason": file_neutral(reason, candidate.primary),
-                "error_kind": loaded.error_kind or "GraderError"}
-    try:
-        replay = replay or default_replay()
-        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay)
-    except GraderError as exc:
-        return {**result, "status": "error", "reason": str(exc), "error_kind": type(exc).__name__}
-    rubric = rubrics.get(bundle.lab)
-    return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None,
-                                      replay=replay)}
-
-
-def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None, *,
-                  replay: Replay | None = None) -> Result:
-    """The stored result of a graded bundle: its status, the report's summary, what collusion needs and the
-    rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
-
-    Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
-    """
-    summary = summarize(report, origin)
-    status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
-    if tolerance is None:
-        tolerance = default_rubric(report.lab).quantity_tolerance
-    return {"status": status, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
-            "rationale": bundle.synthesis.rationale or "",
-            "evidence": evidence_numbers(bundle), "spans": rationale_spans((replay or default_replay()).memos, get_lab(bundle.lab),
-                                                                      bundle, tolerance),
-            "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
-            # the final settings of every part, shown beside a collusion partner's on the review page
-            "controls": {str(part): dict(values) for part, values in (getattr(bundle, "controls", None) or {}).items()}}
-
-
-def evidence_numbers(bundle: Bundle) -> dict[str, dict[str, Any]]:
-    """Part → the numbers its evidence record holds (``inputs.executions`` …), for the feedback file."""
-    shown: dict[str, dict[str, Any]] = {}
-    for part, record in (getattr(bundle, "evidence", None) or {}).items():
-        values = getattr(record, "result", None)
-        if not isinstance(values, Mapping):
-            continue
-        flat: dict[str, Any] = {}
-        for key, value in values.items():
-            if isinstance(value, Mapping):
-                flat.update({f"{key}.{k}": v for k, v in value.items() if isinstance(v, int | float | str | bool)})
-            elif isinstance(value, int | float | str | bool):
-                flat[key] = value
-        shown[str(part)] = flat
-    return shown
-
-
 # -- rows --------------------------------------------------------------------------
-
-_PATH, _NAME = "\x00path\x00", "\x00name\x00"
-"""Where a stored reason named its file (a NUL is in no file name): a result is stored once per content hash and
-reused for every input with those bytes, so each row names its own file (:func:`file_named`)."""
-
-
-def file_neutral(reason: str, path: str | None) -> str:
-    """``reason`` with the input's path and file name replaced by placeholders, as it is stored."""
-    if not path:
-        return reason
-    reason = reason.replace(path, _PATH)
-    name = os.path.basename(path)
-    # the reader names a file by its name only at the start of a sentence ("scan.pdf is a PDF document, …"):
-    # replaced there alone, so that a short name ("a") never replaces letters of the words
-    return _NAME + reason[len(name):] if name and reason.startswith((f"{name} ", f"{name}:")) else reason
-
-
-def file_named(reason: str, path: str | None) -> str:
-    """A stored reason naming ``path`` (the row's own input) where it named the input it was graded from."""
-    return reason.replace(_PATH, path or "").replace(_NAME, os.path.basename(path or ""))
-
 
 _LEGACY_KIND = re.compile(r"^([A-Z][A-Za-z]*(?:Error|Refused)): (.*)$", re.DOTALL)
 
@@ -376,12 +142,6 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str,
                findings=tuple((str(p), str(c), str(i), str(m)) for p, c, i, m in result.get("findings", [])),
                rationale=result.get("rationale", ""), held=tuple(result.get("held", [])),
                item_max=dict(result.get("item_max", {})))
-
-
-def identity(row: Mapping[str, Any]) -> str:
-    """Who a row belongs to: the student key (roster), else email, student id, name, else the input's path."""
-    return (row.get("student") or row.get("student_email") or row.get("student_id") or row.get("student_name")
-            or row["path"])
 
 
 # -- roster ------------------------------------------------------------------------
@@ -426,123 +186,6 @@ def apply_roster(rows: Sequence[Row], who: Sequence[Identity], roster: Roster) -
                 reasons=f"submitted on track {row.track!r}, roster assigns {track!r}" + (" | " + row.reasons if row.reasons else ""))
         out.append(row)
     return out
-
-
-# -- SQLite gradebook --------------------------------------------------------------
-
-class GradebookDB:
-    """The embedded gradebook: stored results by (input hash, grader version, rubric key), latest score per student."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = str(path)
-        self.conn, self.migrated_from = open_gradebook(self.path)  # an earlier release's gradebook is upgraded in place
-
-    def known_hashes(self, grader_version: str, key: str) -> frozenset[str]:
-        """Inputs whose stored result can be reused: not ``regrade``, and (when graded) holding
-        what collusion needs — a result stored by an earlier format lacks it and is graded again."""
-        held = " AND ".join(f"json_type(result, '$.{name}') IS NOT NULL" for name in COLLUSION_KEYS)
-        rows = self.conn.execute(
-            "SELECT input_hash FROM results WHERE grader_version = ? AND rubric_key = ? AND "
-            f"(json_extract(result, '$.status') IN ('error', 'unsupported') OR (json_extract(result, '$.status') = 'graded' AND {held}))",
-            (grader_version, key))
-        return frozenset(h for (h,) in rows)
-
-    def stored(self, input_hash: str, grader_version: str, key: str) -> Result | None:
-        found = self.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? AND rubric_key = ?",
-                                  (input_hash, grader_version, key)).fetchone()
-        return json.loads(found[0]) if found else None
-
-    def store(self, results: Iterable[Mapping[str, Any]], grader_version: str, key: str) -> None:
-        """Store fresh results; their evidence numbers go to the ``evidence`` table (only feedback reads them)."""
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        results = list(results)
-        self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
-                              [(r["input_hash"], grader_version, key, now,
-                                json.dumps({k: v for k, v in r.items() if k != "evidence"})) for r in results])
-        self.conn.executemany("INSERT OR REPLACE INTO evidence VALUES (?, ?)",
-                              [(r["input_hash"], json.dumps(r["evidence"])) for r in results if r.get("evidence")])
-        self.conn.commit()
-
-    def result(self, input_hash: str) -> Result | None:
-        """The latest result stored for ``input_hash`` by this grader version (with its evidence numbers), or None."""
-        found = self.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? "
-                                  "ORDER BY graded_at DESC", (input_hash, __version__)).fetchone()
-        if found is None:
-            return None
-        result: Result = json.loads(found[0])
-        result.setdefault("evidence", self.evidence(input_hash))
-        return result
-
-    def evidence(self, input_hash: str) -> dict[str, Any]:
-        found = self.conn.execute("SELECT numbers FROM evidence WHERE input_hash = ?", (input_hash,)).fetchone()
-        return json.loads(found[0]) if found else {}
-
-    def record_run(self, rows: Sequence[Mapping[str, Any]], grader_version: str, key: str) -> list[ScoreChange]:
-        """Compare each graded row with the student's previous score, then remember the new one.
-
-        A ``regrade`` row is provisional (points held for staff) and is neither compared nor remembered.
-        """
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        changes = []
-        for row in rows:
-            if row["status"] not in ("graded", "error"):
-                continue
-            who, lab = identity(row), row.get("lab") or ""
-            before = self.conn.execute("SELECT input_hash, score, grader_version, rubric_key FROM latest WHERE who = ? AND lab = ?",
-                                       (who, lab)).fetchone()
-            score = float(row["score"] or 0)
-            if before is not None and abs(before[1] - score) > 1e-9:
-                cause = ("resubmission" if before[0] != row["input_hash"] else
-                         "grader" if before[2] != grader_version else "rubric")
-                changes.append(ScoreChange(who, lab, row["path"], before[1], score, cause))
-            self.conn.execute("INSERT OR REPLACE INTO latest VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                              (who, lab, row["path"], row["input_hash"], score, grader_version, key, now))
-        self.conn.commit()
-        return changes
-
-    def write_final(self, final: Sequence[FinalRow]) -> None:
-        """Replace the ``final`` table with ``final`` (one row per student and lab)."""
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        with self.conn:
-            self.conn.execute("DELETE FROM final")
-            self.conn.executemany("INSERT INTO final VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                  [(r.student, r.lab, str(r.status), r.raw_score, r.late_penalty, r.score,
-                                    r.input_hash, json.dumps(r.to_json()), now) for r in final])
-
-    def final(self) -> list[FinalRow]:
-        """The final gradebook as last written, in the order it was written."""
-        return [FinalRow.from_json(json.loads(text)) for (text,) in self.conn.execute("SELECT row FROM final ORDER BY rowid")]
-
-    def final_scores(self) -> dict[tuple[str, str], float]:
-        return {(student, lab): score for student, lab, score in self.conn.execute("SELECT student, lab, score FROM final")}
-
-    def log(self, kind: str, entries: Iterable[tuple[str, str, str, float | None, float | None, str]], by: str = "") -> None:
-        """Append change-log entries: (student, lab, input hash, old score, new score, reason)."""
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        with self.conn:
-            self.conn.executemany("INSERT INTO change_log (at, kind, student, lab, input_hash, old_score, new_score, reason, by) "
-                                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [(now, kind, *entry, by) for entry in entries])
-
-    def change_log(self) -> list[dict[str, Any]]:
-        cursor = self.conn.execute("SELECT id, at, kind, student, lab, input_hash, old_score, new_score, reason, by "
-                                   "FROM change_log ORDER BY id")
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor]
-
-    def change_summaries(self) -> dict[tuple[str, str], str]:
-        """(student, lab) → the change log in a few words (latest first), for the final gradebook's ``changes`` column."""
-        found: dict[tuple[str, str], list[str]] = {}
-        for entry in reversed(self.change_log()):
-            words = f"{entry['at'][:16]} {entry['kind']}"
-            if entry["old_score"] is not None and entry["new_score"] is not None:
-                words += f" {entry['old_score']:g} -> {entry['new_score']:g}"
-            if entry["reason"]:
-                words += f" ({entry['reason']})"
-            found.setdefault((entry["student"], entry["lab"]), []).append(words)
-        return {key: "; ".join(texts[:3]) for key, texts in found.items()}
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 # -- the pipeline ------------------------------------------------------------------
@@ -645,8 +288,8 @@ def grade_paths(
             rows = apply_roster(rows, who, roster)
         decided = load_decisions(db.conn) if db else []
         rows = place_labs(rows, candidates, labs_by_upload(decided), _only_lab(course, rubrics))
-        subs = [Submission(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r),
-                           res.get("work_path") or ())
+        subs = [Work(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r),
+                     res.get("work_path") or ())
                 for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r.status in SCORED]
         groups = find_groups(subs, threshold=options.collusion_threshold, index=rationales)
         for group in groups:
@@ -715,30 +358,3 @@ def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mappin
 def gradebook_dataframe(paths: Iterable[str | os.PathLike[str]], **options: Any) -> pd.DataFrame:
     """The gradebook of ``paths`` as a pandas DataFrame; ``options`` are :class:`BatchOptions` fields."""
     return grade_paths(paths, BatchOptions(**options)).to_dataframe()
-
-
-# -- CSV ---------------------------------------------------------------------------
-
-_FORMULA = ("=", "+", "-", "@", "\t", "\r")
-
-
-def _cell(value: Any) -> Any:
-    """A CSV cell; text that a spreadsheet would run as a formula is quoted with a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(_FORMULA):
-        return "'" + value
-    return value
-
-
-def write_csv(rows: Iterable[Mapping[str, Any]], out: str | os.PathLike[str], columns: Sequence[str]) -> int:
-    """Write rows to ``out`` (UTF-8, header first); returns how many were written.
-
-    Written whole or not at all: into a temporary file beside ``out``, renamed over it once complete, so an
-    interrupted run leaves the previous file as it was."""
-    count = 0
-    with replace_atomically(out) as handle:
-        writer = csv.writer(handle)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_cell(row.get(column, "")) for column in columns])
-            count += 1
-    return count

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path, PurePath
@@ -316,7 +316,3 @@ def identify(claims: Sequence[Claim], roster: Roster | None, fallback: str) -> I
 def staff_files(*paths: str | os.PathLike[str] | None) -> frozenset[str]:
     """Resolved paths of the staff's own files, which are never inputs even inside a graded folder."""
     return frozenset(os.path.realpath(p) for p in paths if p)
-
-
-def roster_keys(roster: Roster | None) -> Iterable[str]:
-    return (s.key for s in roster.students) if roster else ()

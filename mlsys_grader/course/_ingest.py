@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.models import submission_filename
-from ..errors import BundleFormatError, GraderError
+from ..errors import BundleFormatError, ErrorKind, GraderError
 from ..intake import (
     FORMATS,
     GRADESCOPE_METADATA,
@@ -267,6 +267,6 @@ def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset(), fo
         digest = hashlib.sha256(f"missing:{candidate.source}".encode()).hexdigest()
         if candidate.kind == "gradescope":
             return Submission(digest, error="Gradescope submission folder holds no bundle JSON, Otter export zip or notebook",
-                              error_kind="MissingBundle")
-        return Submission(digest, error=f"input refused: {candidate.note or 'nothing to read'}", error_kind="Refused")
+                              error_kind=ErrorKind.MISSING_BUNDLE)
+        return Submission(digest, error=f"input refused: {candidate.note or 'nothing to read'}", error_kind=ErrorKind.REFUSED)
     return read_submission(primary, formats=tuple(formats), known=known, sniff=candidate.kind == "other")

@@ -27,8 +27,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ._files import replace_atomically
-from ._gradebook import GradebookDB, _cell
+from ._files import _cell, replace_atomically
+from ._store import GradebookDB
 
 Target = Literal["canvas", "moodle", "generic"]
 TARGETS: tuple[Target, ...] = ("canvas", "moodle", "generic")

@@ -39,9 +39,10 @@ from ._decisions import (
     refuse,
     write_decision,
 )
-from ._gradebook import GradebookDB, _cell
+from ._files import _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
 from ._row import NOT_GRADED, FinalRow, Status
+from ._store import GradebookDB
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
                 flag_names.VERSION_DRIFT)

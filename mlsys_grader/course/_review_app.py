@@ -34,8 +34,8 @@ from werkzeug.serving import make_server
 
 from ..errors import DecisionError
 from ._decisions import CONFIRM
-from ._gradebook import GradebookDB
 from ._review import Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue
+from ._store import GradebookDB
 
 COOKIE = "mlsys_review_token"
 TEMPLATES = Path(__file__).resolve().parents[1] / "templates"

@@ -48,7 +48,7 @@ UNREADABLE_INPUT = (Status.ERROR, Status.UNSUPPORTED)
 class Result(TypedDict, total=False):
     """What grading one input yields (stored as JSON in the gradebook database, keyed by its input hash), from which
     :func:`._gradebook.make_row` builds its :class:`Row`.  An ungradable input has ``status``, ``reason`` and
-    ``error_kind``; a graded one the report's summary (:func:`._gradebook.summarize`) and what collusion, the review
+    ``error_kind``; a graded one the report's summary (:func:`._worker.summarize`) and what collusion, the review
     page and the feedback files need."""
 
     status: str
@@ -258,3 +258,9 @@ class FinalRow(_ColumnsView):
                    held=tuple(data.get("_held") or ()), item_max=dict(data.get("_item_max") or {}),
                    points=dict(data.get("_items") or {}), overridden=dict(data.get("_overridden") or {}),
                    collusion_group=data.get("_collusion_group") or "", collusion_with=tuple(data.get("_collusion_with") or ()))
+
+
+def identity(row: Mapping[str, Any]) -> str:
+    """Who a row belongs to: the student key (roster), else email, student id, name, else the input's path."""
+    return (row.get("student") or row.get("student_email") or row.get("student_id") or row.get("student_name")
+            or row["path"])

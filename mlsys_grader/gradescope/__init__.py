@@ -37,7 +37,7 @@ _LAZY = {
     "ScoreOfRecordPlugin": "._plugin",
     "PLUGIN_NAME": "._options",
     "AutograderOptions": "._options",
-    "grade_submission": "._runner",
+    "run_autograder": "._runner",
     "ScoreOfRecord": "._record",
     "score_of_record": "._record",
     "gradescope_results": "._results",
@@ -53,8 +53,8 @@ __all__ = [
     "bundle_display_data",
     "display_bundle",
     "find_embedded_bundles",
-    "grade_submission",
     "gradescope_results",
+    "run_autograder",
     "score_of_record",
     "with_options",
 ]

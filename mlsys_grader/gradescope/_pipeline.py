@@ -2,7 +2,7 @@
 
 Two drivers run these steps, in this order, and nothing else grades:
 
-- :func:`mlsys_grader.gradescope._runner.grade_submission` (``run_autograder``): it runs the
+- :func:`mlsys_grader.gradescope._runner.run_autograder` (``run_autograder``): it runs the
   notebook, when it runs at all, in the sandbox between steps 2 and 3;
 - :class:`mlsys_grader.gradescope._plugin.ScoreOfRecordPlugin` (``otter run`` on a staff
   machine): Otter's hooks ``before_grading`` (steps 1–2) and ``after_grading`` (3–4), all in

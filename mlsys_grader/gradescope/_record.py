@@ -22,7 +22,7 @@ from ..core import grading
 from ..core.jsonio import MAX_BYTES, loads_strict, sha256_of
 from ..core.models import load_bundle, submission_filename
 from ..core.report import Finding, GradeReport
-from ..errors import GraderError
+from ..errors import ErrorKind, GraderError
 from ..intake import ORIGIN_WORDS, Format, read_submission
 from ..labs import get_lab
 from ..replay import Replay
@@ -107,7 +107,7 @@ def grade_bytes(lab_id: str, raw: bytes, source: str, *, replay: Replay | None =
     :func:`mlsys_grader.api.default_replay`)."""
     digest = hashlib.sha256(raw).hexdigest()
     read = read_submission(raw, name=submission_filename(lab_id), formats=GRADESCOPE_FORMATS)
-    if read.error_kind == "FormatRefused":
+    if read.error_kind is ErrorKind.FORMAT_REFUSED:
         sentence = (f"Your upload ({source}) is {ORIGIN_WORDS.get(read.origin, read.origin)}, which this assignment does not "
                     f"grade: {export_advice(lab_id)}.")
         return ungradable(lab_id, sentence, FLAG_UNREADABLE, source, (read.error or "",), digest)

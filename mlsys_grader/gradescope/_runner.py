@@ -2,7 +2,7 @@
 
 The zip's ``run_autograder`` is one line, ``exec <env>/bin/python -I -m mlsys_grader.gradescope
 /autograder``: bash reads nothing after it, and ``-I`` keeps the working directory and any
-``PYTHON*`` variable out of the import path.  :func:`grade_submission` then drives the grading
+``PYTHON*`` variable out of the import path.  :func:`run_autograder` then drives the grading
 pipeline (:mod:`._pipeline`, the steps ``otter run``'s plugin drives too) in this one root process:
 
 1. reads the options (``otter_config.json``), makes the autograder folder root's and not
@@ -165,7 +165,7 @@ def loaded(*modules: str) -> str:
 LOGGED_MODULES = ("mlsysim", "pint", "otter")
 
 
-def grade_submission(autograder_dir: str | os.PathLike = "/autograder", *, log: Log | None = None,
+def run_autograder(autograder_dir: str | os.PathLike = "/autograder", *, log: Log | None = None,
                      own_process: bool = False, replay_dir: Path | None = REPLAY_DIR) -> dict[str, Any]:
     """Grade the submission in ``autograder_dir`` as Gradescope lays it out; return the final results document.
 
@@ -284,5 +284,5 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.check_image:
         return check_image()
-    grade_submission(args.autograder_dir, own_process=True)
+    run_autograder(args.autograder_dir, own_process=True)
     return 0

@@ -43,7 +43,7 @@ from ..core.grading import Excuse, OnlyWhenComplete
 from ..core.jsonio import MAX_BYTES, loads_strict
 from ..core.models import Bundle, bundle_from_mapping, submission_filename
 from ..core.report import Finding
-from ..errors import BundleFormatError, BundleTooLargeError, GraderError
+from ..errors import BundleFormatError, BundleTooLargeError, ErrorKind, GraderError
 from ..labs import lab_ids
 from ._marimo import (
     IMPOSSIBLE,
@@ -133,7 +133,7 @@ class Submission:
     origin: str = ""
     error: str | None = None
     findings: tuple[Finding, ...] = ()
-    error_kind: str = ""
+    error_kind: ErrorKind | None = None
     excuses: tuple[Excuse, ...] = ()
     only_when_complete: OnlyWhenComplete | None = None
     source: str = ""
@@ -373,7 +373,7 @@ def parse_submission(data: bytes, *, notebook: bool = False, digest: str | None 
     if is_notebook(value) or (notebook and isinstance(value, Mapping)):
         text = notebook_bundle_text(value)
         if text is None:
-            return Submission(digest, error=_no_saved_bundle("notebook"), error_kind="MissingBundle")
+            return Submission(digest, error=_no_saved_bundle("notebook"), error_kind=ErrorKind.MISSING_BUNDLE)
         inner = text.encode("utf-8")
         return Submission(hashlib.sha256(inner).hexdigest(), _bundle_of(inner), "notebook",
                           source="the bundle saved in the notebook's outputs")
@@ -408,14 +408,14 @@ def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset
         read = parse_submission(data, notebook=name.lower().endswith(".ipynb"), digest=digest)
     except GraderError as exc:
         if sniffed:
-            return Submission(digest, error=unsupported_reason(name, data, formats), error_kind="Unsupported")
-        return Submission(digest, error=str(exc), error_kind=type(exc).__name__, exception=exc)
+            return Submission(digest, error=unsupported_reason(name, data, formats), error_kind=ErrorKind.UNSUPPORTED)
+        return Submission(digest, error=str(exc), error_kind=ErrorKind.of(exc), exception=exc)
     if is_zip:
         origin = "otter" if read.origin in ("bundle", "notebook") else f"otter/{read.origin}"
         read = replace(read, origin=origin, source=f"{member} inside {Path(name).name}")
     refused = refusal(read.origin, formats) if read.bundle is not None else None
     if refused is not None:
-        return replace(read, bundle=None, error=refused, error_kind="FormatRefused")
+        return replace(read, bundle=None, error=refused, error_kind=ErrorKind.FORMAT_REFUSED)
     return read
 
 
@@ -433,17 +433,17 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
     try:
         if path.is_symlink():
             return Submission(hashlib.sha256(f"symlink:{path}".encode()).hexdigest(), error="input refused: symlink refused",
-                              error_kind="Refused")
+                              error_kind=ErrorKind.REFUSED)
         if path.is_dir():
             if (path / GRADESCOPE_METADATA).is_file():
-                return Submission(hashlib.sha256(f"export:{path}".encode()).hexdigest(), error_kind="Refused",
+                return Submission(hashlib.sha256(f"export:{path}".encode()).hexdigest(), error_kind=ErrorKind.REFUSED,
                                   error=f"{path} is a Gradescope export of many submissions ({GRADESCOPE_METADATA}); "
                                         "grade it with `mlsys-grader grade`, or check one submission folder in it")
             primary = pick_primary(list(islice(walk_files(path), MAX_FOLDER_FILES)))
             if primary is None:
                 return Submission(hashlib.sha256(f"missing:{path}".encode()).hexdigest(),
                                   error="Gradescope submission folder holds no bundle JSON, Otter export zip or notebook",
-                                  error_kind="MissingBundle")
+                                  error_kind=ErrorKind.MISSING_BUNDLE)
             return _read_path(primary, formats, known, sniff=False)
         if path.suffix.lower() == ".ipynb":
             beside = bundle_beside(path)
@@ -456,11 +456,11 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
         data, digest, problem = read_bounded(path, limit, what)
     except OSError as exc:
         digest = hashlib.sha256(f"unreadable:{path}".encode()).hexdigest()
-        return Submission(digest, error=f"cannot read {path}: {exc.strerror or exc}", error_kind="OSError", exception=exc)
+        return Submission(digest, error=f"cannot read {path}: {exc.strerror or exc}", error_kind=ErrorKind.OS_ERROR, exception=exc)
     if problem is not None:
         if sniff:
-            return Submission(digest, error=problem, error_kind="Unsupported")
-        return Submission(digest, error=problem, error_kind="BundleTooLargeError",
+            return Submission(digest, error=problem, error_kind=ErrorKind.UNSUPPORTED)
+        return Submission(digest, error=problem, error_kind=ErrorKind.BUNDLE_TOO_LARGE,
                           exception=BundleTooLargeError(problem, limit=limit))
     return _read_bytes(data, name, formats, known, sniff, digest)
 
