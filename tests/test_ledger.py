@@ -5,7 +5,7 @@ Every valid bundle of both labs, written by ``ledger``, is demonstrated (or a le
 book's auditor, and the book's evidence audit (its rule written in ``test_book_records.py``) finds nothing stale in it.
 For each mutation the issue lists, the auditor's verdict and the grader's are compared: nothing the auditor rejects
 earns its part's points, and where the grader is stricter (the auditor recomputes but never compares with what was
-recorded) README lists the case with the reason.
+recorded) docs/book-records.md lists the case with the reason.
 """
 
 from __future__ import annotations
@@ -134,11 +134,11 @@ AUDITOR_REJECTS = {"identical_arms": EvidenceStatus.INCOMPATIBLE, "from_another_
                    "relabelled_track": EvidenceStatus.INCOMPATIBLE, "recommendation_is_rejected": EvidenceStatus.INCOMPLETE}
 """What the book's auditor rejects; every other mutation it accepts (it recomputes, never compares with the record)."""
 GRADER_STRICTER = {"edited_number", "swapped_arms", "changed_fingerprint"}
-"""Accepted by the auditor, charged by the grader (README, "The book's records")."""
+"""Accepted by the auditor, charged by the grader (docs/book-records.md)."""
 GRADER = {"edited_number": {"replay"}, "swapped_arms": {"domain"}, "identical_arms": {"contrast", "domain"},
           "from_another_track": {"domain", "stale"}, "relabelled_track": {"domain", "stale"}, "dropped_part": {"missing"},
           "recommendation_is_rejected": {"decision"}, "changed_fingerprint": {"stale"}}
-"""The criteria of the grader's findings on the mutated part (beside a decision the mutation breaks), as README's tables
+"""The criteria of the grader's findings on the mutated part (beside a decision the mutation breaks), as docs/book-records.md's tables
 say; Lab 11's recommendation is part E's captured decision, whose inputs it is, so changing it also voids part E."""
 
 

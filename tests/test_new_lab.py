@@ -1,6 +1,6 @@
 """Adding a lab is proven: a copy of ``labs/lab07/`` under a new id, in its own distribution, served end to end.
 
-README's "Adding a lab" steps, done for real: the copy is a course's own distribution (its
+The "Adding a lab" steps (docs/adding-a-lab.md), done for real: the copy is a course's own distribution (its
 pyproject declares the ``mlsys_grader.labs`` entry point and ships the rubric), installed with
 ``pip`` into a temporary virtual environment together with this tree, so no other test sees it.
 The venv is made with ``--system-site-packages`` and both are installed ``--no-deps``: the
@@ -57,7 +57,7 @@ packages = ["{PACKAGE}"]
 
 
 def copy_lab(source: Path, target: Path, new_id: str) -> list[str]:
-    """README's step 1: ``source`` (a lab package) copied to ``target`` under ``new_id``; the edits made, in words.
+    """Step 1 of docs/adding-a-lab.md: ``source`` (a lab package) copied to ``target`` under ``new_id``; the edits made, in words.
 
     The id is changed in one place, ``LAB_ID`` in ``lab.py``, and nothing else is edited: the rubric
     (``rubric.toml``) names no lab, and the package reaches ``mlsys_grader`` only by absolute imports
@@ -124,7 +124,7 @@ def world(tmp_path_factory):
     _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed", str(root), str(dist)], cwd=base, env=env,
          step="install this repository and the lab")
     yield {"base": base, "dist": dist, "python": python, "env": env, "root": root, "edits": edits}
-    # how long each step took, for README's figure (shown with pytest -s)
+    # how long each step took, for the figure in docs/adding-a-lab.md (shown with pytest -s)
     print("\nnew-lab steps (s): " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in TIMINGS.items()))
 
 

@@ -553,7 +553,7 @@ def test_latex_math_is_read_and_money_stays_money():
 
 
 def test_a_whole_number_is_read_to_its_last_significant_digit_within_the_cap():
-    """README promises the rounding the student wrote: "40 ms" for 39.09 ms, "about 130 ms" for 132.34 ms."""
+    """The documentation (docs/grading.md) promises the rounding the student wrote: "40 ms" for 39.09 ms, "about 130 ms" for 132.34 ms."""
     assert _matches("40 ms", [(39.09, "millisecond")]) == [True]
     assert _matches("about 130 ms", [(132.34, "millisecond")]) == [True]
     assert _matches("about 190 ms", [(185.27, "millisecond")]) == [True]

@@ -1,7 +1,7 @@
 """Labs come from a registry: shipped labs, installed entry points (group ``mlsys_grader.labs``), register_lab.
 
 A lab is one module, one rubric TOML and one Otter master notebook.  The tests below add
-Lab 07 under another id exactly as README's "Adding a lab" shows (they read the module and
+Lab 07 under another id exactly as the "Adding a lab" page (docs/adding-a-lab.md) shows (they read the module and
 the entry point from that section) and run it end to end: the notebook API, ``solve``,
 ``check``, ``grade``, ``assign`` and the Gradescope autograder build.
 """
@@ -34,21 +34,21 @@ COPY = "lab07copy"
 
 
 def _readme_section() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"^## Adding a lab\n(.*?)(?=^## )", readme, re.S | re.M)
-    assert match, "README lacks its 'Adding a lab' section"
-    return match.group(1)
+    """The documentation's "Adding a lab" page (docs/adding-a-lab.md), the steps every lab takes."""
+    page = (ROOT / "docs" / "adding-a-lab.md").read_text(encoding="utf-8")
+    assert page.startswith("# Adding a lab\n"), "docs/adding-a-lab.md lacks its title"
+    return page
 
 
 def _readme_block(language: str) -> str:
-    """The first fenced ``language`` block of README's "Adding a lab" section, dedented."""
+    """The first fenced ``language`` block of the "Adding a lab" page (docs/adding-a-lab.md) section, dedented."""
     match = re.search(rf"^( *)```{language}\n(.*?)^\1```", _readme_section(), re.S | re.M)
-    assert match, f"README's 'Adding a lab' section has no {language} block"
+    assert match, f"the 'Adding a lab' page has no {language} block"
     return textwrap.dedent(match.group(2))
 
 
 def _readme_entry_point() -> tuple[str, str, str]:
-    """(group, lab id, module) of the entry point README's section declares."""
+    """(group, lab id, module) of the entry point the page declares."""
     points = tomllib.loads(_readme_block("toml"))["project"]["entry-points"]
     (group, declared), = points.items()
     (lab_id, module), = declared.items()
@@ -201,7 +201,7 @@ def test_unknown_lab_names_the_registered_ones():
         mlsys_grader.get_lab("lab42")
 
 
-# -- a third lab, end to end (README "Adding a lab") -----------------------------------------------
+# -- a third lab, end to end (docs/adding-a-lab.md) -----------------------------------------------
 def test_readme_adding_a_lab_shows_the_module_entry_point_and_commands_the_tests_use():
     group, lab_id, module = _readme_entry_point()
     assert (group, lab_id, module) == (ENTRY_POINT_GROUP, COPY, f"course_labs.{COPY}")

@@ -1,7 +1,7 @@
 """Every staff flag, defined once: its name (snake_case) and what it tells course staff.
 
 Flags never change a score by themselves; they point staff at submissions worth a look.
-The gradebook, the HTML summary, Gradescope's staff data and README all use these names.
+The gradebook, the HTML summary, Gradescope's staff data and the documentation all use these names.
 """
 
 from __future__ import annotations

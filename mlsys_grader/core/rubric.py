@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..errors import RubricError
 
 PART_ITEMS = ("captured", "replay", "fresh", "contrast", "prediction_locked", "prediction_correct", "decision")
-# What earns each item, in words (README's rubric table is generated from these and the TOML files).
+# What earns each item, in words (the documentation's rubric table, docs/grading.md, is generated from these and the TOML files).
 ITEM_TEXT = {
     "captured": "the part's evidence is in the bundle",
     "replay": "every recorded number replays exactly under the pinned mlsysim, inputs inside the lab's domain",
@@ -98,7 +98,7 @@ def _expand(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def rubric_markdown(rubrics: list[Rubric]) -> str:
-    """The rubric table README shows, generated from the rubrics themselves (one column per lab).
+    """The rubric table the documentation shows (docs/grading.md), generated from the rubrics themselves (one column per lab).
 
     Parts whose items all carry the same points are one "every part" row; the rest are named.
     """

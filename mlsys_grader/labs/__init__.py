@@ -2,7 +2,7 @@
 
 A lab is one package (or module) exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.Lab`, assembled from
 the package's seams) with its rubric ``rubric.toml`` in that package (``<lab_id>.toml`` beside a module), and one
-Otter master notebook where ``LAB.master_path`` says (README, "Adding a lab").  Everything lab-specific is in
+Otter master notebook where ``LAB.master_path`` says (docs/adding-a-lab.md).  Everything lab-specific is in
 the lab's package (``labs/lab07/``: rules, evaluate, words, views, notebook, marimo,
 references, answers); nothing outside this package names a lab.  Labs come from three places,
 later ones overriding earlier ones:
@@ -79,7 +79,7 @@ def get_lab(lab_id: str) -> Lab:
         lab = importlib.import_module(module).LAB
         if not isinstance(lab, Lab):
             raise UnknownLabError(f"module {module}: LAB must be a mlsys_grader.core.labspec.Lab, assembled from the lab's "
-                                  f"seams (got {type(lab).__name__}); README, 'Adding a lab'", lab=lab_id)
+                                  f"seams (got {type(lab).__name__}); docs/adding-a-lab.md", lab=lab_id)
         if lab.lab_id != lab_id:
             raise UnknownLabError(f"module {module} implements lab {lab.lab_id!r}, registered as {lab_id!r}")
         lab.module = module  # what the replay table's key digests (the package of the registered module)

@@ -14,7 +14,7 @@ What runs *on* Gradescope is :mod:`mlsys_grader.gradescope`, which never imports
 (:data:`mlsys_grader.staff._packaging.STUDENT`): a student's install has no ``solve`` to
 import and the command line no staff command to run; the Gradescope image's build
 (:data:`~mlsys_grader.staff._packaging.IMAGE`) leaves it out too, since nothing that runs
-there needs it.  Staff installs (README's quick start) keep it.
+there needs it.  Staff installs (the quick start's) keep it.
 
 The builders load on first access (they import subprocess, zip, packaging and Otter's
 configuration): ``import mlsys_grader`` imports this package for ``solve``.

@@ -268,8 +268,8 @@ def build_autograders(output_dir: str | os.PathLike, masters: dict[str, Path] | 
     unshippable = sorted(set(masters) - shippable_labs())
     if unshippable:
         raise AutograderBuildError(f"{', '.join(unshippable)}: registered in this process only (register_lab), so the "
-                                   "image could not load it; install the distribution it comes from (README, "
-                                   "\"Adding a lab\") and build again")
+                                   "image could not load it; install the distribution it comes from "
+                                   "(docs/adding-a-lab.md) and build again")
     lab_options = {lab: AutograderOptions(lab=lab, **(options or {})) for lab in masters}
     shipped = course_files(course)
     output = Path(output_dir)
