@@ -473,9 +473,25 @@ def _cmd_kit(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def command_reference(*, staff: bool = True, width: int = 100) -> str:
+    """The command line's reference in Markdown: one section per command with its one-line help and its full
+    ``--help`` text at a fixed width, generated from :func:`build_parser` (docs/cli.md holds it; a test compares)."""
+    import functools
+
+    parser = build_parser(staff=staff)
+    choices = next(action for action in parser._actions if isinstance(action, argparse._SubParsersAction))
+    helps = {action.dest: action.help or "" for action in choices._choices_actions}
+    sections = []
+    for name, command in choices.choices.items():
+        command.formatter_class = functools.partial(argparse.HelpFormatter, width=width)
+        text = command.format_help().rstrip()
+        sections.append(f"### `mlsys-grader {name}`\n\n{helps.get(name, '')}\n\n```text\n{text}\n```")
+    return "\n\n".join(sections)
+
+
 def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
     """The command line: :data:`STUDENT_COMMANDS`, and with ``staff`` (default: :func:`staff_installed`) :data:`STAFF_COMMANDS`."""
-    parser = argparse.ArgumentParser(prog="mlsys-grader", description="Replay-based grading for MLSysBook Lab 07 and Lab 11.")
+    parser = argparse.ArgumentParser(prog="mlsys-grader", description="Replay-based grading for the labs of the MLSysBook.")
     parser.add_argument("--version", action="version", version=f"mlsys-grader {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -613,7 +629,7 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
                             help="ship this course file (late policy) and its extensions CSV in every zip")
     autograder.set_defaults(func=_cmd_autograder)
 
-    kit = sub.add_parser("kit", help="write the student kit: both notebooks, the student build's wheel, a pinned requirements.txt, a README")
+    kit = sub.add_parser("kit", help="write the student kit: every lab's notebook, the student build's wheel, a pinned requirements.txt, a README")
     kit.add_argument("-o", "--output", required=True, help="folder to write the kit into (created if needed)")
     kit.add_argument("--root", default=".", help="the repository root holding pyproject.toml and assignments/ (default: .)")
     kit.set_defaults(func=_cmd_kit)

@@ -50,6 +50,14 @@ def test_the_installed_command_prints_the_same_table():
     assert result.stdout.strip() == rubric_markdown([default_rubric(lab) for lab in lab_ids()])
 
 
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="argparse words its help differently after Python 3.11; "
+                                                              "docs/cli.md is generated on 3.11, the version CI runs")
+def test_the_command_reference_is_the_generated_one():
+    assert _between("<!-- cli-reference:start -->", "<!-- cli-reference:end -->", "cli.md") == cli.command_reference(), (
+        "docs/cli.md's command reference is out of date: paste the output of "
+        "`python -c \"from mlsys_grader.cli import command_reference; print(command_reference())\"`")
+
+
 def test_the_docs_name_exactly_the_hidden_items():
     block = _between("<!-- hidden-items:start -->", "<!-- hidden-items:end -->")
     assert set(re.findall(r"`(\w+)`", block)) == set(HIDDEN_ITEMS)
