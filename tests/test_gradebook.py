@@ -14,9 +14,11 @@ from test_collusion import OTHER, REWORDED, TEXT, stamped
 
 from mlsys_grader import solve
 from mlsys_grader.api import default_rubric, mlsysim_version
+from mlsys_grader.api import grade_submission as default_grade
 from mlsys_grader.cli import main
 from mlsys_grader.core.grading import grade
 from mlsys_grader.core.models import bundle_from_mapping
+from mlsys_grader.core.report import GradeReport
 from mlsys_grader.course._collusion import instant
 from mlsys_grader.course._files import write_csv
 from mlsys_grader.course._gradebook import GradebookResult, grade_paths, make_row
@@ -101,6 +103,35 @@ def test_rerun_regrades_nothing_and_reports_no_change(course, graded):
     assert (again.graded, again.reused) == (0, len(manifest))
     assert [r["score"] for r in again.rows] == [r["score"] for r in first.rows]
     assert again.changes == []
+
+
+def test_the_store_keeps_each_grade_report_and_rows_are_views_of_it(course, graded):
+    """The gradebook stores the grade report itself as the record of a grade (the report ``check`` prints, byte for
+    byte as JSON), never the rows' view of it; a rerun's rows, read back from those records, equal the first run's."""
+    from mlsys_grader.course._worker import SUMMARY_KEYS, summary_of
+    from mlsys_grader.intake import read_submission
+
+    root, manifest = course
+    first, db = graded
+    with sqlite3.connect(db) as conn:
+        records = {digest: json.loads(text) for digest, text in conn.execute("SELECT input_hash, result FROM results")}
+    graded_records = [record for record in records.values() if record["status"] in ("graded", "regrade")]
+    assert graded_records and all("report" in record and not set(SUMMARY_KEYS) & set(record) for record in graded_records)
+    ungradable = [record for record in records.values() if record["status"] in ("error", "unsupported")]
+    assert all("report" not in record and record["reason"] and record["error_kind"] for record in ungradable)
+    for row in first.rows[:6]:
+        if row.status != "graded":
+            continue
+        read = read_submission(row.path)
+        report = default_grade(read)
+        assert records[row.input_hash]["report"] == report.model_dump(mode="json")
+        assert GradeReport.model_validate(records[row.input_hash]["report"]) == report
+        view = summary_of(records[row.input_hash]["report"])
+        assert (view["score"], set(view["items"]), view["flags"]) == (row.score, set(row.points), list(report.flags))
+    again = grade_paths([root], BatchOptions(jobs=2, db=str(db)))
+    assert again.reused == len(manifest)
+    assert [row.to_csv(again.columns) for row in again.rows] == [row.to_csv(first.columns) for row in first.rows]
+    assert [(r.findings, r.held, r.item_max) for r in again.rows] == [(r.findings, r.held, r.item_max) for r in first.rows]
 
 
 def test_rubric_change_reports_exactly_the_students_whose_score_moved(course, graded, tmp_path):
@@ -217,17 +248,18 @@ def test_a_reworked_copy_is_flagged_and_identical_defaults_are_not(small_course,
     assert "alice/<wbr>lab07-submission.json ↔ " in page and "(12 identical times in A, B, D, E)" in page
 
 
-def test_stored_results_without_collusion_data_are_graded_again(small_course, tmp_path):
-    """A gradebook written before times were kept for collusion: those results are regraded, not
-    reused without times (which would silently drop the copy)."""
+@pytest.mark.parametrize("dropped", ["part_times", "report"])
+def test_stored_results_without_collusion_data_are_graded_again(small_course, tmp_path, dropped):
+    """A gradebook written before times were kept for collusion, or before the report was stored as the record of a
+    grade: those results are regraded, not reused without them (which would silently drop the copy)."""
     db_path = tmp_path / "old.sqlite"
     first = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
     with sqlite3.connect(db_path) as conn:
         stored = conn.execute("SELECT input_hash, result FROM results").fetchall()
-        assert len(stored) == 4 and all("part_times" in json.loads(text) for _, text in stored)
-        for digest, text in stored:  # the previous format: an evidence digest, no times
+        assert len(stored) == 4 and all(dropped in json.loads(text) for _, text in stored)
+        for digest, text in stored:  # a previous format: an evidence digest, no times (or no report)
             old = json.loads(text)
-            old.pop("part_times")
+            old.pop(dropped)
             old["evidence_digest"] = "0" * 64
             conn.execute("UPDATE results SET result = ? WHERE input_hash = ?", (json.dumps(old), digest))
     again = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))

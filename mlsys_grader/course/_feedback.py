@@ -15,7 +15,6 @@ folder beside the zip and listed.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
@@ -23,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
 from ..api import default_rubric
 from ..core.report import HIDDEN_ITEMS, render_html
 from ..errors import GraderError
@@ -51,13 +49,8 @@ def feedback_name(row: Mapping[str, Any]) -> str:
 
 
 def _stored(db: GradebookDB, input_hash: str) -> dict[str, Any] | None:
-    found = db.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? ORDER BY graded_at DESC",
-                            (input_hash, __version__)).fetchone()
-    if found is None:
-        return None
-    result: dict[str, Any] = json.loads(found[0])
-    result.setdefault("evidence", db.evidence(input_hash))
-    return result
+    found = db.result(input_hash)
+    return dict(found) if found is not None else None
 
 
 def _rubric_points(lab: str) -> dict[str, float]:

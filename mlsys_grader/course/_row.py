@@ -78,6 +78,9 @@ class Result(TypedDict, total=False):
     spans: list[list[Any]]
     choices: dict[str, Any]
     controls: dict[str, dict[str, Any]]
+    report: dict[str, Any]
+    """The grade report as JSON (``GradeReport.model_dump(mode="json")``): what the gradebook stores as the record of
+    the grade; the summary fields above are its view (:func:`._worker.summary_of`)."""
     work_path: list[tuple[str, str]]
     """The work's labelled events (:func:`._collusion.work_path`), for the collusion report."""
     """Part → the bundle's final control settings, for the review page's collusion view."""

@@ -13,9 +13,11 @@ from typing import Any
 from .._version import __version__
 from ._migrations import open_gradebook
 from ._row import FinalRow, Result, identity
+from ._worker import record_of, view_of
 
-COLLUSION_KEYS = ("part_times", "rationale", "certainty", "spans")
-"""What a stored result must hold for collusion and the review queue; a stored result without them is graded again."""
+RECORD_KEYS = ("report", "part_times", "rationale", "spans")
+"""What a stored graded result must hold: the report (the record of the grade), and what collusion and the review
+queue read of its bundle; a result stored without them (by an earlier release) is graded again."""
 
 
 @dataclass
@@ -47,7 +49,7 @@ class GradebookDB:
     def known_hashes(self, grader_version: str, key: str) -> frozenset[str]:
         """Inputs whose stored result can be reused: not ``regrade``, and (when graded) holding
         what collusion needs — a result stored by an earlier format lacks it and is graded again."""
-        held = " AND ".join(f"json_type(result, '$.{name}') IS NOT NULL" for name in COLLUSION_KEYS)
+        held = " AND ".join(f"json_type(result, '$.{name}') IS NOT NULL" for name in RECORD_KEYS)
         rows = self.conn.execute(
             "SELECT input_hash FROM results WHERE grader_version = ? AND rubric_key = ? AND "
             f"(json_extract(result, '$.status') IN ('error', 'unsupported') OR (json_extract(result, '$.status') = 'graded' AND {held}))",
@@ -57,15 +59,17 @@ class GradebookDB:
     def stored(self, input_hash: str, grader_version: str, key: str) -> Result | None:
         found = self.conn.execute("SELECT result FROM results WHERE input_hash = ? AND grader_version = ? AND rubric_key = ?",
                                   (input_hash, grader_version, key)).fetchone()
-        return json.loads(found[0]) if found else None
+        return view_of(json.loads(found[0])) if found else None
 
     def store(self, results: Iterable[Mapping[str, Any]], grader_version: str, key: str) -> None:
-        """Store fresh results; their evidence numbers go to the ``evidence`` table (only feedback reads them)."""
+        """Store fresh results as their records (:func:`._worker.record_of`: a graded one's report and what is read of its
+        bundle; the report's view is computed when read); their evidence numbers go to the ``evidence`` table (only
+        feedback reads them)."""
         now = datetime.now(UTC).isoformat(timespec="seconds")
         results = list(results)
         self.conn.executemany("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?)",
                               [(r["input_hash"], grader_version, key, now,
-                                json.dumps({k: v for k, v in r.items() if k != "evidence"})) for r in results])
+                                json.dumps({k: v for k, v in record_of(r).items() if k != "evidence"})) for r in results])
         self.conn.executemany("INSERT OR REPLACE INTO evidence VALUES (?, ?)",
                               [(r["input_hash"], json.dumps(r["evidence"])) for r in results if r.get("evidence")])
         self.conn.commit()
@@ -76,7 +80,7 @@ class GradebookDB:
                                   "ORDER BY graded_at DESC", (input_hash, __version__)).fetchone()
         if found is None:
             return None
-        result: Result = json.loads(found[0])
+        result: Result = view_of(json.loads(found[0]))
         result.setdefault("evidence", self.evidence(input_hash))
         return result
 

@@ -27,23 +27,52 @@ CHOICE_FIELDS = ("recommendation", "rejected_alternative", "residual_risk", "ree
 
 # -- one submission (runs in a worker) ---------------------------------------------
 
-def summarize(report: GradeReport, origin: str = "") -> Result:
-    """The JSON-safe part of a row that depends only on the graded report (its flags are the report's own,
-    whatever the origin: ``check`` and the gradebook say the same)."""
-    items = {f"{name}.{item.item}": item.points for name, part in report.parts.items() for item in part.items}
+SUMMARY_KEYS = ("lab", "track", "score", "max_score", "parts", "items", "flags", "findings", "hidden", "item_max", "rubric",
+                "held", "certainty")
+"""What a row reads of a graded report: a view computed from the stored report (:func:`summary_of`), never stored."""
+
+
+def summary_of(report: Mapping[str, Any]) -> Result:
+    """The view of a graded report that rows, the review queue and feedback read, from the report as stored
+    (``GradeReport.model_dump(mode="json")``): its flags are the report's own, whatever the input's origin, so
+    ``check`` and the gradebook say the same."""
+    parts = report["parts"]
+    keyed = [(f"{name}.{item['item']}", item) for name, part in parts.items() for item in part["items"]]
+    findings = report["findings"]
     return {
-        "lab": report.lab, "track": report.track, "score": report.score, "max_score": report.max_score,
-        "parts": {name: part.score for name, part in report.parts.items()}, "items": items,
-        "flags": list(report.flags),
-        "findings": [[f.part, f.criterion, f.rubric_item or "", f.message] for f in report.findings],
-        "hidden": [index for index, f in enumerate(report.findings) if f.hidden],  # withheld from feedback until release
-        "item_max": {f"{name}.{item.item}": item.max_points for name, part in report.parts.items() for item in part.items},
-        "rubric": report.versions.get("rubric", ""),
+        "lab": report["lab"], "track": report["track"], "score": report["score"], "max_score": report["max_score"],
+        "parts": {name: part["score"] for name, part in parts.items()}, "items": {key: item["points"] for key, item in keyed},
+        "flags": list(report["flags"]),
+        "findings": [[f["part"], f["criterion"], f.get("rubric_item") or "", f["message"]] for f in findings],
+        "hidden": [index for index, f in enumerate(findings) if f.get("hidden")],  # withheld from feedback until release
+        "item_max": {key: item["max_points"] for key, item in keyed},
+        "rubric": (report.get("versions") or {}).get("rubric", ""),
         # For the review queue (:mod:`._review`): the items held for staff, and the reader's certainty per judged item.
-        "held": [f"{name}.{item.item}" for name, part in report.parts.items() for item in part.items if item.held],
-        "certainty": {f"{name}.{item.item}": [item.certainty, item.certainty_reason or ""]
-                      for name, part in report.parts.items() for item in part.items if item.certainty},
+        "held": [key for key, item in keyed if item.get("held")],
+        "certainty": {key: [item["certainty"], item.get("certainty_reason") or ""] for key, item in keyed if item.get("certainty")},
     }
+
+
+def summarize(report: GradeReport) -> Result:
+    """:func:`summary_of` a report as it would be stored."""
+    return summary_of(report.model_dump(mode="json"))
+
+
+def record_of(result: Mapping[str, Any]) -> dict[str, Any]:
+    """What the gradebook stores of a result: a graded one's report (the record of the grade) and what collusion,
+    review and feedback need of its bundle, without the view computed from the report; an input with no report
+    (error, unsupported) as it is."""
+    if "report" not in result:
+        return dict(result)
+    return {key: value for key, value in result.items() if key not in SUMMARY_KEYS}
+
+
+def view_of(record: Mapping[str, Any]) -> Result:
+    """A stored record as the result rows read: the report's view (:func:`summary_of`) joined to it.  A result
+    stored before the report was kept already holds its view and is returned as it is."""
+    if "report" not in record:
+        return dict(record)  # type: ignore[return-value]
+    return {**record, **summary_of(record["report"])}  # type: ignore[typeddict-item]
 
 
 def grade_loaded(loaded: Submission, rubric: Rubric | None = None, *, replay: Replay | None = None) -> GradeReport:
@@ -96,16 +125,17 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
 
 def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None, *,
                   replay: Replay | None = None) -> Result:
-    """The stored result of a graded bundle: its status, the report's summary, what collusion needs and the
-    rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
+    """The result of a graded bundle: its status, the report (stored as the record of the grade) and its view
+    (:func:`summary_of`), what collusion needs and the rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
 
     Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
     """
-    summary = summarize(report, origin)
+    stored = report.model_dump(mode="json")
+    summary = summary_of(stored)
     status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
     if tolerance is None:
         tolerance = default_rubric(report.lab).quantity_tolerance
-    return {"status": status, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
+    return {"status": status, "report": stored, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
             "rationale": bundle.synthesis.rationale or "",
             "evidence": evidence_numbers(bundle), "spans": rationale_spans((replay or default_replay()).memos, get_lab(bundle.lab),
                                                                       bundle, tolerance),
