@@ -110,7 +110,7 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
                         input_hash=chosen.input_hash,
                         other_submissions="; ".join(row.path + ("" if row.status in SCORED else f" ({_unread(row)})")
                                                     for row in mine if row is not chosen),
-                        flags=chosen["flags"], reason=chosen.reasons if status in NOT_GRADED else "",
+                        flags=tuple(sorted(set(chosen.flags))), reason=chosen.reasons if status in NOT_GRADED else "",
                         changes=change, held=chosen.held, item_max=dict(chosen.item_max), points=_numbers(chosen),
                         collusion_group=chosen.collusion_group)
         final.append(apply_to_final(made, mine_overrides, mine_decisions))

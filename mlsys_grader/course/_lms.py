@@ -84,8 +84,8 @@ def export_lms(db_path: str | os.PathLike[str], target: Target, out: str | os.Pa
     policies: dict[str, Any] = json.loads(found[0]).get("labs", {}) if found else {}
     labs = sorted({row["lab"] for row in final})
     unmatched: list[str] = [f"{row['student']} {row['lab']}: not in the roster, not exported ({row['path']})"
-                            for row in final if "not_in_roster" in row["flags"].split(";")]
-    students = _by_student([row for row in final if "not_in_roster" not in row["flags"].split(";")])
+                            for row in final if "not_in_roster" in row.flags]
+    students = _by_student([row for row in final if "not_in_roster" not in row.flags])
     rows: list[list[Any]] = []
     if target == "canvas":
         header = [*CANVAS_LEADING, *(canvas_column(lab, policies.get(lab, {})) for lab in labs)]

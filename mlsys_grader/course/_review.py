@@ -162,7 +162,7 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
         live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
         reasons: list[str] = []
         concerned: dict[str, str] = {}
-        flags = [f for f in (row.get("flags") or "").split(";") if f]
+        flags = list(row.flags)
         held = [c for c in row.held if c in items]
         findings = (result or {}).get("findings") or []
         for flag in flags:
@@ -206,7 +206,7 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
                       tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why)
                             for c, why in concerned.items() if c in items),
                       round(stake, 6), tuple(stale),
-                      tuple(g for g in str(row.get("collusion_group", "")).split(";") if g),
+                      (row.collusion_group,) if row.collusion_group else (),
                       decision=confirmed.words() if confirmed else "")
         if include_decided or not entry.decided:
             entries.append(entry)

@@ -201,7 +201,8 @@ class FinalRow(_ColumnsView):
     path: str = ""
     input_hash: str = ""
     other_submissions: str = ""
-    flags: str = ""
+    flags: tuple[str, ...] = ()
+    """The counting submission's flags (the ``flags`` column joins them with ``;``)."""
     overrides: str = ""
     stale_overrides: str = ""
     changes: str = ""
@@ -235,12 +236,12 @@ class FinalRow(_ColumnsView):
                 "late_penalty": self.late_penalty, "score": self.score, "max_score": self.max_score,
                 "late_percent": self.late_percent, "submitted_at": self.submitted_at, "late": self.late, "rule": self.rule,
                 "path": self.path, "input_hash": self.input_hash, "other_submissions": self.other_submissions,
-                "flags": self.flags, "overrides": self.overrides, "stale_overrides": self.stale_overrides,
+                "flags": ";".join(self.flags), "overrides": self.overrides, "stale_overrides": self.stale_overrides,
                 "decision": self.decision, "reason": self.reason}
 
     def to_json(self) -> dict[str, Any]:
         """The row as the gradebook database stores it (its columns, and the override and review data apart)."""
-        return {**self.columns, "_held": list(self.held), "_item_max": dict(self.item_max), "_items": dict(self.points),
+        return {**self.columns, "_flags": list(self.flags), "_held": list(self.held), "_item_max": dict(self.item_max), "_items": dict(self.points),
                 "_overridden": dict(self.overridden), "_collusion_group": self.collusion_group,
                 "_collusion_with": list(self.collusion_with), "_machine_status": str(self.machine_status or self.status)}
 
@@ -254,7 +255,8 @@ class FinalRow(_ColumnsView):
                    late_percent=data.get("late_percent", 0.0), submitted_at=data.get("submitted_at", ""),
                    late=data.get("late", ""), rule=data.get("rule", ""), path=data.get("path", ""),
                    input_hash=data.get("input_hash", ""), other_submissions=data.get("other_submissions", ""),
-                   flags=data.get("flags", ""), overrides=data.get("overrides", ""),
+                   flags=tuple(data["_flags"]) if "_flags" in data else tuple(f for f in str(data.get("flags") or "").split(";") if f),
+                   overrides=data.get("overrides", ""),
                    stale_overrides=data.get("stale_overrides", ""), changes=data.get("changes", ""),
                    decision=data.get("decision", ""), reason=data.get("reason", ""),
                    machine_status=Status(data["_machine_status"]) if data.get("_machine_status") else None,
