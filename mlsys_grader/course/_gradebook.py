@@ -48,7 +48,7 @@ from ..core.rubric import PART_ITEMS, SYNTHESIS_ITEMS, Rubric
 from ..errors import CourseFileError, GraderError, RubricError
 from ..intake import Submission as Read
 from ..intake import read_submission
-from ..labs import get_lab, lab_ids
+from ..labs import lab_ids
 from ..replay import Replay
 from ._collusion import RATIONALE_THRESHOLD, Group, RationaleIndex, Submission, find_groups, part_times, work_path
 from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load_decisions, store_unplaced
@@ -71,7 +71,6 @@ from ._overrides import agreement_of, load_overrides
 from ._placing import place_labs
 from ._rosters import read_roster
 from ._row import SCORED, FinalRow, Result, Row, Status
-from ._spans import rationale_spans
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -269,30 +268,23 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         return {**result, "status": status, "reason": file_neutral(reason, candidate.primary),
                 "error_kind": loaded.error_kind or "GraderError"}
     try:
-        replay = replay or default_replay()
-        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay)
+        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay or default_replay())
     except GraderError as exc:
         return {**result, "status": "error", "reason": str(exc), "error_kind": type(exc).__name__}
-    rubric = rubrics.get(bundle.lab)
-    return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None,
-                                      replay=replay)}
+    return {**result, **graded_result(report, bundle, loaded.origin)}
 
 
-def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None, *,
-                  replay: Replay | None = None) -> Result:
+def graded_result(report: GradeReport, bundle: Bundle, origin: str = "") -> Result:
     """The stored result of a graded bundle: its status, the report's summary, what collusion needs and the
-    rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
+    rationale spans the review page highlights (the reading's own, :attr:`GradeReport.rationale_spans`).
 
     Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
     """
     summary = summarize(report, origin)
     status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
-    if tolerance is None:
-        tolerance = default_rubric(report.lab).quantity_tolerance
     return {"status": status, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
             "rationale": bundle.synthesis.rationale or "",
-            "evidence": evidence_numbers(bundle), "spans": rationale_spans((replay or default_replay()).memos, get_lab(bundle.lab),
-                                                                      bundle, tolerance),
+            "evidence": evidence_numbers(bundle), "spans": [list(span) for span in report.rationale_spans],
             "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
             # the final settings of every part, shown beside a collusion partner's on the review page
             "controls": {str(part): dict(values) for part, values in (getattr(bundle, "controls", None) or {}).items()}}

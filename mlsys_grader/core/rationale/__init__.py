@@ -118,6 +118,13 @@ are …").  A limitation about measuring on the target is stated by measurement 
 named device or "the real" target (:data:`UNMEASURED_ON`: "nobody ran it on the Jetson",
 "nothing here was run on an actual phone", "the T4 numbers are not measured").
 
+What the reading used
+---------------------
+The reading also says where in the rationale as written it found what it used (:class:`RationaleSpan`: the cited
+quantities with the recorded or derived value each matches, the stances, contradictions, the limitation and the
+trigger), so the review page highlights the grade's own reading and never reads the text again; the report keeps
+them (``GradeReport.rationale_spans``, not serialised) and the gradebook stores them with the result.
+
 How sure the reader is
 ----------------------
 :func:`read_rationale` reads the text once per grade and returns the findings and a
@@ -143,6 +150,7 @@ unit they lack.
 
 from __future__ import annotations
 
+from ..report import RationaleSpan
 from ..values import ChoiceTerms, RecordedArms  # the reader's values, named here as before
 from ._check import (
     CERTAIN,
@@ -185,6 +193,7 @@ from ._quantities import (
     unit_lookups,
     unit_scales,
 )
+from ._spans import MAX_SPANS, locate, reading_spans
 from ._stances import (
     CHANGE_WORDS,
     CLAUSE_BREAKS,
@@ -211,20 +220,16 @@ from ._stances import (
     Stance,
     Starts,
     device_names,
-    normalised,
     read_stances,
     reader_for,
 )
 from ._text import (
-    CACHED_TEXT_CHARS,
-    DOCUMENT_CACHE_SIZE,
     normalise,
     plain_text,
     word_count,
 )
 
 __all__ = [
-    "CACHED_TEXT_CHARS",
     "CERTAIN",
     "CHANGE",
     "CHANGE_TOLERANCE",
@@ -237,13 +242,13 @@ __all__ = [
     "Cue",
     "DERIVED",
     "DERIVED_TOLERANCE",
-    "DOCUMENT_CACHE_SIZE",
     "FILLER",
     "FRACTION",
     "HEDGE",
     "HYPOTHETICAL",
     "LISTED",
     "LIST_SIZE",
+    "MAX_SPANS",
     "MAIN_MARKERS",
     "MAX_CITED",
     "MAX_NAMED_TRIES",
@@ -259,6 +264,7 @@ __all__ = [
     "REJ",
     "ROUNDING_CAP",
     "Reader",
+    "RationaleSpan",
     "Reading",
     "RecordedArms",
     "RecordedQuantity",
@@ -275,14 +281,15 @@ __all__ = [
     "cited_quantities",
     "compared",
     "device_names",
+    "locate",
     "magnitude_in",
     "normalise",
-    "normalised",
     "part_evidence",
     "pint_unit_scale",
     "plain_text",
     "rationale_reading",
     "rationale_verdicts",
+    "reading_spans",
     "read_rationale",
     "read_stances",
     "reader_for",

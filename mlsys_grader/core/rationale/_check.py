@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from ..generated import own_text
 from ..report import Finding, PartScore
 from ..values import ChoiceTerms
-from ._evidence import _has_unit, agreement, part_evidence
-from ._quantities import cited_quantities, trivial_reason
+from ._evidence import _has_unit, agreement, part_evidence, recorded_quantities
+from ._quantities import CitedQuantity, cited_quantities, trivial_reason
+from ._spans import RationaleSpan, reading_spans
 from ._stances import (
     HEDGE,
     LISTED,
@@ -23,7 +24,6 @@ from ._stances import (
     REJ,
     Reader,
     Stance,
-    _document,
     _named,
     _read_stances,
     _Text,
@@ -87,15 +87,16 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Reading:
-    """One reading of a rationale: the findings (what the student sees) and a :class:`Verdict` per item."""
+    """One reading of a rationale: the findings (what the student sees), a :class:`Verdict` per item, and where in
+    the text as written it found what it used (:class:`RationaleSpan`, for the review page)."""
 
     findings: tuple[Finding, ...]
     verdicts: tuple[Verdict, ...]
+    spans: tuple[RationaleSpan, ...] = ()
 
 
-def _evidence(ctx: GradingContext, text: str) -> tuple[Finding | None, Verdict]:
+def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity]) -> tuple[Finding | None, Verdict]:
     item = "rationale_cites_evidence"
-    cited = cited_quantities(text)
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
     excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason and not q.reading]
@@ -138,8 +139,7 @@ def _support(stances: Sequence[Stance], what: str) -> tuple[str, str]:
     return UNCERTAIN, f"{what} only through a pronoun for an option named before"
 
 
-def _choices(doc: _Text, terms: ChoiceTerms, reader: Reader) -> tuple[list[Finding], list[Verdict]]:
-    stances, named = _read_stances(doc, reader)
+def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms) -> tuple[list[Finding], list[Verdict]]:
     rec_item, rej_item = "rationale_names_recommendation", "rationale_names_rejected"
     clash = terms.recommended & terms.rejected
     against = [s for s in stances if not clash and s.strong and not s.hypothetical
@@ -204,7 +204,8 @@ def _listed(ctx: GradingContext, doc: _Text, reader: Reader) -> tuple[list[Findi
 def read_rationale(ctx: GradingContext) -> Reading:
     """Read the rationale once: the findings for the six rationale items and how sure each verdict is
     (see the module docstring for the reading rules)."""
-    text = plain_text(own_text(ctx))  # as every reader reads it, without the grader's own template sentences
+    raw = own_text(ctx)  # without the grader's own template sentences
+    text = plain_text(raw)  # as every reader reads it
     minimum = ctx.rubric.min_rationale_words
     words = word_count(text)
     findings: list[Finding] = []
@@ -214,16 +215,32 @@ def read_rationale(ctx: GradingContext) -> Reading:
         findings.append(_finding("rationale_length", MESSAGES["short"].format(
             words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
     verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
-    finding, verdict = _evidence(ctx, text)
+    cited = cited_quantities(text)
+    finding, verdict = _evidence(ctx, cited)
     findings += [finding] if finding is not None else []
     verdicts.append(verdict)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.replay.memos, ctx.lab, terms)
-    doc = _document(text)
-    for found, judged in (_choices(doc, terms, reader), _listed(ctx, doc, reader)):
+    doc = _Text(text)
+    stances, named = _read_stances(doc, reader)
+    for found, judged in (_choices(stances, named, terms), _listed(ctx, doc, reader)):
         findings += found
         verdicts += judged
-    return Reading(tuple(findings), tuple(verdicts))
+    return Reading(tuple(findings), tuple(verdicts), _spans(ctx, raw, cited, stances, terms, doc, reader))
+
+
+def _spans(ctx: GradingContext, raw: str, cited: Sequence[CitedQuantity], stances: Sequence[Stance], terms: ChoiceTerms,
+           doc: _Text, reader: Reader) -> tuple[RationaleSpan, ...]:
+    """What this reading used, located in ``raw`` (the rationale the reader read, as written): its quantities
+    labelled with the recorded or derived value of the bundle's records each matches."""
+    s = ctx.bundle.synthesis
+    evidence = [(str(part), quantity) for part, record in (ctx.bundle.evidence or {}).items()
+                for quantity in recorded_quantities(ctx.replay.memos, ctx.lab, record)]
+    listed = [(kind, value, scanners[value]) for kind, value, scanners in (
+        ("limitation", s.residual_risk, reader.limitations), ("trigger", s.reevaluation_trigger, reader.triggers))
+        if isinstance(value, str) and value in scanners]
+    return reading_spans(raw, cited=cited, evidence=evidence, tolerance=ctx.rubric.quantity_tolerance, stances=stances,
+                         recommended=terms.recommended, rejected=terms.rejected, norm=doc.norm, listed=listed)
 
 
 def rationale_reading(ctx: GradingContext) -> Reading:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..roles import RationaleWords
 from ..values import Choice, ChoiceTerms
-from ._text import CACHED_TEXT_CHARS, DOCUMENT_CACHE_SIZE, normalise
+from ._text import normalise
 
 if TYPE_CHECKING:
     # typeshed describes the standard library's private regular-expression parser under its
@@ -474,26 +474,12 @@ class _Text:
         return _BREAKS.isdisjoint(self.tokens[low:high])
 
 
-def _document(text: str) -> _Text:
-    """``_Text(text)``, normalised and tokenised once per text of up to :data:`CACHED_TEXT_CHARS` (a ``_Text`` is
-    never changed but for its memo)."""
-    return _kept_document(text) if len(text) <= CACHED_TEXT_CHARS else _Text(text)
-
-
-_kept_document = lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_Text)
-
-
-def normalised(text: str) -> str:
-    """:func:`normalise` of ``text``, from the reading the rationale check already made of it when there is one."""
-    return _document(text).norm
-
-
 _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)
 
 
 def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
     """Every stance the text takes on an option (see the module docstring, steps 1–4)."""
-    return _read_stances(text if isinstance(text, _Text) else _document(text), reader)[0]
+    return _read_stances(text if isinstance(text, _Text) else _Text(text), reader)[0]
 
 
 # Words that stand for an option named just before ("… I reject it", "the latter loses").

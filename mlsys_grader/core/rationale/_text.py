@@ -9,10 +9,6 @@ import unicodedata
 
 from ..text import readable
 
-DOCUMENT_CACHE_SIZE = 8  # texts whose reading is kept: the rationale check and the review page's spans read one text per grade
-CACHED_TEXT_CHARS = 20_000  # … when they are no longer than this (a hostile wall of text is read afresh, never kept)
-
-
 _BRITISH = {
     "behaviour": "behavior", "behaviours": "behaviors", "behavioural": "behavioral",
     "favour": "favor", "favours": "favors", "favoured": "favored", "favouring": "favoring",
