@@ -182,32 +182,3 @@ def test_item_scores_are_shared_frozen_values_typed_exactly():
         a.points = 0.0  # frozen: sharing one object between reports is safe
 
 
-# -- the reader's scanners: one parse per pattern ---------------------------------------------------
-
-def test_a_scanner_compiled_from_one_parse_matches_as_re_compile_does(solved_bundle):
-    import re
-
-    from mlsys_grader.core.models import bundle_from_mapping
-
-    scanners = [R._stances._CUES]
-    texts = []
-    for lab_id in ("lab07", "lab11"):
-        lab = get_lab(lab_id)
-        for track in ("tinyml", "mobile", "edge", "cloud"):
-            bundle = bundle_from_mapping(solved_bundle(lab_id, track, 5))
-            reader = R.reader_for(Memos(), lab, lab.final_choice_terms(bundle))
-            scanners += [reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()]
-            texts.append(R.normalise(bundle.synthesis.rationale))
-    texts += ["we recommend the primary accelerator unless the budget changes, because it is faster; "
-              "i reject the alternative and the fallback . if latency doubles we revisit"]
-    sources = {scanner.source for scanner in scanners if scanner is not None}
-    assert len(sources) >= 20
-    for source in sources:
-        ours, starts = R._stances._compiled(source)
-        reference = re.compile(source)
-        assert starts == R._stances._first_words(source)
-        for text in texts:
-            assert [(m.span(), m.groupdict()) for m in ours.finditer(text)] == \
-                   [(m.span(), m.groupdict()) for m in reference.finditer(text)]
-    with pytest.raises(re.error):
-        R._stances._compiled("(?P<x>unclosed")

@@ -330,11 +330,6 @@ def own_text(ctx: GradingContext) -> str:
     return template_use(ctx).own
 
 
-def best_similarity(ctx: GradingContext) -> Similarity | None:
-    """The rationale's similarity to the closest template for this bundle, or None when the lab writes none."""
-    return template_use(ctx).similarity
-
-
 def _rationale_items(synthesis: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(item for item in synthesis if item.startswith("rationale_") and item != "rationale_length")
 

@@ -141,7 +141,8 @@ the synthesis item scores (``ItemScore.certainty`` / ``certainty_reason``), wher
 Speed
 -----
 Patterns are compiled once per lab and track (:func:`reader_for`) and tried only at
-the tokens a match can start with; the derived evidence of a replayed part is kept by
+the tokens a match can start with (:func:`start_words`, read from each pattern by our own parser of the
+syntax the patterns are written in; ``tests/test_start_words.py`` checks they are complete); the derived evidence of a replayed part is kept by
 the identity of its memoised arms (:func:`part_evidence`).  Both are kept in the
 :class:`~.memos.Memos` of the replay service that grades, never in a lab or a module.
 Units are converted from the checked-in scales (:func:`unit_scales`), pint only for a
@@ -223,6 +224,7 @@ from ._stances import (
     read_stances,
     reader_for,
 )
+from ._starts import start_words
 from ._text import (
     normalise,
     plain_text,
@@ -295,6 +297,7 @@ __all__ = [
     "reader_for",
     "recorded_quantities",
     "share",
+    "start_words",
     "trivial_reason",
     "unit_lookups",
     "unit_scales",

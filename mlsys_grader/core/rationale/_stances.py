@@ -8,25 +8,16 @@ import bisect
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..roles import RationaleWords
 from ..values import Choice, ChoiceTerms
+from ._starts import Starts, start_words
 from ._text import normalise
 
 if TYPE_CHECKING:
-    # typeshed describes the standard library's private regular-expression parser under its
-    # pre-3.11 public names; at run time the private modules are imported (see below).
-    import sre_compile as _sre_compiler
-    import sre_constants as _sre_constants
-    import sre_parse as _sre_parser
-
     from ..memos import Memos
-else:
-    from re import _compiler as _sre_compiler
-    from re import _constants as _sre_constants
-    from re import _parser as _sre_parser
 
 
 _VENDORS = frozenset({"nvidia", "google", "apple", "nordic", "espressif", "qualcomm", "intel", "amd", "arm", "samsung"})
@@ -228,95 +219,8 @@ LIST_SIZE = 3  # a sentence naming this many options of one list is a keyword li
 _BREAKS = CLAUSE_BREAKS | {"."}
 
 
-_REPEATS = tuple(getattr(_sre_constants, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
-                 if hasattr(_sre_constants, name))
-_ZERO_WIDTH = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
-
-
-class _Unknown(Exception):
-    """A pattern may start in a way :func:`_first_words` does not follow."""
-
-
-Starts = tuple[frozenset[str], tuple[str, ...]] | None
-"""The words a match can start with: (whole words, prefixes of longer words), or None when that cannot be told."""
-
-
-@lru_cache(maxsize=256)
-def _compiled(source: str) -> tuple[re.Pattern[str], Starts]:
-    """``source`` compiled, and the words a match of it can start with (:func:`_first_words`), from one parse.
-
-    Kept per pattern text: the readers of a lab's tracks share most of their patterns (30 distinct
-    of 69 across both labs' eight tracks), and parsing one again costs as much as the first time.
-    ``re.compile`` would parse the text a second time; here the parsed pattern is compiled as
-    ``re.compile`` compiles it (the same code), so the compiled pattern's ``pattern`` is None.
-    A malformed pattern raises :class:`re.error`, as ``re.compile`` does.
-    """
-    parsed = _sre_parser.parse(source)
-    starts = _starts_of(parsed)  # first: compiling reads the parsed pattern, walking it changes nothing
-    return _sre_compiler.compile(parsed), starts
-
-
-def _first_words(pattern: str) -> Starts:
-    """The words a match of ``pattern`` can start with: (whole words, prefixes of longer words),
-    or None when that cannot be told (then the whole text is scanned)."""
-    try:
-        return _starts_of(_sre_parser.parse(pattern))
-    except re.error:
-        return None
-
-
-def _starts_of(parsed: Any) -> Starts:
-    """:func:`_first_words` of a parsed pattern."""
-    exact: set[str] = set()
-    prefixes: set[str] = set()
-    steps = [0]
-
-    def walk(items: list, prefix: str) -> None:
-        steps[0] += 1
-        if steps[0] > 20_000:
-            raise _Unknown
-        if not items:
-            if not prefix:
-                raise _Unknown
-            exact.add(prefix)
-            return
-        (op, av), rest = items[0], items[1:]
-        if op is _sre_constants.LITERAL:
-            char = chr(av)
-            if char.isalnum():
-                walk(rest, prefix + char)
-            elif prefix:
-                exact.add(prefix)
-            else:
-                raise _Unknown
-        elif op in _ZERO_WIDTH:
-            walk(rest, prefix)
-        elif op is _sre_constants.SUBPATTERN:
-            walk(list(av[-1]) + rest, prefix)
-        elif op is _sre_constants.BRANCH:
-            for alternative in av[1]:
-                walk(list(alternative) + rest, prefix)
-        elif op in _REPEATS:
-            low, high, sub = av
-            if low == 0:
-                walk(rest, prefix)
-            if high != 0:
-                again = [(op, (0, high if high == _sre_constants.MAXREPEAT else high - 1, sub))] if high != 1 else []
-                walk(list(sub) + again + rest, prefix)
-        elif prefix:  # a character class continues the word: any longer word with this prefix
-            prefixes.add(prefix)
-        else:
-            raise _Unknown
-
-    try:
-        walk(list(parsed.data), "")
-    except (_Unknown, RecursionError):
-        return None
-    return frozenset(exact), tuple(sorted(prefixes))
-
-
 class _Scanner:
-    """A pattern tried only at the tokens a match can start with.
+    """A pattern tried only at the tokens a match can start with (:func:`start_words`).
 
     It is compiled on first use: the cues' scanner costs tens of milliseconds, kept out of
     ``import mlsys_grader``, and a reader's scanners are compiled only when a rationale needs them.
@@ -327,12 +231,13 @@ class _Scanner:
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
-        return _compiled(self.source)[0]
+        return re.compile(self.source)
 
     @cached_property
     def starts(self) -> Starts:
-        """:func:`_first_words` of the pattern, which is compiled first: a malformed pattern fails here."""
-        return _compiled(self.source)[1]
+        """:func:`start_words` of the pattern, which is compiled first: a malformed pattern fails here."""
+        self.pattern  # noqa: B018 -- compiled for its error
+        return start_words(self.source)
 
     def finditer(self, doc: _Text) -> Iterator[re.Match[str]]:
         if self.starts is None:
