@@ -116,7 +116,8 @@ def test_honest_quantities_that_lost_the_citation_now_earn_it(lab, track, text):
     """Measured: each of these cited a real number but earned no citation point."""
     synthesis = dict(recommendation="compiled_fused", rejected_alternative="eager", reevaluation_trigger="execution_count",
                      residual_risk="timing_assumptions") if lab == "lab07" else {}
-    assert "rationale_cites_evidence" not in _lost(lab, track, None, f"The evidence shows {text} for this track.", **synthesis)
+    assert "rationale_cites_evidence" not in _lost(lab, track, None, f"The evidence shows {text} against the baseline for this track.",
+                                                   **synthesis)
 
 
 def test_british_spelling_phone_and_hold_phrasings_are_read():

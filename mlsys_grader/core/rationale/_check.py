@@ -4,6 +4,7 @@ Part of :mod:`mlsys_grader.core.rationale` (the rules in words are in its docstr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from ._stances import (
     _Text,
     reader_for,
 )
-from ._text import plain_text, word_count
+from ._text import normalise, plain_text, word_count
 
 if TYPE_CHECKING:
     from ..context import GradingContext
@@ -44,6 +45,8 @@ MESSAGES = {
     "cite_trivial": "{quoted} {verb} not evidence (values of 0 or 1 and settings you chose do not count).",
     "cite_unmatched": "none of {quoted} appears in your evidence.",
     "cite_none": "the rationale cites no quantity with a unit.",
+    "cite_untied": "Tie your numbers to your decision: say which option a saved number belongs to or what it is compared with "
+                   "(e.g. '… ms against … ms').",
     "contradiction": "Your rationale {what} ('{excerpt}'); make it defend your recommendation against your rejected alternative.",
     "recommendation": "Say which option you recommend in a sentence such as 'I recommend …', naming it as the notebook does.",
     "recommendation_unchosen": "Choose your recommendation first, then say in the rationale why you recommend it.",
@@ -95,7 +98,30 @@ class Reading:
     spans: tuple[RationaleSpan, ...] = ()
 
 
-def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity]) -> tuple[Finding | None, Verdict]:
+# Words that relate a number to something else: a comparison, a change, a share or a budget ("66 ms against 18 ms",
+# "cuts traffic from 50 MB to 25 MB", "3.9x faster", "within every budget").
+COMPARES = re.compile(
+    r"(?<![\w])(?:vs|versus|than|against|compar\w*|relative|ratio|faster|slower|quicker|cheaper|costlier|speed ?ups?|sav(?:e|es|ed|ing|ings)"
+    r"|cuts?|reduc\w*|drops?|dropped|falls?|fell|ris(?:e|es|ing)|rose|grows?|grew|increas\w*|decreas\w*|halv\w*|doubl\w*|over|beats?"
+    r"|within|exceed\w*|under|above|below|instead|whereas|while|more|less|fewer|lower|higher|longer|shorter|larger|smaller|bigger"
+    r"|better|worse|times|fold|break ?even|from(?: \S+){1,3} to|→|budgets?|limits?|share|fraction|half|quarter|most|least|only|out of|per)(?![\w])")
+_PIECES = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def _tied(text: str, cited: Sequence[CitedQuantity], reader: Reader) -> bool:
+    """True when some sentence or line that cites one of ``cited`` also names an option or relates the number to
+    another (:data:`COMPARES`): a number tied to the decision, not dropped among the sentences that name it."""
+    wanted = {q.text for q in cited}
+    for piece in _PIECES.split(text):
+        if not any(q.text in wanted for q in cited_quantities(piece)):
+            continue
+        norm = normalise(piece)
+        if COMPARES.search(norm) or (reader.names is not None and reader.names.search(norm)):
+            return True
+    return False
+
+
+def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, reader: Reader) -> tuple[Finding | None, Verdict]:
     item = "rationale_cites_evidence"
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
@@ -114,6 +140,10 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity]) -> tuple[Find
             if rounded:
                 group = [q for q in group if q.rounded > q.tolerance and _has_unit(q)]
             if group and any(agreement(group, index, tolerance, rounded=rounded) is not None for index in indexes):
+                if not _tied(text, candidates, reader):
+                    return _finding(item, MESSAGES["cite_untied"], "a saved number tied to an option or a comparison",
+                                    [q.text for q in cited if not q.reading][:8]), Verdict(
+                        item, UNCERTAIN, "numbers cited, none tied to an option or a comparison")
                 return None, Verdict(item, UNCERTAIN if reason else CERTAIN, reason or "a cited quantity matches the evidence")
     shown = [q for q in candidates if not q.reading]
     if excluded and not shown:
@@ -216,11 +246,11 @@ def read_rationale(ctx: GradingContext) -> Reading:
             words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
     verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
     cited = cited_quantities(text)
-    finding, verdict = _evidence(ctx, cited)
-    findings += [finding] if finding is not None else []
-    verdicts.append(verdict)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.replay.memos, ctx.lab, terms)
+    finding, verdict = _evidence(ctx, cited, text, reader)
+    findings += [finding] if finding is not None else []
+    verdicts.append(verdict)
     doc = _Text(text)
     stances, named = _read_stances(doc, reader)
     for found, judged in (_choices(stances, named, terms), _listed(ctx, doc, reader)):

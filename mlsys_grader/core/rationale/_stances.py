@@ -75,7 +75,10 @@ class Cue:
     ``strong`` cues can make a contradiction; weak ones only name.  ``reach``: most tokens
     between cue and name; ``filler_only``: those tokens must be :data:`FILLER` words.
     ``hedge``: a tentative stance ("I'd lean towards X", "X probably isn't the way to go"): it
-    names the option, never contradicts, and its verdict is uncertain.
+    names the option, never contradicts, and its verdict is uncertain.  ``negated``: a recommending verb
+    negated ("I do not recommend X", "we would not choose X"): a rejection that no scoping word softens
+    ("… for this deployment"), so against the student's own recommendation it contradicts unless the
+    sentence is a condition or a concession.
     """
 
     pattern: str
@@ -85,6 +88,7 @@ class Cue:
     reach: int
     filler_only: bool = False
     hedge: bool = False
+    negated: bool = False
 
 
 _NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )"
@@ -120,8 +124,9 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REJ}){_NO_OBJECT}", False, REJ, False, 3),
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 3),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
-    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6),
-    Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6),
+    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6,
+        negated=True),
+    Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6, negated=True),
     Cue(rf"(?:wrong|mistake|unwise|no reason|little reason|hard to justify) (?:to |for )(?:{_REC_VERBS}|{_USE_VERBS})?",
         True, REJ, True, 6),
     # -- preceding cues that reject
@@ -459,9 +464,9 @@ def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
             low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
             found = _nearest_cue(doc, cues[low:high], mentions, mention_starts, index)
             if found is not None:
-                strong, stance, cue_start, cue_end, hedge = found
+                strong, stance, cue_start, cue_end, hedge, negated = found
                 lo, hi = min(start, cue_start), max(end, cue_end)
-                hedged = doc.hypothetical(position) or _qualified(doc, lo, hi, covered)
+                hedged = doc.hypothetical(position) or (not negated and _qualified(doc, lo, hi, covered))
                 via = PRONOUN if start in by_pronoun else HEDGE if hedge else ""
                 stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via))
     if reader.decisive is not None:
@@ -485,8 +490,8 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
 
 
 def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequence[tuple[int, int, str, int]],
-                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int, bool] | None:
-    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end, hedge) — or None."""
+                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int, bool, bool] | None:
+    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end, hedge, negated) — or None."""
     start, end, option, _ = mentions[index]
     best = None
     for c_start, c_end, cue in cues:
@@ -514,7 +519,7 @@ def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Seq
                 words = words[1:]
             if not NEGATORS.isdisjoint(words):
                 stance, strong = REJ, False  # "I do not think we should choose Y"
-        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end, cue.hedge)
+        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end, cue.hedge, cue.negated)
         if best is None or candidate[:2] < best[:2]:
             best = candidate
     return None if best is None else best[2:]
