@@ -30,7 +30,7 @@ from ._stances import (
     _Text,
     reader_for,
 )
-from ._text import normalise, plain_text, word_count
+from ._text import field_lines, normalise, not_english, plain_text, word_count
 
 if TYPE_CHECKING:
     from ..context import GradingContext
@@ -58,6 +58,7 @@ MESSAGES = {
     "trigger": "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger "
                "you selected.",
     "trigger_unchosen": "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision.",
+    "not_english": "Write your rationale in English so the grader can read it; until then staff will read this one.",
 }
 
 
@@ -76,6 +77,8 @@ def _quote(items: Sequence[str]) -> str:
 
 
 CERTAIN, UNCERTAIN = "certain", "uncertain"
+RATIONALE_ITEMS = ("rationale_length", "rationale_cites_evidence", "rationale_names_recommendation", "rationale_names_rejected",
+                   "rationale_names_limitation", "rationale_names_trigger")
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def read_rationale(ctx: GradingContext) -> Reading:
     """Read the rationale once: the findings for the six rationale items and how sure each verdict is
     (see the module docstring for the reading rules)."""
     raw = own_text(ctx)  # without the grader's own template sentences
-    text = plain_text(raw)  # as every reader reads it
+    text = plain_text(field_lines(raw))  # as every reader reads it
     minimum = ctx.rubric.min_rationale_words
     words = word_count(text)
     findings: list[Finding] = []
@@ -244,6 +247,11 @@ def read_rationale(ctx: GradingContext) -> Reading:
     elif words < minimum:
         findings.append(_finding("rationale_length", MESSAGES["short"].format(
             words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
+    if words and not_english(text):
+        items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
+        reason = "not read: not English"
+        return Reading((_finding(items[0], MESSAGES["not_english"], "a rationale in English", also_costs=items[1:]),),
+                       tuple(Verdict(item, UNCERTAIN, reason) for item in items))
     verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
     cited = cited_quantities(text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)

@@ -130,6 +130,8 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"(?:wrong|mistake|unwise|no reason|little reason|hard to justify) (?:to |for )(?:{_REC_VERBS}|{_USE_VERBS})?",
         True, REJ, True, 6),
     # -- preceding cues that reject
+    # short verdicts after the name ("eager → out", "so eager rejected."): first, so "rejected" at a clause end is read so
+    Cue(r"out(?= (?:[.,:()]|$)|$)|(?:rejected|dropped|discarded|ruled out|eliminated)(?= (?:[.,()]|$)|$)", False, REJ, False, 1),
     Cue(r"rejected (?:alternative|option|candidate|plan|path|design)(?: is| was| would be)?", True, REJ, True, 4),
     Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)", True, REJ, True, 6),
     # "we rule it out": the pronoun between verb and particle is the option
@@ -143,8 +145,10 @@ CUES: tuple[Cue, ...] = (
     # -- preceding cues that recommend
     Cue(r"(?:final )?(?:recommendation|choice|pick|decision|verdict|proposal|answer) (?:is|would be|here is)(?: to)?"
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
-    Cue(r"(?:recommendation|recommended|choice|chosen|pick|decision|verdict|winner|selected|preferred)"
+    Cue(r"(?:recommendation|recommended|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
         r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
+    Cue(r"(?:rejected|rejection|rej|reject|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate| design)? :",
+        True, REJ, True, 4),
     Cue(rf"(?:{_QUALITY}) (?:{_ROLE}) (?:is|remains|would be|here is)", True, REC, True, 4),
     Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),
     Cue(_NOT_PASSIVE + r"recommend(?:s|ed|ing)?", True, REC, True, 6),
@@ -171,7 +175,8 @@ CUES: tuple[Cue, ...] = (
     # -- following cues that recommend
     Cue(rf"(?:is|are|remains|stays|becomes|would be|will be|should be){_ADVERB} (?:the|my|our) (?:{_QUALITY}) (?:{_ROLE})",
         False, REC, True, 6),
-    Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|the way to go|my (?:choice|pick|recommendation))"
+    Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|retained|adopted|the way to go"
+        r"|my (?:choice|pick|recommendation))"
         r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
         r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
     # -- hedged following cues (weak, uncertain) and short verdicts ("So the H100 it is", "(my pick)")
