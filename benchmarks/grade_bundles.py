@@ -289,9 +289,7 @@ def _graded(candidate: Any, rubrics: dict[str, Any], replay: Any = None) -> dict
     times.update((f"check {name}", seconds) for name, seconds in clock.spent.items())
     times["scoring (and report)"] = ended - (clock.last or started)
     started = time.perf_counter()
-    more = {} if replay is None else {"replay": replay}
-    result = {"input_hash": loaded.input_hash, "origin": loaded.origin,
-              **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance, **more)}
+    result = {"input_hash": loaded.input_hash, "origin": loaded.origin, **graded_result(report, bundle, loaded.origin)}
     times["write (row result, spans)"] = time.perf_counter() - started
     return {**result, "_bench": {"times": times, "pid": os.getpid(),
                                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}

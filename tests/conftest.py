@@ -75,6 +75,8 @@ def to_bytes(data: dict) -> bytes:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--write-unit-scales", action="store_true",
                      help="write mlsys_grader/core/unit_scales.json anew from pint (tests/test_unit_scales.py)")
+    parser.addoption("--write-rationale-spans", action="store_true",
+                     help="write tests/fixtures/rationale_spans.json anew from the reader (tests/test_rationale_spans.py)")
 
 
 @pytest.fixture

@@ -125,7 +125,9 @@ def test_the_store_keeps_each_grade_report_and_rows_are_views_of_it(course, grad
         read = read_submission(row.path)
         report = default_grade(read)
         assert records[row.input_hash]["report"] == report.model_dump(mode="json")
-        assert GradeReport.model_validate(records[row.input_hash]["report"]) == report
+        # read back, it is the same report (the reading's spans are stored beside it, not in its JSON)
+        assert GradeReport.model_validate(records[row.input_hash]["report"]).model_dump(mode="json") == report.model_dump(mode="json")
+        assert records[row.input_hash]["spans"] == [list(span) for span in report.rationale_spans]
         view = summary_of(records[row.input_hash]["report"])
         assert (view["score"], set(view["items"]), view["flags"]) == (row.score, set(row.points), list(report.flags))
     again = grade_paths([root], BatchOptions(jobs=2, db=str(db)))

@@ -116,7 +116,8 @@ def test_honest_quantities_that_lost_the_citation_now_earn_it(lab, track, text):
     """Measured: each of these cited a real number but earned no citation point."""
     synthesis = dict(recommendation="compiled_fused", rejected_alternative="eager", reevaluation_trigger="execution_count",
                      residual_risk="timing_assumptions") if lab == "lab07" else {}
-    assert "rationale_cites_evidence" not in _lost(lab, track, None, f"The evidence shows {text} for this track.", **synthesis)
+    assert "rationale_cites_evidence" not in _lost(lab, track, None, f"The evidence shows {text} against the baseline for this track.",
+                                                   **synthesis)
 
 
 def test_british_spelling_phone_and_hold_phrasings_are_read():
@@ -666,13 +667,15 @@ def test_the_rationale_is_read_once_per_grade(monkeypatch):
     assert all(item.certainty is not None for item in report.parts["synthesis"].items if item.item.startswith("rationale_"))
 
 
-def test_a_rationale_is_read_once_per_text_and_a_wall_of_text_is_never_kept():
-    """The check and the review page read the same rationale: its document and quantities are kept for a
-    few texts; a text longer than ``CACHED_TEXT_CHARS`` (a hostile one) is read afresh each time, never held."""
-    short = "I recommend compiled with fusion: 28.49 ms against 31.20 ms for eager."
-    assert R._stances._document(short) is R._stances._document(short)
-    assert R.cited_quantities(short) == R.cited_quantities(short) and len(R.cited_quantities(short)) == 2
-    wall = "It took 28.49 ms. " * (R.CACHED_TEXT_CHARS // 18 + 1)
-    assert R._stances._document(wall) is not R._stances._document(wall)
-    assert R._stances._document(wall).tokens == R._stances._document(wall).tokens
+def test_the_report_carries_the_spans_of_its_own_reading_and_a_wall_of_text_is_read_within_bounds():
+    """The review page's spans are the grade's reading (no second reading): a cited quantity is labelled with the
+    evidence it matches, the stance with the option; a hostile wall of text still cites at most ``MAX_CITED``."""
+    report = _report("lab07", "edge", None, f"I recommend compiled with fusion and reject eager execution: {EDGE}.", **L07)
+    kinds = {span.kind for span in report.rationale_spans}
+    assert {"quantity", "stance"} <= kinds, report.rationale_spans
+    assert all(0 <= span.start < span.end for span in report.rationale_spans)
+    assert "rationale_spans" not in report.model_dump() and "rationale_spans" not in report.model_dump_json()
+    wall = "It took 28.49 ms. " * 1200
     assert len(R.cited_quantities(wall)) == R.MAX_CITED
+
+

@@ -75,6 +75,9 @@ def test_a_gaming_text_loses_exactly_what_it_fakes(lab, entry):
         costing = [f.message for f in synthesis if item == f.rubric_item or item in f.also_costs]
         assert costing and any(fragment in message for message in costing), (item, costing)
     assert all(message.endswith(".") for message in (f.message for f in synthesis))
+    if "uncertain" in entry:  # what the reader is unsure of reaches the review queue
+        assert [item.item for item in report.uncertain_items()] == entry["uncertain"], [
+            (item.item, item.certainty_reason) for item in report.uncertain_items()]
 
 
 REFERENCE_CASES = [pytest.param(lab, track, id=f"{lab}-{track}")

@@ -12,7 +12,7 @@ Measure and threshold (chosen from data, see ``tests/test_generated.py``):
 * ``containment`` — the share of the student's distinct 3-grams found in the template;
 * ``coverage`` — the share of the template's distinct 3-grams found in the student's text.
 
-A rationale is the template when ``coverage >= 0.5`` (at least half of the template is
+A rationale is the template when ``coverage >= 0.55`` (more than half of the template is
 reproduced, whatever was added around it), or when ``containment >= 0.6`` and
 ``coverage >= 0.35`` (the text is mostly template, and more than its opening sentence).
 Measured on both labs, every track and several seeds: ``solve``'s own rationales score
@@ -40,6 +40,15 @@ student's — while its evidence sentences have at least 8.  An evidence sentenc
 two longest (22 3-grams) keep 50–55 % and every other one 23–44 %; no sentence of the genuine rationales (exports, corpus, reference answers) reproduces more than
 33 % of a template sentence.  A text that is mostly template keeps the rule above: flagged, and
 nothing is read.
+
+**Flagged means unpaid; below the flag, a slope.**  A flagged text earns no rationale point, whatever share of
+its sentences is judged template.  Below the flag, a text that keeps template sentences, or the template's
+limitation and trigger lines word for word, is paid what its own sentences earn less a share taken as the
+template's (:attr:`TemplateUse.thirds`): a third of the rationale points per template sentence kept, and a third
+per level of :data:`SHARE_LEVELS` the whole text's containment reaches, at most two thirds.  The withheld items are
+the ones the template supplies first (:data:`SHARE_ITEMS`: its evidence, then its stance on each option).  Rewriting
+the template one sentence at a time in its order, the points climb 0, 4, 8, 12 and never fall
+(``benchmarks/template_slope.py``).
 """
 
 from __future__ import annotations
@@ -61,15 +70,29 @@ if TYPE_CHECKING:
     from .context import GradingContext
 
 NGRAM = 3
-PASTED_COVERAGE = 0.5
+PASTED_COVERAGE = 0.55
 MOSTLY_CONTAINMENT = 0.6
 MOSTLY_COVERAGE = 0.35
 SENTENCE_COVERAGE = 0.5
 MIN_SENTENCE_WORDS = 7
+LINE_COVERAGE = 1.0
+SHARE_LEVELS = (0.29, 0.36)
+"""Containment of the whole text in the template from which a text below the flag that keeps a line of the template
+is a third (then two thirds) the template's.  Measured (``benchmarks/template_slope.py``, ``tests/test_generated.py``):
+the paraphrase ladder's texts keeping the limitation and trigger lines reach 0.30–0.35 with every other sentence
+rewritten, 0.42–0.49 with one template sentence left; the hand-written rationales with those two lines added at most
+0.28, the rationale corpus at most 0.15.  The lower line is narrow: it is what lets the slope climb in steps of a third."""
+TEMPLATE_THIRDS = 3
 MESSAGE = ("Your rationale is mostly the example text the grader generates; write it in your own words, "
            "explaining your decision with the numbers you saved.")
 PARTLY_MESSAGE = ("{count} of your rationale's sentences {verb} the example text the grader generates, so only your other "
                   "sentences were read; say it in your own words to have {pronoun} count.")
+SHARE_MESSAGE = ("About {share} of your rationale still follows the example text the grader generates, so {share} of its "
+                 "rationale points are withheld; rewrite it in your own words, with the numbers you saved.")
+# The items a template share costs, first to last: what the template's sentences supply (its evidence and its
+# stance on each option) before what any student writes (length, the limitation and trigger lines).
+SHARE_ITEMS = ("rationale_cites_evidence", "rationale_names_recommendation", "rationale_names_rejected", "rationale_length",
+               "rationale_names_limitation", "rationale_names_trigger")
 
 # What rendering from a record's own arms can raise when the record was shaped by hand
 # (a field missing, a list where a mapping belongs); the lab's default settings stand in then.
@@ -230,6 +253,27 @@ def _name_words(options: tuple[Choice, ...], slots: tuple[tuple[str, tuple[str, 
 
 
 @lru_cache(maxsize=1024)
+def _template_lines(template_skeleton: str, names: frozenset[str]) -> tuple[frozenset[tuple[str, ...]], ...]:
+    """The 3-grams of each short line of a template after its opening (fewer than :data:`MIN_SENTENCE_WORDS` words
+    besides the option names and numbers: its limitation and trigger lines, label and answer).  The opening only says
+    what is recommended and rejected, as every student does."""
+    found = []
+    for start, end in sentence_spans(template_skeleton)[1:]:
+        sentence = template_skeleton[start:end]
+        if sum(word not in names for word in _WORD.findall(sentence)) < MIN_SENTENCE_WORDS:
+            grams = _line_ngrams(sentence)
+            if grams:
+                found.append(grams)
+    return tuple(found)
+
+
+def _line_ngrams(text_skeleton: str) -> frozenset[tuple[str, ...]]:
+    """The 3-grams of one line across its colons ("Remaining limitation: …" keeps its label words with the answer)."""
+    words = _WORD.findall(text_skeleton)
+    return frozenset(zip(*(words[i:] for i in range(NGRAM)), strict=False))
+
+
+@lru_cache(maxsize=1024)
 def _template_sentences(template_skeleton: str, names: frozenset[str]) -> tuple[frozenset[tuple[str, ...]], ...]:
     """The 3-grams of each sentence of a template long enough to count: at least
     :data:`MIN_SENTENCE_WORDS` words besides the option names and numbers.  A sentence that only
@@ -253,6 +297,8 @@ class TemplateUse:
     similarity: Similarity | None
     template_sentences: tuple[str, ...]
     own: str
+    template_lines: int = 0
+    """The template's limitation and trigger lines (label and answer) the text reproduces word for word."""
 
     @property
     def generated(self) -> bool:
@@ -263,6 +309,18 @@ class TemplateUse:
     def partly(self) -> bool:
         """True when some sentences are the template's but not most of the text: only the others are read."""
         return not self.generated and bool(self.template_sentences)
+
+    @property
+    def thirds(self) -> int:
+        r"""How many thirds of the rationale points a text below the flag leaves unpaid as the template's (0–2):
+        for a text that keeps a template sentence or a limitation or trigger line word for word: one per template
+        sentence it keeps, and one per level of :data:`SHARE_LEVELS` its whole text's containment reaches."""
+        if self.similarity is None or self.generated:
+            return 0
+        if not (self.template_sentences or self.template_lines):
+            return 0  # sharing words is not copying: only a text that keeps the template's own lines is measured
+        by_text = sum(self.similarity.containment >= level for level in SHARE_LEVELS)
+        return min(TEMPLATE_THIRDS - 1, max(len(self.template_sentences), by_text))
 
 
 def _best(own: frozenset[tuple[str, ...]], templates: tuple[str, ...]) -> Similarity | None:
@@ -284,21 +342,26 @@ def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) 
         return TemplateUse(best, (), text)
     reference = frozenset().union(*(template_ngrams(template) for template in templates))
     sentences = {sentence for template in templates for sentence in _template_sentences(skeleton(template), names)}
+    lines = {line for template in templates for line in _template_lines(skeleton(template), names)}
     pasted: list[tuple[int, int]] = []
+    copied_lines = 0
     for start, end in sentence_spans(text):
         own = word_ngrams(text[start:end])
         if len(own & reference) < 2:  # cheap filter: no template sentence shares fewer than two 3-grams with it
             continue
         if any(len(own & sentence) >= SENTENCE_COVERAGE * len(sentence) for sentence in sentences):
             pasted.append((start, end))
+        elif lines and any(len(line_grams & line) >= LINE_COVERAGE * len(line)
+                           for line_grams in (_line_ngrams(skeleton(text[start:end])),) for line in lines):
+            copied_lines += 1
     if not pasted:
-        return TemplateUse(best, (), text)
+        return TemplateUse(best, (), text, copied_lines)
     kept, last = [], 0
     for start, end in pasted:  # a pasted sentence becomes a paragraph break, so its neighbours stay apart
         kept += [text[last:start], "\n\n"]
         last = end
     kept.append(text[last:])
-    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), "".join(kept).strip())
+    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), "".join(kept).strip(), copied_lines)
 
 
 def template_use(ctx: GradingContext) -> TemplateUse:
@@ -330,11 +393,6 @@ def own_text(ctx: GradingContext) -> str:
     return template_use(ctx).own
 
 
-def best_similarity(ctx: GradingContext) -> Similarity | None:
-    """The rationale's similarity to the closest template for this bundle, or None when the lab writes none."""
-    return template_use(ctx).similarity
-
-
 def _rationale_items(synthesis: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(item for item in synthesis if item.startswith("rationale_") and item != "rationale_length")
 
@@ -351,6 +409,15 @@ def check_generated(ctx: GradingContext) -> Iterable[Finding]:
             expected="a rationale in your own words",
             actual=f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
         )
+    elif use.thirds:
+        share = "a third" if use.thirds == 1 else "two thirds"
+        items = _share_items(ctx.rubric.synthesis, use.thirds)
+        yield Finding(
+            part="synthesis", criterion="generated", rubric_item=items[0], also_costs=items[1:], hidden=False,
+            message=SHARE_MESSAGE.format(share=share), expected="a rationale in your own words",
+            actual=list(use.template_sentences) or (
+                f"{found.containment:.0%} of its word sequences are the generated text's" if found is not None else None),
+        )
     elif use.partly:
         count = len(use.template_sentences)
         yield Finding(
@@ -358,3 +425,16 @@ def check_generated(ctx: GradingContext) -> Iterable[Finding]:
             message=PARTLY_MESSAGE.format(count=count, verb="is" if count == 1 else "are", pronoun="it" if count == 1 else "them"),
             expected="every sentence in your own words", actual=list(use.template_sentences),
         )
+
+
+def _share_items(synthesis: Mapping[str, float], thirds: int) -> tuple[str, ...]:
+    """The rationale items, in :data:`SHARE_ITEMS` order, whose points first reach ``thirds`` thirds of the rationale points."""
+    order = [item for item in SHARE_ITEMS if item in synthesis] + [item for item in _rationale_items(synthesis)
+                                                                   if item not in SHARE_ITEMS]
+    total = sum(synthesis[item] for item in order)
+    chosen: list[str] = []
+    for item in order:
+        if sum(synthesis[name] for name in chosen) >= total * thirds / TEMPLATE_THIRDS - 1e-9:
+            break
+        chosen.append(item)
+    return tuple(chosen)

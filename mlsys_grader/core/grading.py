@@ -227,6 +227,7 @@ def grade(bundle: Bundle, lab: GradingLab, rubric: Rubric, replay: Replayer, *, 
         versions={"mlsysim": mlsysim_version, "mlsys_grader": grader_version,
                   "rubric": f"{rubric.lab}-v{rubric.version}-{rubric.digest}",
                   "bundle_mlsysim": bundle.mlsysim_version or "unknown"},
+        rationale_spans=ctx.reading.spans if ctx.reading is not None else (),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NoReturn, Self, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, NamedTuple, NoReturn, Self, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -172,6 +172,16 @@ class Finding(ImmutableModel):
         "never serialised: the report reads the same with or without it."))
 
 
+class RationaleSpan(NamedTuple):
+    """One run of the rationale as written that the reader used: character offsets ``[start, end)``, its kind
+    (``quantity``, ``stance``, ``contradiction``, ``limitation``, ``trigger``) and a label for staff."""
+
+    start: int
+    end: int
+    kind: str
+    label: str
+
+
 class ItemScore(ImmutableModel):
     """Points for one rubric item."""
 
@@ -219,6 +229,9 @@ class GradeReport(ImmutableModel):
     flags: FrozenSeq[str] = Field(description="Staff flags, e.g. `integrity`, `stale`, `missing`.")
     content_hash: str | None = None
     versions: FrozenMap[str, str] = Field(default_factory=FrozenDict, description="mlsysim, mlsys_grader and rubric versions used.")
+    rationale_spans: FrozenSeq[RationaleSpan] = Field(default=(), exclude=True, description=(
+        "Where in the rationale the reading that scored it found what it used, for the review page's highlighting; "
+        "never serialised: the report a student or Gradescope reads is the same with or without it."))
 
     # -- views -------------------------------------------------------------------
     def public(self) -> GradeReport:

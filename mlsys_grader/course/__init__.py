@@ -11,7 +11,7 @@ pipeline that joins them); ``_final`` makes one row per student and lab, ``_late
 ``_formative`` shows formative items as such, ``_summary`` renders the HTML report (replay, its tables
 included, is :mod:`mlsys_grader.replay`'s);
 staff review: ``_overrides`` (staff decisions, applied before the late penalty), ``_review``
-(the queue, decisions, the CSV round trip), ``_spans`` (what the reader used in a rationale),
+(the queue, decisions, the CSV round trip; a rationale's highlighted spans are the grade's own reading),
 ``_review_app`` (the local review page; Flask, the ``review`` extra; not in the student kit).
 """
 

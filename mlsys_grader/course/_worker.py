@@ -7,19 +7,17 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..api import default_replay, default_rubric, grade_submission
+from ..api import default_replay, grade_submission
 from ..core import flags as flag_names
 from ..core.models import Bundle
 from ..core.report import GradeReport
 from ..core.rubric import Rubric
 from ..errors import ErrorKind, GraderError
 from ..intake import Submission, read_submission
-from ..labs import get_lab
 from ..replay import Replay
 from ._collusion import part_times, work_path
 from ._ingest import FORMATS, Candidate, Format, load_candidate
 from ._row import Result
-from ._spans import rationale_spans
 
 CHOICE_FIELDS = ("recommendation", "rejected_alternative", "residual_risk", "reevaluation_trigger")
 """The synthesis choices a stored result keeps, for the review page."""
@@ -114,31 +112,24 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         return {**result, "status": status, "reason": file_neutral(reason, candidate.primary),
                 "error_kind": str(loaded.error_kind or ErrorKind.GRADER_ERROR)}
     try:
-        replay = replay or default_replay()
-        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay)
+        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay or default_replay())
     except GraderError as exc:
         return {**result, "status": "error", "reason": str(exc), "error_kind": str(ErrorKind.of(exc))}
-    rubric = rubrics.get(bundle.lab)
-    return {**result, **graded_result(report, bundle, loaded.origin, rubric.quantity_tolerance if rubric else None,
-                                      replay=replay)}
+    return {**result, **graded_result(report, bundle, loaded.origin)}
 
 
-def graded_result(report: GradeReport, bundle: Bundle, origin: str = "", tolerance: float | None = None, *,
-                  replay: Replay | None = None) -> Result:
+def graded_result(report: GradeReport, bundle: Bundle, origin: str = "") -> Result:
     """The result of a graded bundle: its status, the report (stored as the record of the grade) and its view
-    (:func:`summary_of`), what collusion needs and the rationale spans the review page highlights (``tolerance``: the rubric's quantity tolerance; default the shipped one).
+    (:func:`summary_of`), what collusion needs and the rationale spans the review page highlights (the reading's own, :attr:`GradeReport.rationale_spans`).
 
     Status ``regrade`` when the grader failed on part of it (flag ``grader_error``), else ``graded``.
     """
     stored = report.model_dump(mode="json")
     summary = summary_of(stored)
     status = "regrade" if flag_names.GRADER_ERROR in summary["flags"] else "graded"
-    if tolerance is None:
-        tolerance = default_rubric(report.lab).quantity_tolerance
     return {"status": status, "report": stored, **summary, "part_times": part_times(bundle), "work_path": work_path(bundle),
             "rationale": bundle.synthesis.rationale or "",
-            "evidence": evidence_numbers(bundle), "spans": rationale_spans((replay or default_replay()).memos, get_lab(bundle.lab),
-                                                                      bundle, tolerance),
+            "evidence": evidence_numbers(bundle), "spans": [list(span) for span in report.rationale_spans],
             "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
             # the final settings of every part, shown beside a collusion partner's on the review page
             "controls": {str(part): dict(values) for part, values in (getattr(bundle, "controls", None) or {}).items()}}

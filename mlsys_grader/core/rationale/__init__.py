@@ -118,6 +118,13 @@ are …").  A limitation about measuring on the target is stated by measurement 
 named device or "the real" target (:data:`UNMEASURED_ON`: "nobody ran it on the Jetson",
 "nothing here was run on an actual phone", "the T4 numbers are not measured").
 
+What the reading used
+---------------------
+The reading also says where in the rationale as written it found what it used (:class:`RationaleSpan`: the cited
+quantities with the recorded or derived value each matches, the stances, contradictions, the limitation and the
+trigger), so the review page highlights the grade's own reading and never reads the text again; the report keeps
+them (``GradeReport.rationale_spans``, not serialised) and the gradebook stores them with the result.
+
 How sure the reader is
 ----------------------
 :func:`read_rationale` reads the text once per grade and returns the findings and a
@@ -134,7 +141,8 @@ the synthesis item scores (``ItemScore.certainty`` / ``certainty_reason``), wher
 Speed
 -----
 Patterns are compiled once per lab and track (:func:`reader_for`) and tried only at
-the tokens a match can start with; the derived evidence of a replayed part is kept by
+the tokens a match can start with (:func:`start_words`, read from each pattern by our own parser of the
+syntax the patterns are written in; ``tests/test_start_words.py`` checks they are complete); the derived evidence of a replayed part is kept by
 the identity of its memoised arms (:func:`part_evidence`).  Both are kept in the
 :class:`~.memos.Memos` of the replay service that grades, never in a lab or a module.
 Units are converted from the checked-in scales (:func:`unit_scales`), pint only for a
@@ -143,6 +151,7 @@ unit they lack.
 
 from __future__ import annotations
 
+from ..report import RationaleSpan
 from ..values import ChoiceTerms, RecordedArms  # the reader's values, named here as before
 from ._check import (
     CERTAIN,
@@ -185,6 +194,7 @@ from ._quantities import (
     unit_lookups,
     unit_scales,
 )
+from ._spans import MAX_SPANS, locate, reading_spans
 from ._stances import (
     CHANGE_WORDS,
     CLAUSE_BREAKS,
@@ -211,20 +221,17 @@ from ._stances import (
     Stance,
     Starts,
     device_names,
-    normalised,
     read_stances,
     reader_for,
 )
+from ._starts import start_words
 from ._text import (
-    CACHED_TEXT_CHARS,
-    DOCUMENT_CACHE_SIZE,
     normalise,
     plain_text,
     word_count,
 )
 
 __all__ = [
-    "CACHED_TEXT_CHARS",
     "CERTAIN",
     "CHANGE",
     "CHANGE_TOLERANCE",
@@ -237,13 +244,13 @@ __all__ = [
     "Cue",
     "DERIVED",
     "DERIVED_TOLERANCE",
-    "DOCUMENT_CACHE_SIZE",
     "FILLER",
     "FRACTION",
     "HEDGE",
     "HYPOTHETICAL",
     "LISTED",
     "LIST_SIZE",
+    "MAX_SPANS",
     "MAIN_MARKERS",
     "MAX_CITED",
     "MAX_NAMED_TRIES",
@@ -259,6 +266,7 @@ __all__ = [
     "REJ",
     "ROUNDING_CAP",
     "Reader",
+    "RationaleSpan",
     "Reading",
     "RecordedArms",
     "RecordedQuantity",
@@ -275,19 +283,21 @@ __all__ = [
     "cited_quantities",
     "compared",
     "device_names",
+    "locate",
     "magnitude_in",
     "normalise",
-    "normalised",
     "part_evidence",
     "pint_unit_scale",
     "plain_text",
     "rationale_reading",
     "rationale_verdicts",
+    "reading_spans",
     "read_rationale",
     "read_stances",
     "reader_for",
     "recorded_quantities",
     "share",
+    "start_words",
     "trivial_reason",
     "unit_lookups",
     "unit_scales",

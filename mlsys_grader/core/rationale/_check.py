@@ -4,6 +4,7 @@ Part of :mod:`mlsys_grader.core.rationale` (the rules in words are in its docstr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -11,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 from ..generated import own_text
 from ..report import Finding, PartScore
 from ..values import ChoiceTerms
-from ._evidence import _has_unit, agreement, part_evidence
-from ._quantities import cited_quantities, trivial_reason
+from ._evidence import _has_unit, agreement, part_evidence, recorded_quantities
+from ._quantities import CitedQuantity, cited_quantities, trivial_reason
+from ._spans import RationaleSpan, reading_spans
 from ._stances import (
     HEDGE,
     LISTED,
@@ -23,13 +25,12 @@ from ._stances import (
     REJ,
     Reader,
     Stance,
-    _document,
     _named,
     _read_stances,
     _Text,
     reader_for,
 )
-from ._text import plain_text, word_count
+from ._text import field_lines, normalise, not_english, plain_text, word_count
 
 if TYPE_CHECKING:
     from ..context import GradingContext
@@ -44,6 +45,8 @@ MESSAGES = {
     "cite_trivial": "{quoted} {verb} not evidence (values of 0 or 1 and settings you chose do not count).",
     "cite_unmatched": "none of {quoted} appears in your evidence.",
     "cite_none": "the rationale cites no quantity with a unit.",
+    "cite_untied": "Tie your numbers to your decision: say which option a saved number belongs to or what it is compared with "
+                   "(e.g. '… ms against … ms').",
     "contradiction": "Your rationale {what} ('{excerpt}'); make it defend your recommendation against your rejected alternative.",
     "recommendation": "Say which option you recommend in a sentence such as 'I recommend …', naming it as the notebook does.",
     "recommendation_unchosen": "Choose your recommendation first, then say in the rationale why you recommend it.",
@@ -55,6 +58,7 @@ MESSAGES = {
     "trigger": "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger "
                "you selected.",
     "trigger_unchosen": "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision.",
+    "not_english": "Write your rationale in English so the grader can read it; until then staff will read this one.",
 }
 
 
@@ -73,6 +77,8 @@ def _quote(items: Sequence[str]) -> str:
 
 
 CERTAIN, UNCERTAIN = "certain", "uncertain"
+RATIONALE_ITEMS = ("rationale_length", "rationale_cites_evidence", "rationale_names_recommendation", "rationale_names_rejected",
+                   "rationale_names_limitation", "rationale_names_trigger")
 
 
 @dataclass(frozen=True)
@@ -87,15 +93,39 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Reading:
-    """One reading of a rationale: the findings (what the student sees) and a :class:`Verdict` per item."""
+    """One reading of a rationale: the findings (what the student sees), a :class:`Verdict` per item, and where in
+    the text as written it found what it used (:class:`RationaleSpan`, for the review page)."""
 
     findings: tuple[Finding, ...]
     verdicts: tuple[Verdict, ...]
+    spans: tuple[RationaleSpan, ...] = ()
 
 
-def _evidence(ctx: GradingContext, text: str) -> tuple[Finding | None, Verdict]:
+# Words that relate a number to something else: a comparison, a change, a share or a budget ("66 ms against 18 ms",
+# "cuts traffic from 50 MB to 25 MB", "3.9x faster", "within every budget").
+COMPARES = re.compile(
+    r"(?<![\w])(?:vs|versus|than|against|compar\w*|relative|ratio|faster|slower|quicker|cheaper|costlier|speed ?ups?|sav(?:e|es|ed|ing|ings)"
+    r"|cuts?|reduc\w*|drops?|dropped|falls?|fell|ris(?:e|es|ing)|rose|grows?|grew|increas\w*|decreas\w*|halv\w*|doubl\w*|over|beats?"
+    r"|within|exceed\w*|under|above|below|instead|whereas|while|more|less|fewer|lower|higher|longer|shorter|larger|smaller|bigger"
+    r"|better|worse|times|fold|break ?even|from(?: \S+){1,3} to|→|budgets?|limits?|share|fraction|half|quarter|most|least|only|out of|per)(?![\w])")
+_PIECES = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def _tied(text: str, cited: Sequence[CitedQuantity], reader: Reader) -> bool:
+    """True when some sentence or line that cites one of ``cited`` also names an option or relates the number to
+    another (:data:`COMPARES`): a number tied to the decision, not dropped among the sentences that name it."""
+    wanted = {q.text for q in cited}
+    for piece in _PIECES.split(text):
+        if not any(q.text in wanted for q in cited_quantities(piece)):
+            continue
+        norm = normalise(piece)
+        if COMPARES.search(norm) or (reader.names is not None and reader.names.search(norm)):
+            return True
+    return False
+
+
+def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, reader: Reader) -> tuple[Finding | None, Verdict]:
     item = "rationale_cites_evidence"
-    cited = cited_quantities(text)
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
     excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason and not q.reading]
@@ -113,6 +143,10 @@ def _evidence(ctx: GradingContext, text: str) -> tuple[Finding | None, Verdict]:
             if rounded:
                 group = [q for q in group if q.rounded > q.tolerance and _has_unit(q)]
             if group and any(agreement(group, index, tolerance, rounded=rounded) is not None for index in indexes):
+                if not _tied(text, candidates, reader):
+                    return _finding(item, MESSAGES["cite_untied"], "a saved number tied to an option or a comparison",
+                                    [q.text for q in cited if not q.reading][:8]), Verdict(
+                        item, UNCERTAIN, "numbers cited, none tied to an option or a comparison")
                 return None, Verdict(item, UNCERTAIN if reason else CERTAIN, reason or "a cited quantity matches the evidence")
     shown = [q for q in candidates if not q.reading]
     if excluded and not shown:
@@ -138,8 +172,7 @@ def _support(stances: Sequence[Stance], what: str) -> tuple[str, str]:
     return UNCERTAIN, f"{what} only through a pronoun for an option named before"
 
 
-def _choices(doc: _Text, terms: ChoiceTerms, reader: Reader) -> tuple[list[Finding], list[Verdict]]:
-    stances, named = _read_stances(doc, reader)
+def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms) -> tuple[list[Finding], list[Verdict]]:
     rec_item, rej_item = "rationale_names_recommendation", "rationale_names_rejected"
     clash = terms.recommended & terms.rejected
     against = [s for s in stances if not clash and s.strong and not s.hypothetical
@@ -204,7 +237,8 @@ def _listed(ctx: GradingContext, doc: _Text, reader: Reader) -> tuple[list[Findi
 def read_rationale(ctx: GradingContext) -> Reading:
     """Read the rationale once: the findings for the six rationale items and how sure each verdict is
     (see the module docstring for the reading rules)."""
-    text = plain_text(own_text(ctx))  # as every reader reads it, without the grader's own template sentences
+    raw = own_text(ctx)  # without the grader's own template sentences
+    text = plain_text(field_lines(raw))  # as every reader reads it
     minimum = ctx.rubric.min_rationale_words
     words = word_count(text)
     findings: list[Finding] = []
@@ -213,17 +247,38 @@ def read_rationale(ctx: GradingContext) -> Reading:
     elif words < minimum:
         findings.append(_finding("rationale_length", MESSAGES["short"].format(
             words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
+    if words and not_english(text):
+        items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
+        reason = "not read: not English"
+        return Reading((_finding(items[0], MESSAGES["not_english"], "a rationale in English", also_costs=items[1:]),),
+                       tuple(Verdict(item, UNCERTAIN, reason) for item in items))
     verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
-    finding, verdict = _evidence(ctx, text)
-    findings += [finding] if finding is not None else []
-    verdicts.append(verdict)
+    cited = cited_quantities(text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.replay.memos, ctx.lab, terms)
-    doc = _document(text)
-    for found, judged in (_choices(doc, terms, reader), _listed(ctx, doc, reader)):
+    finding, verdict = _evidence(ctx, cited, text, reader)
+    findings += [finding] if finding is not None else []
+    verdicts.append(verdict)
+    doc = _Text(text)
+    stances, named = _read_stances(doc, reader)
+    for found, judged in (_choices(stances, named, terms), _listed(ctx, doc, reader)):
         findings += found
         verdicts += judged
-    return Reading(tuple(findings), tuple(verdicts))
+    return Reading(tuple(findings), tuple(verdicts), _spans(ctx, raw, cited, stances, terms, doc, reader))
+
+
+def _spans(ctx: GradingContext, raw: str, cited: Sequence[CitedQuantity], stances: Sequence[Stance], terms: ChoiceTerms,
+           doc: _Text, reader: Reader) -> tuple[RationaleSpan, ...]:
+    """What this reading used, located in ``raw`` (the rationale the reader read, as written): its quantities
+    labelled with the recorded or derived value of the bundle's records each matches."""
+    s = ctx.bundle.synthesis
+    evidence = [(str(part), quantity) for part, record in (ctx.bundle.evidence or {}).items()
+                for quantity in recorded_quantities(ctx.replay.memos, ctx.lab, record)]
+    listed = [(kind, value, scanners[value]) for kind, value, scanners in (
+        ("limitation", s.residual_risk, reader.limitations), ("trigger", s.reevaluation_trigger, reader.triggers))
+        if isinstance(value, str) and value in scanners]
+    return reading_spans(raw, cited=cited, evidence=evidence, tolerance=ctx.rubric.quantity_tolerance, stances=stances,
+                         recommended=terms.recommended, rejected=terms.rejected, norm=doc.norm, listed=listed)
 
 
 def rationale_reading(ctx: GradingContext) -> Reading:

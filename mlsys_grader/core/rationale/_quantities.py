@@ -14,7 +14,7 @@ from importlib import resources
 from types import MappingProxyType
 
 from ..._mlsysim import unit_registry
-from ._text import CACHED_TEXT_CHARS, DOCUMENT_CACHE_SIZE, plain_text
+from ._text import plain_text
 
 RATIO = "ratio"        # dimensionless evidence cited as a multiplier ("3.7x") or a percentage
 FRACTION = "fraction"  # dimensionless evidence cited as a percentage only ("88 %")
@@ -304,7 +304,7 @@ def cited_quantities(text: str) -> list[CitedQuantity]:
     :func:`plain_text`), in order; a number whose comma the text leaves open ("4,096 ms") is followed
     by its decimal reading, marked :data:`COMMA_AMBIGUOUS`."""
     text = plain_text(text)
-    return list(_kept_cited_in(text) if len(text) <= CACHED_TEXT_CHARS else _cited_in(text))
+    return list(_cited_in(text))
 
 
 def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
@@ -338,9 +338,6 @@ def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
             break
     return tuple(found[:MAX_CITED])
 
-
-_kept_cited_in = lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_cited_in)
-""":func:`_cited_in`, kept for a few texts (read once per text: the check and the review page ask)."""
 
 
 def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str, ...], reading: str) -> CitedQuantity | None:

@@ -8,25 +8,16 @@ import bisect
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from ..roles import RationaleWords
 from ..values import Choice, ChoiceTerms
-from ._text import CACHED_TEXT_CHARS, DOCUMENT_CACHE_SIZE, normalise
+from ._starts import Starts, start_words
+from ._text import normalise
 
 if TYPE_CHECKING:
-    # typeshed describes the standard library's private regular-expression parser under its
-    # pre-3.11 public names; at run time the private modules are imported (see below).
-    import sre_compile as _sre_compiler
-    import sre_constants as _sre_constants
-    import sre_parse as _sre_parser
-
     from ..memos import Memos
-else:
-    from re import _compiler as _sre_compiler
-    from re import _constants as _sre_constants
-    from re import _parser as _sre_parser
 
 
 _VENDORS = frozenset({"nvidia", "google", "apple", "nordic", "espressif", "qualcomm", "intel", "amd", "arm", "samsung"})
@@ -84,7 +75,10 @@ class Cue:
     ``strong`` cues can make a contradiction; weak ones only name.  ``reach``: most tokens
     between cue and name; ``filler_only``: those tokens must be :data:`FILLER` words.
     ``hedge``: a tentative stance ("I'd lean towards X", "X probably isn't the way to go"): it
-    names the option, never contradicts, and its verdict is uncertain.
+    names the option, never contradicts, and its verdict is uncertain.  ``negated``: a recommending verb
+    negated ("I do not recommend X", "we would not choose X"): a rejection that no scoping word softens
+    ("… for this deployment"), so against the student's own recommendation it contradicts unless the
+    sentence is a condition or a concession.
     """
 
     pattern: str
@@ -94,6 +88,7 @@ class Cue:
     reach: int
     filler_only: bool = False
     hedge: bool = False
+    negated: bool = False
 
 
 _NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )"
@@ -129,11 +124,14 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REJ}){_NO_OBJECT}", False, REJ, False, 3),
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 3),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
-    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6),
-    Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6),
+    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6,
+        negated=True),
+    Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6, negated=True),
     Cue(rf"(?:wrong|mistake|unwise|no reason|little reason|hard to justify) (?:to |for )(?:{_REC_VERBS}|{_USE_VERBS})?",
         True, REJ, True, 6),
     # -- preceding cues that reject
+    # short verdicts after the name ("eager → out", "so eager rejected."): first, so "rejected" at a clause end is read so
+    Cue(r"out(?= (?:[.,:()]|$)|$)|(?:rejected|dropped|discarded|ruled out|eliminated)(?= (?:[.,()]|$)|$)", False, REJ, False, 1),
     Cue(r"rejected (?:alternative|option|candidate|plan|path|design)(?: is| was| would be)?", True, REJ, True, 4),
     Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)", True, REJ, True, 6),
     # "we rule it out": the pronoun between verb and particle is the option
@@ -147,8 +145,10 @@ CUES: tuple[Cue, ...] = (
     # -- preceding cues that recommend
     Cue(r"(?:final )?(?:recommendation|choice|pick|decision|verdict|proposal|answer) (?:is|would be|here is)(?: to)?"
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
-    Cue(r"(?:recommendation|recommended|choice|chosen|pick|decision|verdict|winner|selected|preferred)"
+    Cue(r"(?:recommendation|recommended|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
         r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
+    Cue(r"(?:rejected|rejection|rej|reject|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate| design)? :",
+        True, REJ, True, 4),
     Cue(rf"(?:{_QUALITY}) (?:{_ROLE}) (?:is|remains|would be|here is)", True, REC, True, 4),
     Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),
     Cue(_NOT_PASSIVE + r"recommend(?:s|ed|ing)?", True, REC, True, 6),
@@ -175,7 +175,8 @@ CUES: tuple[Cue, ...] = (
     # -- following cues that recommend
     Cue(rf"(?:is|are|remains|stays|becomes|would be|will be|should be){_ADVERB} (?:the|my|our) (?:{_QUALITY}) (?:{_ROLE})",
         False, REC, True, 6),
-    Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|the way to go|my (?:choice|pick|recommendation))"
+    Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|retained|adopted|the way to go"
+        r"|my (?:choice|pick|recommendation))"
         r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
         r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
     # -- hedged following cues (weak, uncertain) and short verdicts ("So the H100 it is", "(my pick)")
@@ -228,95 +229,8 @@ LIST_SIZE = 3  # a sentence naming this many options of one list is a keyword li
 _BREAKS = CLAUSE_BREAKS | {"."}
 
 
-_REPEATS = tuple(getattr(_sre_constants, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
-                 if hasattr(_sre_constants, name))
-_ZERO_WIDTH = (_sre_constants.AT, _sre_constants.ASSERT, _sre_constants.ASSERT_NOT)
-
-
-class _Unknown(Exception):
-    """A pattern may start in a way :func:`_first_words` does not follow."""
-
-
-Starts = tuple[frozenset[str], tuple[str, ...]] | None
-"""The words a match can start with: (whole words, prefixes of longer words), or None when that cannot be told."""
-
-
-@lru_cache(maxsize=256)
-def _compiled(source: str) -> tuple[re.Pattern[str], Starts]:
-    """``source`` compiled, and the words a match of it can start with (:func:`_first_words`), from one parse.
-
-    Kept per pattern text: the readers of a lab's tracks share most of their patterns (30 distinct
-    of 69 across both labs' eight tracks), and parsing one again costs as much as the first time.
-    ``re.compile`` would parse the text a second time; here the parsed pattern is compiled as
-    ``re.compile`` compiles it (the same code), so the compiled pattern's ``pattern`` is None.
-    A malformed pattern raises :class:`re.error`, as ``re.compile`` does.
-    """
-    parsed = _sre_parser.parse(source)
-    starts = _starts_of(parsed)  # first: compiling reads the parsed pattern, walking it changes nothing
-    return _sre_compiler.compile(parsed), starts
-
-
-def _first_words(pattern: str) -> Starts:
-    """The words a match of ``pattern`` can start with: (whole words, prefixes of longer words),
-    or None when that cannot be told (then the whole text is scanned)."""
-    try:
-        return _starts_of(_sre_parser.parse(pattern))
-    except re.error:
-        return None
-
-
-def _starts_of(parsed: Any) -> Starts:
-    """:func:`_first_words` of a parsed pattern."""
-    exact: set[str] = set()
-    prefixes: set[str] = set()
-    steps = [0]
-
-    def walk(items: list, prefix: str) -> None:
-        steps[0] += 1
-        if steps[0] > 20_000:
-            raise _Unknown
-        if not items:
-            if not prefix:
-                raise _Unknown
-            exact.add(prefix)
-            return
-        (op, av), rest = items[0], items[1:]
-        if op is _sre_constants.LITERAL:
-            char = chr(av)
-            if char.isalnum():
-                walk(rest, prefix + char)
-            elif prefix:
-                exact.add(prefix)
-            else:
-                raise _Unknown
-        elif op in _ZERO_WIDTH:
-            walk(rest, prefix)
-        elif op is _sre_constants.SUBPATTERN:
-            walk(list(av[-1]) + rest, prefix)
-        elif op is _sre_constants.BRANCH:
-            for alternative in av[1]:
-                walk(list(alternative) + rest, prefix)
-        elif op in _REPEATS:
-            low, high, sub = av
-            if low == 0:
-                walk(rest, prefix)
-            if high != 0:
-                again = [(op, (0, high if high == _sre_constants.MAXREPEAT else high - 1, sub))] if high != 1 else []
-                walk(list(sub) + again + rest, prefix)
-        elif prefix:  # a character class continues the word: any longer word with this prefix
-            prefixes.add(prefix)
-        else:
-            raise _Unknown
-
-    try:
-        walk(list(parsed.data), "")
-    except (_Unknown, RecursionError):
-        return None
-    return frozenset(exact), tuple(sorted(prefixes))
-
-
 class _Scanner:
-    """A pattern tried only at the tokens a match can start with.
+    """A pattern tried only at the tokens a match can start with (:func:`start_words`).
 
     It is compiled on first use: the cues' scanner costs tens of milliseconds, kept out of
     ``import mlsys_grader``, and a reader's scanners are compiled only when a rationale needs them.
@@ -327,12 +241,13 @@ class _Scanner:
 
     @cached_property
     def pattern(self) -> re.Pattern[str]:
-        return _compiled(self.source)[0]
+        return re.compile(self.source)
 
     @cached_property
     def starts(self) -> Starts:
-        """:func:`_first_words` of the pattern, which is compiled first: a malformed pattern fails here."""
-        return _compiled(self.source)[1]
+        """:func:`start_words` of the pattern, which is compiled first: a malformed pattern fails here."""
+        self.pattern  # noqa: B018 -- compiled for its error
+        return start_words(self.source)
 
     def finditer(self, doc: _Text) -> Iterator[re.Match[str]]:
         if self.starts is None:
@@ -474,26 +389,12 @@ class _Text:
         return _BREAKS.isdisjoint(self.tokens[low:high])
 
 
-def _document(text: str) -> _Text:
-    """``_Text(text)``, normalised and tokenised once per text of up to :data:`CACHED_TEXT_CHARS` (a ``_Text`` is
-    never changed but for its memo)."""
-    return _kept_document(text) if len(text) <= CACHED_TEXT_CHARS else _Text(text)
-
-
-_kept_document = lru_cache(maxsize=DOCUMENT_CACHE_SIZE)(_Text)
-
-
-def normalised(text: str) -> str:
-    """:func:`normalise` of ``text``, from the reading the rationale check already made of it when there is one."""
-    return _document(text).norm
-
-
 _REACH = max(cue.reach for cue in CUES) + 12  # tokens around a mention where a cue can sit (reach and cue length)
 
 
 def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
     """Every stance the text takes on an option (see the module docstring, steps 1–4)."""
-    return _read_stances(text if isinstance(text, _Text) else _document(text), reader)[0]
+    return _read_stances(text if isinstance(text, _Text) else _Text(text), reader)[0]
 
 
 # Words that stand for an option named just before ("… I reject it", "the latter loses").
@@ -568,9 +469,9 @@ def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
             low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
             found = _nearest_cue(doc, cues[low:high], mentions, mention_starts, index)
             if found is not None:
-                strong, stance, cue_start, cue_end, hedge = found
+                strong, stance, cue_start, cue_end, hedge, negated = found
                 lo, hi = min(start, cue_start), max(end, cue_end)
-                hedged = doc.hypothetical(position) or _qualified(doc, lo, hi, covered)
+                hedged = doc.hypothetical(position) or (not negated and _qualified(doc, lo, hi, covered))
                 via = PRONOUN if start in by_pronoun else HEDGE if hedge else ""
                 stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via))
     if reader.decisive is not None:
@@ -594,8 +495,8 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
 
 
 def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequence[tuple[int, int, str, int]],
-                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int, bool] | None:
-    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end, hedge) — or None."""
+                 mention_starts: Sequence[int], index: int) -> tuple[bool, str, int, int, bool, bool] | None:
+    """The cue among ``cues`` that applies to mention ``index`` — (strong, stance, start, end, hedge, negated) — or None."""
     start, end, option, _ = mentions[index]
     best = None
     for c_start, c_end, cue in cues:
@@ -623,7 +524,7 @@ def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Seq
                 words = words[1:]
             if not NEGATORS.isdisjoint(words):
                 stance, strong = REJ, False  # "I do not think we should choose Y"
-        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end, cue.hedge)
+        candidate = (hi - lo, 0 if cue.before else 1, strong, stance, c_start, c_end, cue.hedge, cue.negated)
         if best is None or candidate[:2] < best[:2]:
             best = candidate
     return None if best is None else best[2:]

@@ -9,10 +9,6 @@ import unicodedata
 
 from ..text import readable
 
-DOCUMENT_CACHE_SIZE = 8  # texts whose reading is kept: the rationale check and the review page's spans read one text per grade
-CACHED_TEXT_CHARS = 20_000  # … when they are no longer than this (a hostile wall of text is read afresh, never kept)
-
-
 _BRITISH = {
     "behaviour": "behavior", "behaviours": "behaviors", "behavioural": "behavioral",
     "favour": "favor", "favours": "favors", "favoured": "favored", "favouring": "favoring",
@@ -47,7 +43,7 @@ _BULLET_BREAK = re.compile(r"\n[ \t]*(?:[-*•·‣▪◦]|\d{1,2}[.)])[ \t]+|\n
 # Punctuation: sentence ends become " . ", ", : ( )" stay tokens of their own, a dash between
 # words is a pause, joiners inside words become spaces and the rest (quotes, markup) goes.
 _PUNCTUATION = {
-    **{mark: " . " for mark in "!?;"}, **{mark: f" {mark} " for mark in ",:()"}, "[": " ( ", "]": " ) ", "{": " ( ",
+    **{mark: " . " for mark in "!?;"}, **{mark: f" {mark} " for mark in ",:()"}, "→": " → ", "⇒": " → ", "[": " ( ", "]": " ) ", "{": " ( ",
     "}": " ) ", "–": " , ", "—": " , ", **{mark: " " for mark in "-_/\\\"'`*#|<>=~^"},
 }
 _PUNCTUATION_RE = re.compile("[" + re.escape("".join(_PUNCTUATION)) + "]")
@@ -80,6 +76,63 @@ def normalise(text: str) -> str:
 
 
 _WORD = re.compile(r"[A-Za-z0-9µμ%$]+(?:[.'’-][A-Za-z0-9]+)*")
+
+
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]*([^\n#]{1,60}?)[ \t]*#*[ \t]*\n(?:[ \t]*\n)*(?=[ \t]*\S)", re.MULTILINE)
+_TABLE_ROW = re.compile(r"^[ \t]*\|(.+)\|[ \t]*$", re.MULTILINE)
+_RULE_CELL = re.compile(r"^[ \t:]*-{2,}[ \t:]*$")
+
+
+def _row(match: re.Match[str]) -> str:
+    cells = [cell.strip() for cell in match.group(1).split("|")]
+    if all(not cell or _RULE_CELL.match(cell) for cell in cells):
+        return ""  # the rule under a table's header
+    cells = [cell for cell in cells if cell]
+    return f"{cells[0]}: {', '.join(cells[1:])}." if len(cells) > 1 else f"{cells[0]}." if cells else ""
+
+
+def field_lines(text: str) -> str:
+    """Markdown that pairs a field with its answer read as "field: answer": a heading and the line under it
+    ("## Recommendation" / "Compiled with fusion." → "Recommendation: Compiled with fusion."), and each table row
+    ("| recommendation | compiled with fusion |" → "recommendation: compiled with fusion.")."""
+    if "#" in text:
+        text = _HEADING.sub(lambda m: m.group(1).rstrip(":") + ": ", text)
+    if "|" in text:
+        text = _TABLE_ROW.sub(_row, text)
+    return text
+
+
+# The commonest words of English and of the languages a class writes in besides it; a word shared with English
+# ("a", "in", "die", "also") is left out of the others.
+_ENGLISH = frozenset((
+    "the", "and", "of", "to", "is", "are", "was", "were", "be", "for", "with", "that", "this", "it", "not", "but",
+    "because", "so", "we", "i", "than", "which", "if", "would", "should", "at", "on", "by", "from", "as", "or",
+    "has", "have", "when", "then", "more", "less", "our", "its",
+))
+# Spanish, French, German, Italian, Portuguese and Dutch.
+_OTHER = frozenset((
+    "el", "la", "los", "las", "de", "del", "que", "y", "en", "es", "son", "por", "para", "con", "una", "un", "lo",
+    "se", "su", "al", "como", "pero", "más", "muy", "porque", "está", "le", "les", "des", "du", "et", "est", "une",
+    "pour", "avec", "dans", "qui", "pas", "sur", "mais", "plus", "ce", "cette", "sont", "nous", "je", "der", "das",
+    "und", "ist", "nicht", "mit", "für", "ein", "eine", "den", "dem", "zu", "auf", "sich", "wir", "ich", "aber",
+    "oder", "wird", "sind", "il", "di", "che", "non", "per", "sono", "della", "questo", "anche", "perché", "o", "os",
+    "da", "do", "não", "com", "uma", "mas", "são", "em", "het", "een", "niet", "voor", "zijn", "maar", "ook", "wij",
+)) - _ENGLISH
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_LATIN = re.compile(r"[A-Za-z\u00C0-\u024F]")
+_WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def not_english(text: str) -> bool:
+    """True when ``text`` is plainly written in another language: most of its letters are not Latin (Chinese,
+    Cyrillic, Arabic…), or it holds at least five of the commonest words of Spanish, French, German, Italian,
+    Portuguese or Dutch and more of them than of English's.  Numbers, units and option names count for neither."""
+    letters = _LETTER.findall(text)
+    if len(letters) >= 20 and sum(1 for ch in letters if _LATIN.match(ch)) < len(letters) / 2:
+        return True
+    words = [word.lower() for word in _WORDS.findall(text)]
+    other = sum(word in _OTHER for word in words)
+    return other >= 5 and other > sum(word in _ENGLISH for word in words)
 
 
 def word_count(text: str) -> int:

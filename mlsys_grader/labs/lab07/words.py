@@ -34,7 +34,7 @@ RECOMMENDATIONS = (
            phrasings=(_COMPILE + r" (alone|only|without fusion|without fusing|but unfused|with no fusion|and no fusion|minus fusion)",
                       r"(unfused|plain|non fused|fusion free) " + _COMPILE)),
     Choice("compiled_fused", "Compiled with fusion",
-           ("compiled with fusion", "fused", "fusion", "compiled and fused", "fused compiled", "fusing", "kernel fusion",
+           ("compiled with fusion", "compiled fused", "fused", "fusion", "compiled and fused", "fused compiled", "fusing", "kernel fusion",
             "operator fusion", "graph fusion"),
            phrasings=(_COMPILE + r" (with|and|plus|including) (full |kernel |operator |graph )?(fusion|fused|fusing)"
                       r"( (kernels?|operators?|graph|path|execution|regions?))?",

@@ -49,7 +49,8 @@ LIMITATIONS = (
            phrasings=(
                r"(deployed|real|actual|production|shipped|shipping|vendor|library|hand written|tuned|compiled) kernels? (may |might "
                r"|could |will |can |would |often |probably )?(differ|deviate|behave differently|not match|diverge|vary)",
-               r"kernels? (differ|deviate|diverge) from (the )?(scenario |execution |assumed |illustrative )?contract",
+               r"kernels? (may |might |could |can |will |would |often |probably )?(differ|deviate|diverge) from (the |our |its )?"
+               r"(scenario |execution |assumed |illustrative )?contract",
                r"contract (is|was|may be|might be|remains) (only |just |merely )?(an? )?(illustrative|assumed|idealized|optimistic"
                r"|assumption|simplification|hypothetical|scenario|estimate)",
                r"(illustrative|assumed|idealized|hypothetical|optimistic) (execution |tensor unit |accelerator )?contract",
@@ -87,7 +88,7 @@ LIMITATIONS = (
 HARDWARE_NICKNAMES = {
     "Hardware.Tiny.nRF52840": ("nRF52", "nRF52 board", "Cortex-M4", "M4F", "Nordic"),
     "Hardware.Tiny.ESP32_S3": ("ESP32", "S3", "ESP"),
-    "Hardware.Mobile.AppleM2": ("M2", "Apple M2", "M2 ANE", "Apple Neural Engine", "M2 NPU"),
+    "Hardware.Mobile.AppleM2": ("M2", "Apple M2", "M2 ANE", "M2 NE", "Apple Neural Engine", "M2 NPU"),
     "Hardware.Mobile.iPhone15Pro": ("iPhone", "iPhone 15", "A17", "A17 Pro", "A17 Pro NPU"),
     "Hardware.Edge.JetsonAGXOrin": ("AGX Orin", "Orin AGX", "AGX", "Jetson AGX"),
     "Hardware.Edge.JetsonOrinNX": ("Orin NX", "NX", "Jetson NX"),
@@ -185,7 +186,8 @@ def track_options(track: str) -> tuple[tuple[Choice, ...], tuple[tuple[str, tupl
     for role, (name, ref) in hardware.items():
         names[role] = device_names(name, *HARDWARE_NICKNAMES.get(ref, ()))
     candidates = tuple(
-        Choice(role, role.title(), (f"{role} candidate", f"{role} accelerator", f"{role} design", f"{role} option", *names[role]),
+        Choice(role, role.title(), (f"{role} candidate", f"{role} accelerator", f"{role} design", f"{role} option", *names[role],
+                                    *(("alt",) if role == "alternative" else ())),
                phrasings=(role + _NOT_A_ROLE,))
         for role in ("primary", "alternative"))
     slots = tuple((role, (role, *names[role])) for role in ("primary", "alternative"))
