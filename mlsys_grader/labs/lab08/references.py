@@ -72,19 +72,18 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
     comparison = {x["intervention"]: x for x in e.alternatives}
     rej = comparison[rejected]
     b_time = b.result["total_time_seconds"]
-    b_text = (f"{b_time:.3f} s to the common target" if b_time is not None else "no completed target run")
+    b_text = f"{b_time:.3f} s" if b_time is not None else "never (target missed)"
     return (
         f"I recommend {rec_label.lower()} and reject {rej_label.lower()}. "
-        f"Evidence from part A: AdamW optimizer state takes {a.alternatives[2]['memory']['optimizer_state_gb']:.3f} GB of "
-        f"{a.alternatives[2]['memory']['total_memory_gb']:.3f} GB. "
-        f"Evidence from part B: physical batch {b.result['timing']['physical_batch']} with "
-        f"{b.result['timing']['accumulation_steps']} accumulation steps gives {b_text} at "
-        f"{b.result['timing']['update_time_ms']:.3f} ms per update. "
-        f"Evidence from part C: {c.result['memory']['precision'].upper()} needs {c.result['memory']['total_memory_gb']:.3f} GB "
-        f"where FP32 needs {c.baseline['memory']['total_memory_gb']:.3f} GB. "
-        f"Evidence from part D: {d.result['checkpointing']} checkpointing holds {d.result['total_memory_gb']:.3f} GB at the "
-        f"probe batch against {d.baseline['total_memory_gb']:.3f} GB without it. "
-        f"Evidence from part E: {rejected} changes update time by {rej['delta_update_time_ms']:.3f} ms. "
+        f"Part A, AdamW arm: optimizer_state_gb = {a.alternatives[2]['memory']['optimizer_state_gb']:.3f} GB, "
+        f"total_memory_gb = {a.alternatives[2]['memory']['total_memory_gb']:.3f} GB. "
+        f"Part B, intervention arm ({b.result['timing']['physical_batch']} x {b.result['timing']['accumulation_steps']}): "
+        f"update_time_ms = {b.result['timing']['update_time_ms']:.3f} ms, time to target = {b_text}. "
+        f"Part C, {c.result['memory']['precision']} arm: total_memory_gb = {c.result['memory']['total_memory_gb']:.3f} GB "
+        f"(fp32 arm: {c.baseline['memory']['total_memory_gb']:.3f} GB). "
+        f"Part D, {d.result['checkpointing']} ledger: total_memory_gb = {d.result['total_memory_gb']:.3f} GB "
+        f"(no checkpointing: {d.baseline['total_memory_gb']:.3f} GB). "
+        f"Part E, {rejected} comparison: delta_update_time_ms = {rej['delta_update_time_ms']:.3f} ms. "
         f"Remaining limitation: {risk_label.lower()}. Re-evaluation trigger: {trigger_label.lower()}."
     )
 
