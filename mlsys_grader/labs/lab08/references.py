@@ -55,7 +55,7 @@ def reference_choices(plans: Mapping[str, PartPlan]) -> tuple[str, str]:
     tested fix other than the chosen one that cuts update time most."""
     e = plans["E"]
     decision, rejected = e.decision, (e.upstream or {}).get("rejected_alternative")
-    if decision == "none" or rejected in FIXES and rejected != decision:
+    if decision == "none" or (rejected in FIXES and rejected != decision):
         return str(decision), str(rejected)
     others = sorted((c for c in e.alternatives if c["intervention"] != decision), key=lambda c: c["delta_update_time_ms"])
     return str(decision), str(others[0]["intervention"])
