@@ -91,7 +91,7 @@ NOTEBOOK = NotebookText(
         ),
     },
     labels={
-        "strategy": "batch strategy: accumulate_32 (effective 32), resident_32 (resident batch 32), accumulate_128, accumulate_512",
+        "strategy": "batch strategy (resident_32: resident batch 32; accumulate_N: effective batch N by accumulation)",
     },
 )
 

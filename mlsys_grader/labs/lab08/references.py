@@ -72,18 +72,18 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
     comparison = {x["intervention"]: x for x in e.alternatives}
     rej = comparison[rejected]
     b_time = b.result["total_time_seconds"]
-    b_text = f"{b_time:.3f} s" if b_time is not None else "never (target missed)"
+    b_text = f"{b_time:.3f} s" if b_time is not None else "none (the target is missed)"
     return (
         f"I recommend {rec_label.lower()} and reject {rej_label.lower()}. "
-        f"Part A, AdamW arm: optimizer_state_gb = {a.alternatives[2]['memory']['optimizer_state_gb']:.3f} GB, "
-        f"total_memory_gb = {a.alternatives[2]['memory']['total_memory_gb']:.3f} GB. "
-        f"Part B, intervention arm ({b.result['timing']['physical_batch']} x {b.result['timing']['accumulation_steps']}): "
-        f"update_time_ms = {b.result['timing']['update_time_ms']:.3f} ms, time to target = {b_text}. "
-        f"Part C, {c.result['memory']['precision']} arm: total_memory_gb = {c.result['memory']['total_memory_gb']:.3f} GB "
-        f"(fp32 arm: {c.baseline['memory']['total_memory_gb']:.3f} GB). "
-        f"Part D, {d.result['checkpointing']} ledger: total_memory_gb = {d.result['total_memory_gb']:.3f} GB "
-        f"(no checkpointing: {d.baseline['total_memory_gb']:.3f} GB). "
-        f"Part E, {rejected} comparison: delta_update_time_ms = {rej['delta_update_time_ms']:.3f} ms. "
+        f"Evidence from part A: the AdamW arm records optimizer_state_gb = {a.alternatives[2]['memory']['optimizer_state_gb']:.3f} GB "
+        f"and total_memory_gb = {a.alternatives[2]['memory']['total_memory_gb']:.3f} GB. "
+        f"Evidence from part B: the {b.result['timing']['physical_batch']} x {b.result['timing']['accumulation_steps']} arm "
+        f"records update_time_ms = {b.result['timing']['update_time_ms']:.3f} ms and a time to target of {b_text}. "
+        f"Evidence from part C: the {c.result['memory']['precision']} arm records total_memory_gb = "
+        f"{c.result['memory']['total_memory_gb']:.3f} GB against {c.baseline['memory']['total_memory_gb']:.3f} GB for fp32. "
+        f"Evidence from part D: the {d.result['checkpointing']} ledger records total_memory_gb = {d.result['total_memory_gb']:.3f} GB "
+        f"against {d.baseline['total_memory_gb']:.3f} GB without checkpointing. "
+        f"Evidence from part E: the {rejected} comparison records delta_update_time_ms = {rej['delta_update_time_ms']:.3f} ms. "
         f"Remaining limitation: {risk_label.lower()}. Re-evaluation trigger: {trigger_label.lower()}."
     )
 
