@@ -30,14 +30,20 @@ def book_seal_of(track: str, upstream_inputs: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def book_upstream(lab_id: str, inputs: Any) -> Any:
+    """What the lab's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture with these inputs:
+    Lab 07 and Lab 11 the part's own inputs, Lab 08 its ``common_upstream = {}`` for every part."""
+    return {} if lab_id == "lab08" else inputs
+
+
 def book_evidence_audit(data: dict) -> list[str]:
     """The parts the book's evidence audit calls stale: the live settings are the bundle's final controls, and each
-    part's upstream inputs are what the lab's notebook passes for them (Lab 07 and Lab 11: the part's own inputs)."""
+    part's upstream inputs are what the lab's notebook passes for them (:func:`book_upstream`)."""
     lab, track = get_lab(data["lab"]), data["track"]
     live = plan_all(lab, default_replay(), track, data["controls"])
     return [part for part, capture in sorted(data["evidence"].items())
             if capture["track"] != track or capture["part"] != part
-            or capture["upstream_fingerprint"] != book_seal_of(track, dict(live[part].upstream))]
+            or capture["upstream_fingerprint"] != book_seal_of(track, book_upstream(lab.lab_id, dict(live[part].upstream)))]
 
 
 @pytest.mark.parametrize("lab_id, track", LAB_TRACKS)
@@ -47,11 +53,15 @@ def test_new_bundles_carry_the_books_seal_and_result_role(lab_id, track):
         assert data["schema_version"] == 3
         assert book_evidence_audit(data) == []
         for part, record in data["evidence"].items():
-            assert record["upstream_fingerprint"] == book_seal_of(track, record["inputs"]), (seed, part)
-            if part != "E":
+            assert record["upstream_fingerprint"] == book_seal_of(track, book_upstream(lab_id, record["inputs"])), (seed, part)
+            if part != "E" and lab_id != "lab08":
                 assert record["result_role"] == "tested intervention", (seed, part)
         e = data["evidence"]["E"]
-        if lab_id == "lab07":
+        if lab_id == "lab08":  # every part keeps its chosen arm, as the book's notebook words it
+            roles = [data["evidence"][part]["result_role"] for part in "ABCD"]
+            assert roles == ["chosen optimizer", "chosen batch strategy", "chosen precision", "chosen checkpoint policy"]
+            assert e["result_role"] == ("rejected alternative" if e["decision"] == "none" else "chosen systems intervention")
+        elif lab_id == "lab07":
             assert e["result_role"] == ("rejected alternative" if e["decision"] == "hold" else "tested intervention")
         else:
             assert e["result_role"] == ("chosen candidate" if e["decision"]["recommendation"] == "alternative"
@@ -63,12 +73,12 @@ def test_each_labs_seal_is_the_one_the_books_own_exports_hold(name):
     """The genuine exports of the book's marimo labs: the lab's rule (``upstream_inputs``) seals each capture exactly
     as the book did, and the record the reader makes of it carries that seal and the book's ``result_role``."""
     export = json.loads((MARIMO / name).read_text(encoding="utf-8"))
-    lab = get_lab("lab07" if name.startswith("lab07") else "lab11")
+    lab = get_lab(name.split("-")[0])
     captures = export["result_snapshot"]["captures"]
     assert len(captures) == 5
     for part, capture in captures.items():
         assert lab.fingerprint(capture["track"], part, capture["inputs"]) == capture["upstream_fingerprint"], part
-        assert book_seal_of(capture["track"], capture["inputs"]) == capture["upstream_fingerprint"], part
+        assert book_seal_of(capture["track"], book_upstream(lab.lab_id, capture["inputs"])) == capture["upstream_fingerprint"], part
         assert isinstance(capture["result_role"], str)
 
 

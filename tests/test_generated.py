@@ -456,14 +456,24 @@ REWRITES = [
      "postprocessing do not shrink."),
     (r"Evidence from part C: the (?P<op>\w+) workload takes the (?P<path>\w+) path in (?P<lat>[\d.e+-]+ \w+)\.",
      "The {op} kernel ran on the {path} path and took {lat}."),
+    (r"Evidence from part A: the AdamW arm records optimizer_state_gb = (?P<o>[\d.]+ GB) and total_memory_gb = "
+     r"(?P<t>[\d.]+ GB)\.", "Under AdamW the optimizer state alone takes {o} out of {t}."),
+    (r"Evidence from part B: the (?P<p>\d+) x (?P<a>\d+) arm records update_time_ms = (?P<u>[\d.]+ ms) and a time to "
+     r"target of (?P<t>.+)\.", "With a physical batch of {p} accumulated {a} times, each update takes {u}; time to target: {t}."),
+    (r"Evidence from part C: the (?P<p>\w+) arm records total_memory_gb = (?P<x>[\d.]+ GB) against (?P<y>[\d.]+ GB) for "
+     r"fp32\.", "Switching to {p} brings training memory to {x}, where full FP32 would need {y}."),
+    (r"Evidence from part D: the (?P<p>\w+) ledger records total_memory_gb = (?P<x>[\d.]+ GB) against (?P<y>[\d.]+ GB) "
+     r"without checkpointing\.", "At the probe batch, {p} checkpointing needs {x} of memory compared with {y} when nothing is recomputed."),
+    (r"Evidence from part E: the (?P<f>\w+) comparison records delta_update_time_ms = (?P<d>-?[\d.]+ ms)\.",
+     "The {f} fix moves each update by {d} against the shared baseline."),
     (r"Remaining limitation: (?P<lim>.+)\.", "My main worry is that the result rests on {lim}."),
     (r"Re-evaluation trigger: (?P<t>.+)\.", "I would revisit the decision if {t}."),
 ]
 # Where the lines are (every track, seeds None and 3), rewriting in the template's order:
 # at most this many rewritten keeps the flag (and 0 rationale points) ...
-LADDER_FLAGGED_UP_TO = {"lab07": 2, "lab11": 2}
+LADDER_FLAGGED_UP_TO = {"lab07": 2, "lab08": 2, "lab11": 2}
 # ... and from this many on, the text is never flagged.
-LADDER_UNFLAGGED_FROM = {"lab07": 3, "lab11": 3}
+LADDER_UNFLAGGED_FROM = {"lab07": 3, "lab08": 4, "lab11": 3}
 
 
 def _rewrite(sentence: str) -> str:

@@ -242,3 +242,27 @@ def test_before_publication_an_edited_upload_shows_gradescope_what_an_honest_one
             assert "integrity" in results["extra_data"]["mlsys_grader"]["flags"], "replay caught the edit"
         emulator.remove_run(run)
     assert shown[0] == shown[1] and [t["name"] for t in shown[0]] == ["Public checks"]
+
+
+@pytest.mark.parametrize("lab", [lab for lab in emulator.LABS if lab != LAB])
+def test_each_other_labs_reference_is_graded_at_gradescopes_limits(lab, tmp_path):
+    """Every other lab's zip (Lab 08's, Lab 11's) answers its reference as Gradescope would run it: the image its
+    ``setup.sh`` builds, the upload at 0.5 CPU / 768 MB, the score of record of its bundle."""
+    needs.shared_path("gradescope-emulator", "gradescope-emulator")
+    needs.root("the Gradescope emulator uses namespaces, overlayfs and chroot")
+    try:
+        built = emulator.autograder_zips()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    default, _ = emulator.for_emulator(built.zips[lab], tmp_path / f"{lab}-autograder.zip")
+    image = emulator.build(default)
+    notebook, bundle = _reference(lab, HOSTILE_TRACK)
+    folder = tmp_path / "up"
+    folder.mkdir()
+    zipfile.ZipFile(io.BytesIO(export_zip(notebook, bundle, lab))).extractall(folder)
+    run = emulator.run(image, folder, cpu=0.5, mem="768M", name=f"ref-{lab}")
+    print(f"{lab} reference at 0.5 CPU / 768 MB: {run.line}")
+    _valid(run)
+    assert_reports_record(run.results, bundle)
+    assert run.results["extra_data"]["mlsys_grader"]["flags"] == sorted(grade_bundle(bundle.encode()).flags)
+    emulator.remove_run(run)

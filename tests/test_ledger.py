@@ -166,7 +166,7 @@ def test_nothing_the_books_auditor_rejects_is_paid_and_where_the_grader_is_stric
         assert status == AUDITOR_REJECTS.get(kind, status), reason
         assert (status in USABLE) == (kind not in AUDITOR_REJECTS), (status, reason)
     report, full = grade_bundle(json.dumps(data)), grade_bundle(json.dumps(honest))
-    where = "synthesis" if kind == "recommendation_is_rejected" and lab_id == "lab07" else part
+    where = "synthesis" if kind == "recommendation_is_rejected" and lab_id != "lab11" else part
     assert report.parts[where].score < full.parts[where].score, (kind, report.parts[where])
     criteria = {f.criterion for f in report.findings if f.part == where} - {"prediction", "rationale", "generated"}
     expected = GRADER[kind] | ({"domain"} if kind == "recommendation_is_rejected" and lab_id == "lab11" else set())

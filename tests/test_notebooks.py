@@ -121,6 +121,9 @@ def test_student_notebook_is_faithful_to_the_seed(lab_id):
     expected = {
         "lab07": ["The Framework Tax", "executions = 50  # repeated executions: 10..200 in steps of 10", "Calculation notes.",
                   "Defend one execution plan", "lab.scenario('A')", "lab.scenario('B')", "lab.scenario('D')"],
+        "lab08": ["Train for the Target, Not the Counter", "Does a larger batch finish sooner?", "lab.scenario('A')",
+                  "lab.scenario('D')", 'strategy = "accumulate_32"', "Defend a time-to-target decision",
+                  "The fix that cuts update time the most is right."],
         "lab11": ["Acceleration That Survives the Whole Path", "When does faster arithmetic help?",
                   "How much reuse fits locally?", "speedup = 10  # kernel-only speedup: 2..50 in steps of 2",
                   "budget_scale = 1.0  # budget scale: 0.05..1.5 in steps of 0.05", "q = (r − 1) / (f − 1)",
@@ -135,6 +138,8 @@ def test_student_notebook_is_faithful_to_the_seed(lab_id):
     ("lab07", ["Maya, the performance engineer", "Ishan, the compiler engineer", "Sofia, the runtime engineer",
                "Noah, the training engineer", "Priya, the deployment engineer", "Execution count changes"]),
     ("lab11", ["Power draw differs from the TDP proxy", "Workload shape mix changes"]),
+    ("lab08", ["On the upstream development host (**NVIDIA H100**)", "The resident physical-batch probe is **32**",
+               "Schedule or cost limit is crossed"]),
 ])
 def test_executed_references_show_the_books_words(lab_id, phrases):
     notebook = nbformat.read(ROOT / "solutions" / lab_id / "reference-cloud.ipynb", as_version=4)

@@ -331,16 +331,22 @@ def _fingerprint_finding(export: MarimoExport, part: str, capture: Mapping[str, 
     """The capture against the lab's own seal; the finding names the track or the input field that moved."""
     recorded = capture.get("upstream_fingerprint")
     track, inputs = capture.get("track"), capture.get("inputs")  # read from strict JSON: always serialisable
-    actual = book_seal(track, inputs)
+    lab = get_lab(export.lab_id)
+
+    def seal(on_track: Any, over: Any) -> str:
+        """The lab's seal of a capture with these inputs (over what the lab declares it seals: its upstream inputs)."""
+        return book_seal(on_track, lab.rules.upstream_inputs(part, over) if isinstance(over, Mapping) else over)
+
+    actual = seal(track, inputs)
     if recorded == actual:
         return None
-    sealed_tracks = [t for t in get_lab(export.lab_id).tracks if t != track and recorded == book_seal(t, inputs)]
+    sealed_tracks = [t for t in lab.tracks if t != track and recorded == seal(t, inputs)]
     if sealed_tracks:
         return _integrity(part, f"Part {part} is labelled track {track!r}, but the lab sealed it on track {sealed_tracks[0]!r} "
                                 f"(its upstream_fingerprint); {EDITED}.", expected=sealed_tracks[0], actual=track)
     copy = export.report.get("knob_settings", {}).get(part) if isinstance(export.report.get("knob_settings"), Mapping) else None
     where = None
-    if copy is not None and copy != inputs and recorded == book_seal(track, copy):
+    if copy is not None and copy != inputs and recorded == seal(track, copy):
         where = first_difference(copy, inputs, "inputs")
     if where is None:
         where = _arm_input_difference(capture)
