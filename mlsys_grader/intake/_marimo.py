@@ -18,8 +18,9 @@ turns its captures into a bundle; :func:`export_findings` checks the file agains
 All of these findings are ``integrity`` findings that void the part they name:
 
 * each capture's ``upstream_fingerprint`` is the lab's own seal (:func:`~mlsys_grader.core.seal.book_seal` of
-  ``{"track": track, "inputs": inputs}``: Lab 07 and Lab 11 seal each capture's own inputs); a capture
-  whose track or inputs no longer match it was edited;
+  ``{"track": track, "inputs": upstream_inputs}``, where ``upstream_inputs`` is what the lab's notebook seals the
+  capture over, :meth:`~mlsys_grader.core.roles.PartRules.upstream_inputs` of its inputs: Lab 07 and Lab 11 seal
+  each capture's own inputs); a capture whose track or inputs no longer match it was edited;
 * a capture that disagrees with a copy of it elsewhere in the report was edited;
 * the lab renders its download only once its own audit is complete (every part captured,
   current and contrasting, the synthesis answered), so a stale, missing or
@@ -331,16 +332,17 @@ def _fingerprint_finding(export: MarimoExport, part: str, capture: Mapping[str, 
     """The capture against the lab's own seal; the finding names the track or the input field that moved."""
     recorded = capture.get("upstream_fingerprint")
     track, inputs = capture.get("track"), capture.get("inputs")  # read from strict JSON: always serialisable
-    actual = book_seal(track, inputs)
+    lab = get_lab(export.lab_id)
+    actual = book_seal(track, lab.rules.upstream_inputs(part, inputs))  # the lab's seal: over what its notebook passes
     if recorded == actual:
         return None
-    sealed_tracks = [t for t in get_lab(export.lab_id).tracks if t != track and recorded == book_seal(t, inputs)]
+    sealed_tracks = [t for t in lab.tracks if t != track and recorded == book_seal(t, lab.rules.upstream_inputs(part, inputs))]
     if sealed_tracks:
         return _integrity(part, f"Part {part} is labelled track {track!r}, but the lab sealed it on track {sealed_tracks[0]!r} "
                                 f"(its upstream_fingerprint); {EDITED}.", expected=sealed_tracks[0], actual=track)
     copy = export.report.get("knob_settings", {}).get(part) if isinstance(export.report.get("knob_settings"), Mapping) else None
     where = None
-    if copy is not None and copy != inputs and recorded == book_seal(track, copy):
+    if copy is not None and copy != inputs and recorded == book_seal(track, lab.rules.upstream_inputs(part, copy)):
         where = first_difference(copy, inputs, "inputs")
     if where is None:
         where = _arm_input_difference(capture)
@@ -437,7 +439,7 @@ def _synthesis_findings(export: MarimoExport) -> list[Finding]:
     copies = [("decisions", "recommendation", "recommendation"), ("decisions", "rejected_alternative", "rejected_alternative"),
               ("decisions", "reevaluation_trigger", "reevaluation_trigger"), ("final_decision", "recommendation", "recommendation"),
               ("final_decision", "rejected_alternative", "rejected_alternative"),
-              ("reflections", "reevaluation_trigger", "reevaluation_trigger")]
+              ("reflections", layout.reflections_trigger, "reevaluation_trigger")]
     differing = []
     for section, key, answer in copies:
         if section not in report and export.form == "markdown":
