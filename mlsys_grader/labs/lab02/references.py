@@ -77,7 +77,7 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
         f"Evidence from part C: a {c['duty_cycle']} duty cycle draws {c['average_power_w']} W against a "
         f"{c['average_power_budget_w']} W budget. "
         f"Remaining limitation: {lab.option(LIMITATIONS, limitation).label.lower()}. "
-        f"Reversal trigger: {lab.option(TRIGGERS, trigger).label.lower()}."
+        f"Re-evaluation trigger: {lab.option(TRIGGERS, trigger).label.lower()}."
     )
 
 
