@@ -67,15 +67,13 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
     gone = designs[rejected]
     verdict = "satisfies every requirement" if gone["feasible"] else "fails " + ", ".join(gone["violations"])
     return (
-        f"I recommend {chosen_text} and reject {_design(lab, rejected)}, which takes {gone['latency_ms']} ms with "
-        f"{gone['uploaded_payload_mb']} MB uploaded and {gone['retained_information_pct']}% of the information retained, and "
-        f"{verdict}. "
-        f"Evidence from part A: a {a['raw_payload_mb']} MB request at {a['connection_mbps']} Mb/s takes "
-        f"{a['remote_latency_ms']} ms remotely against a {a['deadline_ms']} ms deadline. "
-        f"Evidence from part B: {b['required_memory_mb']} MB of {b['memory_capacity_mb']} MB memory and "
-        f"{b['execution_ms']} ms of execution. "
-        f"Evidence from part C: a {c['duty_cycle']} duty cycle draws {c['average_power_w']} W against a "
-        f"{c['average_power_budget_w']} W budget. "
+        f"I recommend {chosen_text} and reject {_design(lab, rejected)}. "
+        f"Rejected design: latency {gone['latency_ms']} ms; upload {gone['uploaded_payload_mb']} MB; information "
+        f"{gone['retained_information_pct']}%; outcome {verdict}. "
+        f"Part A record: payload {a['raw_payload_mb']} MB; link {a['connection_mbps']} Mb/s; remote {a['remote_latency_ms']} ms; "
+        f"deadline {a['deadline_ms']} ms. "
+        f"Part B record: memory {b['required_memory_mb']} MB of {b['memory_capacity_mb']} MB; execution {b['execution_ms']} ms. "
+        f"Part C record: duty {c['duty_cycle']}; power {c['average_power_w']} W; budget {c['average_power_budget_w']} W. "
         f"Remaining limitation: {lab.option(LIMITATIONS, limitation).label.lower()}. "
         f"Re-evaluation trigger: {lab.option(TRIGGERS, trigger).label.lower()}."
     )

@@ -22,7 +22,9 @@ PLACEMENTS = (
             "on the device", "local placement", "local design", "local option", "on premise", "on site", "at the edge"),
            phrasings=(r"(run|runs|running|execute|executes|executing|keep|keeping|infer|inferring|inference)( it| the model"
                       r"| the workload| inference)? (locally|on (the )?device|on site|on premise|in place)",
-                      r"(local|on device|onboard|on board) (execution|inference|processing|compute|model|path|run)")),
+                      r"(local|on device|onboard|on board) (execution|inference|processing|compute|model|path|run)",
+                      r"(keep|keeping|run|running|do|doing|perform|performing)( the)? (inference|model|workload|it) (on|at) "
+                      r"(the )?(regional |ingress |local |edge |inspection )*(host|device|station|sensor|node|phone|board|site)")),
     Choice("raw", "Send raw input",
            ("raw", "raw input", "raw remote", "send raw input", "raw upload", "raw payload", "raw transfer", "raw data",
             "raw frames", "send raw", "sending raw", "raw offload"),
@@ -108,7 +110,11 @@ LIMITATIONS = (
                r"(filter|filtering|summary|summarization|compression) (may|might|could|will|can) (drop|lose|miss|discard|throw away)"
                r"( \w+){0,3} (information|events|detections|signal|anomalies|defects)",
                r"(lose|losing|lost|drop|dropping|miss|missing) (important |critical |rare |relevant )?(information|events"
-               r"|detections|anomalies|defects)")),
+               r"|detections|anomalies|defects)",
+               r"(is|are) (only |just |merely )?(a |an )?(supplied|illustrative|assumed|given) observations?",
+               r"(may|might|could|will|would)( not|n't) (hold|transfer|generalize|carry over|apply) (for|to) (other|new"
+               r"|different|real|unseen|future) (documents?|tasks?|defects?|inputs?|data|workloads?|scenes?|images?|frames?"
+               r"|sites?|fields?|requests?)")),
     Choice("network", "Connection rate may vary",
            ("connection rate may vary", "connection rate", "link rate", "link speed", "bandwidth varies", "network variability",
             "variable bandwidth", "network congestion", "congestion", "jitter", "tail latency", "queueing"),
