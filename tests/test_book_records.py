@@ -30,14 +30,25 @@ def book_seal_of(track: str, upstream_inputs: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def book_upstream_inputs(lab_id: str, part: str, inputs: dict) -> dict:
+    """What the lab's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture whose ``inputs`` are
+    these, read from the book's notebooks: Lab 07 and Lab 11 pass each capture's own inputs; Lab 02 passes its own for
+    parts A–C, and for part D ``d_upstream`` = part A's payload and link with D's connectivity, choice and rejected
+    design (its ``inputs`` add ``compared_design``)."""
+    if lab_id == "lab02" and part == "D":
+        return {key: inputs[key] for key in ("payload_mb", "connection_mbps", "connectivity_available", "choice", "rejected")}
+    return inputs
+
+
 def book_evidence_audit(data: dict) -> list[str]:
     """The parts the book's evidence audit calls stale: the live settings are the bundle's final controls, and each
-    part's upstream inputs are what the lab's notebook passes for them (Lab 07 and Lab 11: the part's own inputs)."""
+    part's upstream inputs are what the lab's notebook passes for them (:func:`book_upstream_inputs`)."""
     lab, track = get_lab(data["lab"]), data["track"]
     live = plan_all(lab, default_replay(), track, data["controls"])
     return [part for part, capture in sorted(data["evidence"].items())
             if capture["track"] != track or capture["part"] != part
-            or capture["upstream_fingerprint"] != book_seal_of(track, dict(live[part].upstream))]
+            or capture["upstream_fingerprint"] != book_seal_of(track, book_upstream_inputs(data["lab"], part,
+                                                                                           dict(live[part].upstream)))]
 
 
 @pytest.mark.parametrize("lab_id, track", LAB_TRACKS)
@@ -46,12 +57,15 @@ def test_new_bundles_carry_the_books_seal_and_result_role(lab_id, track):
         data = solved(lab_id, track, seed)
         assert data["schema_version"] == 3
         assert book_evidence_audit(data) == []
+        decision_part = [part for part, spec in get_lab(lab_id).parts.items() if spec.has_decision][-1]
         for part, record in data["evidence"].items():
-            assert record["upstream_fingerprint"] == book_seal_of(track, record["inputs"]), (seed, part)
-            if part != "E":
+            assert record["upstream_fingerprint"] == book_seal_of(track, book_upstream_inputs(lab_id, part, record["inputs"])), (seed, part)
+            if part != decision_part:
                 assert record["result_role"] == "tested intervention", (seed, part)
-        e = data["evidence"]["E"]
-        if lab_id == "lab07":
+        e = data["evidence"][decision_part]
+        if lab_id == "lab02":
+            assert e["result_role"] == ("rejected alternative" if e["decision"] == "none" else "chosen placement")
+        elif lab_id == "lab07":
             assert e["result_role"] == ("rejected alternative" if e["decision"] == "hold" else "tested intervention")
         else:
             assert e["result_role"] == ("chosen candidate" if e["decision"]["recommendation"] == "alternative"
@@ -63,12 +77,14 @@ def test_each_labs_seal_is_the_one_the_books_own_exports_hold(name):
     """The genuine exports of the book's marimo labs: the lab's rule (``upstream_inputs``) seals each capture exactly
     as the book did, and the record the reader makes of it carries that seal and the book's ``result_role``."""
     export = json.loads((MARIMO / name).read_text(encoding="utf-8"))
-    lab = get_lab("lab07" if name.startswith("lab07") else "lab11")
+    lab_id = name.split("-")[0]
+    lab = get_lab(lab_id)
     captures = export["result_snapshot"]["captures"]
-    assert len(captures) == 5
+    assert sorted(captures) == list(lab.part_ids())
     for part, capture in captures.items():
         assert lab.fingerprint(capture["track"], part, capture["inputs"]) == capture["upstream_fingerprint"], part
-        assert book_seal_of(capture["track"], capture["inputs"]) == capture["upstream_fingerprint"], part
+        upstream = book_upstream_inputs(lab_id, part, capture["inputs"])
+        assert book_seal_of(capture["track"], upstream) == capture["upstream_fingerprint"], part
         assert isinstance(capture["result_role"], str)
 
 
