@@ -26,6 +26,8 @@ from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+LABS = ("lab02", "lab07", "lab11")
+"""The labs whose masters ship in ``solutions/`` (each gets its zip)."""
 EMULATOR = ROOT.parent / "shared" / "gradescope-emulator" / "gradescope-emulator"
 WORK = Path(os.environ.get("MLSYS_EMULATOR_WORK", "/tmp/gradescope-emulator"))
 CONTAINER_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
@@ -162,7 +164,7 @@ class Built:
 
 @functools.cache
 def autograder_zips() -> Built:
-    """Both labs' zips built by ``mlsys-grader autograder`` (default options), once per test process.
+    """Every shipped lab's zip built by ``mlsys-grader autograder`` (default options), once per test process.
 
     Shared by ``test_autograder.py`` and ``test_gradescope_emulator.py``, so a session builds them once.
     Raises ``RuntimeError`` with the command's output when the build fails.
@@ -170,9 +172,9 @@ def autograder_zips() -> Built:
     out = Path(tempfile.mkdtemp(prefix="mlsys-autograders-"))
     atexit.register(shutil.rmtree, out, True)
     command = [sys.executable, "-m", "mlsys_grader", "autograder", "-o", str(out), "--no-run-tests"]
-    for lab in ("lab07", "lab11"):
+    for lab in LABS:
         command += ["--master", f"{lab}={ROOT / 'solutions' / lab / f'{lab}-master.ipynb'}"]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     if done.returncode != 0:
         raise RuntimeError(f"mlsys-grader autograder failed:\n{done.stdout}\n{done.stderr}")
-    return Built({lab: out / f"{lab}-autograder.zip" for lab in ("lab07", "lab11")}, done.stdout)
+    return Built({lab: out / f"{lab}-autograder.zip" for lab in LABS}, done.stdout)

@@ -62,18 +62,20 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
     choice = d.decision if d.decision in (*CANDIDATES, "none") else "none"
     rejected = d.upstream.get("rejected") if isinstance(d.upstream, Mapping) else None
     rejected = rejected if rejected in designs else "raw"
-    chosen_text = (f"{_design(lab, choice)} ({designs[choice]['latency_ms']} ms)" if choice in designs
-                   else "no feasible design")
     gone = designs[rejected]
-    verdict = "satisfies every requirement" if gone["feasible"] else "fails " + ", ".join(gone["violations"])
+    latency = "unavailable" if gone["latency_ms"] is None else f"{gone['latency_ms']} ms"
+    verdict = "satisfies every requirement" if gone["feasible"] else "fails " + " and ".join(gone["violations"])
     return (
-        f"I recommend {chosen_text} and reject {_design(lab, rejected)}. "
-        f"Rejected design: latency {gone['latency_ms']} ms; upload {gone['uploaded_payload_mb']} MB; information "
-        f"{gone['retained_information_pct']}%; outcome {verdict}. "
-        f"Part A record: payload {a['raw_payload_mb']} MB; link {a['connection_mbps']} Mb/s; remote {a['remote_latency_ms']} ms; "
-        f"deadline {a['deadline_ms']} ms. "
-        f"Part B record: memory {b['required_memory_mb']} MB of {b['memory_capacity_mb']} MB; execution {b['execution_ms']} ms. "
-        f"Part C record: duty {c['duty_cycle']}; power {c['average_power_w']} W; budget {c['average_power_budget_w']} W. "
+        f"I recommend {_design(lab, choice) if choice in designs else 'no feasible design'} and reject "
+        f"{_design(lab, rejected)}. "
+        f"Evidence from part D: the rejected design came out at latency {latency}, upload {gone['uploaded_payload_mb']} MB, "
+        f"information {gone['retained_information_pct']}%, outcome {verdict}. "
+        f"Evidence from part A: payload {a['raw_payload_mb']} MB, link {a['connection_mbps']} Mb/s, remote total "
+        f"{a['remote_latency_ms']} ms, deadline {a['deadline_ms']} ms. "
+        f"Evidence from part B: memory needed {b['required_memory_mb']} MB of {b['memory_capacity_mb']} MB, execution "
+        f"{b['execution_ms']} ms. "
+        f"Evidence from part C: duty setting {c['duty_cycle']}, mean draw {c['average_power_w']} W, allowed draw "
+        f"{c['average_power_budget_w']} W. "
         f"Remaining limitation: {lab.option(LIMITATIONS, limitation).label.lower()}. "
         f"Re-evaluation trigger: {lab.option(TRIGGERS, trigger).label.lower()}."
     )
