@@ -333,16 +333,20 @@ def _fingerprint_finding(export: MarimoExport, part: str, capture: Mapping[str, 
     recorded = capture.get("upstream_fingerprint")
     track, inputs = capture.get("track"), capture.get("inputs")  # read from strict JSON: always serialisable
     lab = get_lab(export.lab_id)
-    actual = book_seal(track, lab.rules.upstream_inputs(part, inputs))  # the lab's seal: over what its notebook passes
+
+    def sealed_over(value: Any) -> Any:  # the lab's seal covers what its notebook passes, not always the inputs
+        return lab.rules.upstream_inputs(part, value) if isinstance(value, Mapping) else value
+
+    actual = book_seal(track, sealed_over(inputs))
     if recorded == actual:
         return None
-    sealed_tracks = [t for t in lab.tracks if t != track and recorded == book_seal(t, lab.rules.upstream_inputs(part, inputs))]
+    sealed_tracks = [t for t in lab.tracks if t != track and recorded == book_seal(t, sealed_over(inputs))]
     if sealed_tracks:
         return _integrity(part, f"Part {part} is labelled track {track!r}, but the lab sealed it on track {sealed_tracks[0]!r} "
                                 f"(its upstream_fingerprint); {EDITED}.", expected=sealed_tracks[0], actual=track)
     copy = export.report.get("knob_settings", {}).get(part) if isinstance(export.report.get("knob_settings"), Mapping) else None
     where = None
-    if copy is not None and copy != inputs and recorded == book_seal(track, lab.rules.upstream_inputs(part, copy)):
+    if copy is not None and copy != inputs and recorded == book_seal(track, sealed_over(copy)):
         where = first_difference(copy, inputs, "inputs")
     if where is None:
         where = _arm_input_difference(capture)

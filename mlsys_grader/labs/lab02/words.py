@@ -201,7 +201,7 @@ def evidence_quantities(record: RecordedArms) -> list[tuple[float, str]]:
     arm, and each ``_SHARES`` part of its whole."""
     found: list[tuple[float, str]] = []
     arms = [arm for arm in (record.baseline, record.result, *record.alternatives) if isinstance(arm, dict)]
-    flat = [arm.get("breakdown") if isinstance(arm.get("breakdown"), dict) else arm for arm in arms]
+    flat: list[dict[str, Any]] = [arm["breakdown"] for arm in arms if isinstance(arm.get("breakdown"), dict)]
     for arm in arms:
         _numbers(arm, found)
     for i, first in enumerate(arms):
