@@ -148,7 +148,7 @@ def test_submitted_otter_log_is_set_aside_unread(tmp_path):
 
 # -- fast: options -------------------------------------------------------------------------
 def test_options_name_the_invalid_field_and_the_plugin_block_round_trips():
-    with pytest.raises(OptionsError, match=r"lab: Value error, lab must be one of lab07, lab11 \(got 'lab99'\)"):
+    with pytest.raises(OptionsError, match=r"lab: Value error, lab must be one of lab02, lab07, lab11 \(got 'lab99'\)"):
         options_from_mapping({"lab": "lab99"})
     with pytest.raises(OptionsError, match=r"notebook_budget_s: Input should be less than or equal to 420"):
         options_from_mapping({"lab": "lab07", "notebook_budget_s": 900})
@@ -628,7 +628,7 @@ def test_autograder_command_names_a_bad_master_spec_and_a_missing_master(tmp_pat
     from mlsys_grader.cli import EXIT_UNGRADABLE, EXIT_USAGE, main
 
     assert main(["autograder", "-o", str(tmp_path), "--master", "lab99=x.ipynb"]) == EXIT_USAGE
-    assert "--master expects LAB=PATH with LAB in lab07, lab11 (got 'lab99=x.ipynb')" in capsys.readouterr().err
+    assert "--master expects LAB=PATH with LAB in lab02, lab07, lab11 (got 'lab99=x.ipynb')" in capsys.readouterr().err
     missing = tmp_path / "nowhere" / "lab07-master.ipynb"
     assert main(["autograder", "-o", str(tmp_path), "--root", str(ROOT), "--master", f"lab07={missing}"]) == EXIT_UNGRADABLE
     assert f"lab07: expected an Otter master notebook at {missing}, found none" in capsys.readouterr().err

@@ -57,7 +57,7 @@ def test_otter_zip_bundle_is_read_in_memory_and_hashed_by_content(tmp_path, lab0
     ({"/abs/x.json": b"{}"}, None, "path traversal"),
     ({"lab07-submission.json": b"{}"}, "link.json", "is a symbolic link"),
     ({"lab07-submission.json": b" " * (8 * 1024 * 1024)}, None, "zip bomb refused"),
-    ({"notes.txt": b"hi"}, None, "zip holds no lab07-submission.json or lab11-submission.json at its root (found: notes.txt)"),
+    ({"notes.txt": b"hi"}, None, "zip holds no lab02-submission.json or lab07-submission.json or lab11-submission.json at its root (found: notes.txt)"),
 ])
 def test_hostile_zips_are_refused_with_the_reason(tmp_path, members, symlink, reason):
     loaded = _load(_zip(tmp_path, members, symlink=symlink))
@@ -81,7 +81,7 @@ def test_discover_pairs_notebook_with_bundle_and_skips_symlinks(tmp_path, lab07_
     found = discover([tmp_path])
     assert [(Path(c.source).relative_to(tmp_path).as_posix(), c.kind, bool(c.primary)) for c in found] == [
         ("notes.txt", "other", True), ("alice/lab07.ipynb", "notebook", True), ("bob/lab11.ipynb", "notebook", False)]
-    assert load_candidate(found[2]).error.startswith("notebook has no lab07-submission.json or lab11-submission.json beside it")
+    assert load_candidate(found[2]).error.startswith("notebook has no lab02-submission.json or lab07-submission.json or lab11-submission.json beside it")
     notes = load_candidate(found[0])
     assert notes.error_kind == "Unsupported"
     assert notes.error.startswith("notes.txt is a text file, not a submission in an accepted format (the notebook's "

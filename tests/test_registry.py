@@ -197,7 +197,7 @@ def test_a_module_that_implements_another_lab_is_refused(tmp_path, monkeypatch):
 
 
 def test_unknown_lab_names_the_registered_ones():
-    with pytest.raises(UnknownLabError, match="unknown lab 'lab42'; expected one of lab07, lab11"):
+    with pytest.raises(UnknownLabError, match="unknown lab 'lab42'; expected one of lab02, lab07, lab11"):
         mlsys_grader.get_lab("lab42")
 
 
