@@ -226,7 +226,7 @@ def export_from_markdown(data: bytes) -> MarimoExport:
     if "Final Decision" in sections:
         report["final_decision"] = _items(sections["Final Decision"], ("recommendation", "rejected_alternative", "rationale"))
     if "Reflections" in sections:
-        report["reflections"] = _items(sections["Reflections"], ("rationale", "reevaluation_trigger"))
+        report["reflections"] = _items(sections["Reflections"], ("rationale", _layout(lab_id).reflections_trigger))
     if "Residual Risk" in sections:
         report["residual_risk"] = sections["Residual Risk"].strip()
     report["result_snapshot"] = snapshot
