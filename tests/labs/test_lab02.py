@@ -332,3 +332,14 @@ def test_every_track_has_its_own_payload_menu_in_the_scenario():
         text = lab.scenario(track, "A")
         assert text is not None and all(f"{value:g} MB" in text for value in (small, middle, large)), text
     assert list(itertools.chain.from_iterable(rules.PAYLOAD_OPTIONS_MB.values()))
+
+
+def test_a_final_decision_the_lab_does_not_offer_is_judged_not_a_grader_error():
+    """A final decision the book does not offer (the schema allows any scalar) builds the book's fallback arms and is
+    judged by the decision rules; nothing is held for staff."""
+    for hostile in (7, "bogus", True, None):
+        data = solved(LAB, "edge", 1)
+        data["controls"]["D"]["choice"] = hostile
+        report = _graded(data)
+        assert "grader_error" not in report.flags, [f.message for f in report.findings]
+        assert report.parts["D"].score < report.parts["D"].max_score

@@ -158,7 +158,10 @@ def arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mapping[st
     payload, rate, connectivity = a_inputs["payload_mb"], a_inputs["connection_mbps"], c["connectivity_available"]
     designs = {name: candidate_inputs(track, name, payload, rate, connectivity) for name in CANDIDATES}
     compared, baseline = compared_designs(c["choice"], c["rejected"])
-    return ArmInputs(designs.get(baseline, designs["local"]), designs.get(compared, designs["event_filter"]),
+    # The book's fallbacks for a design it does not offer (a decision outside its choices is judged by the rules).
+    baseline_in = designs[baseline] if isinstance(baseline, str) and baseline in designs else designs["local"]
+    compared_in = designs[compared] if isinstance(compared, str) and compared in designs else designs["event_filter"]
+    return ArmInputs(baseline_in, compared_in,
                      tuple(designs.values()),
                      {"payload_mb": payload, "connection_mbps": rate, "connectivity_available": connectivity,
                       "choice": c["choice"], "rejected": c["rejected"], "compared_design": compared})
