@@ -248,7 +248,7 @@ def build_course(root: str | os.PathLike[str], clean: int = 24, *, garbage: bool
             archive.writestr("../../outside.json", "{}")
             archive.writestr("lab07-submission.json", json.dumps(clean_bundles[0][1]))
         manifest[str(_write(g / "traversal.zip", traversal.getvalue()))] = {"category": "garbage", "reason": "path traversal"}
-        manifest[str(_write(g / "lonely" / "lab07.ipynb", NOTEBOOK))] = {"category": "garbage", "reason": "no lab07-submission.json"}
+        manifest[str(_write(g / "lonely" / "lab07.ipynb", NOTEBOOK))] = {"category": "garbage", "reason": "lab07-submission.json"}
         manifest[str(_write(g / "deep.json", "[" * 100_000 + "]" * 100_000))] = {"category": "garbage", "reason": "deeper"}
         if big_file:
             big = g / "huge.json"

@@ -30,10 +30,16 @@ def book_seal_of(track: str, upstream_inputs: Any) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def book_upstream(lab_id: str, inputs: Any) -> Any:
-    """What the lab's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture with these inputs:
-    Lab 07 and Lab 11 the part's own inputs, Lab 08 its ``common_upstream = {}`` for every part."""
-    return {} if lab_id == "lab08" else inputs
+def book_upstream(lab_id: str, part: str, inputs: Any) -> Any:
+    """What the lab's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture whose ``inputs`` are
+    these, read from the book's notebooks: Lab 07 and Lab 11 pass each capture's own inputs; Lab 08 its
+    ``common_upstream = {}`` for every part; Lab 02 its own for parts A–C, and for part D ``d_upstream`` = part A's
+    payload and link with D's connectivity, choice and rejected design (its ``inputs`` add ``compared_design``)."""
+    if lab_id == "lab08":
+        return {}
+    if lab_id == "lab02" and part == "D":
+        return {key: inputs[key] for key in ("payload_mb", "connection_mbps", "connectivity_available", "choice", "rejected")}
+    return inputs
 
 
 def book_evidence_audit(data: dict) -> list[str]:
@@ -43,7 +49,7 @@ def book_evidence_audit(data: dict) -> list[str]:
     live = plan_all(lab, default_replay(), track, data["controls"])
     return [part for part, capture in sorted(data["evidence"].items())
             if capture["track"] != track or capture["part"] != part
-            or capture["upstream_fingerprint"] != book_seal_of(track, book_upstream(lab.lab_id, dict(live[part].upstream)))]
+            or capture["upstream_fingerprint"] != book_seal_of(track, book_upstream(lab.lab_id, part, dict(live[part].upstream)))]
 
 
 @pytest.mark.parametrize("lab_id, track", LAB_TRACKS)
@@ -52,15 +58,18 @@ def test_new_bundles_carry_the_books_seal_and_result_role(lab_id, track):
         data = solved(lab_id, track, seed)
         assert data["schema_version"] == 3
         assert book_evidence_audit(data) == []
+        decision_part = [part for part, spec in get_lab(lab_id).parts.items() if spec.has_decision][-1]
         for part, record in data["evidence"].items():
-            assert record["upstream_fingerprint"] == book_seal_of(track, book_upstream(lab_id, record["inputs"])), (seed, part)
-            if part != "E" and lab_id != "lab08":
+            assert record["upstream_fingerprint"] == book_seal_of(track, book_upstream(lab_id, part, record["inputs"])), (seed, part)
+            if part != decision_part and lab_id != "lab08":
                 assert record["result_role"] == "tested intervention", (seed, part)
-        e = data["evidence"]["E"]
+        e = data["evidence"][decision_part]
         if lab_id == "lab08":  # every part keeps its chosen arm, as the book's notebook words it
             roles = [data["evidence"][part]["result_role"] for part in "ABCD"]
             assert roles == ["chosen optimizer", "chosen batch strategy", "chosen precision", "chosen checkpoint policy"]
             assert e["result_role"] == ("rejected alternative" if e["decision"] == "none" else "chosen systems intervention")
+        elif lab_id == "lab02":
+            assert e["result_role"] == ("rejected alternative" if e["decision"] == "none" else "chosen placement")
         elif lab_id == "lab07":
             assert e["result_role"] == ("rejected alternative" if e["decision"] == "hold" else "tested intervention")
         else:
@@ -73,12 +82,13 @@ def test_each_labs_seal_is_the_one_the_books_own_exports_hold(name):
     """The genuine exports of the book's marimo labs: the lab's rule (``upstream_inputs``) seals each capture exactly
     as the book did, and the record the reader makes of it carries that seal and the book's ``result_role``."""
     export = json.loads((MARIMO / name).read_text(encoding="utf-8"))
-    lab = get_lab(name.split("-")[0])
+    lab_id = name.split("-")[0]
+    lab = get_lab(lab_id)
     captures = export["result_snapshot"]["captures"]
-    assert len(captures) == 5
+    assert sorted(captures) == list(lab.part_ids())
     for part, capture in captures.items():
         assert lab.fingerprint(capture["track"], part, capture["inputs"]) == capture["upstream_fingerprint"], part
-        assert book_seal_of(capture["track"], book_upstream(lab.lab_id, capture["inputs"])) == capture["upstream_fingerprint"], part
+        assert book_seal_of(capture["track"], book_upstream(lab_id, part, capture["inputs"])) == capture["upstream_fingerprint"], part
         assert isinstance(capture["result_role"], str)
 
 

@@ -190,7 +190,8 @@ def _bundle(lab_id: str, track: str, controls: dict, **synthesis) -> dict:
 
 def _default_controls(lab_id: str, track: str, overrides: dict) -> dict:
     lab = get_lab(lab_id)
-    return {part: {**lab.sample_controls(default_replay(), track, part, None), **overrides.get(part, {})} for part in PARTS}
+    return {part: {**lab.sample_controls(default_replay(), track, part, None), **overrides.get(part, {})}
+            for part in lab.part_ids()}
 
 
 # -- solve's own rationale --------------------------------------------------------------------
@@ -466,14 +467,24 @@ REWRITES = [
      r"without checkpointing\.", "At the probe batch, {p} checkpointing needs {x} of memory compared with {y} when nothing is recomputed."),
     (r"Evidence from part E: the (?P<f>\w+) comparison records delta_update_time_ms = (?P<d>-?[\d.]+ ms)\.",
      "The {f} fix moves each update by {d} against the shared baseline."),
+    (r"Evidence from part D: the rejected design came out at latency (?P<lat>[\d.]+ ms|unavailable), upload "
+     r"(?P<up>[\d.e+-]+ MB), information (?P<inf>[\d.]+%), outcome (?P<v>.+)\.",
+     "The placement I turn down answers in {lat}, sends {up} and keeps {inf} of the information, so it {v}."),
+    (r"Evidence from part A: payload (?P<p>[\d.]+ MB), link (?P<r>[\d.]+ Mb/s), remote total (?P<l>[\d.]+ ms) "
+     r"against a deadline of (?P<d>[\d.]+ ms)\.",
+     "Shipping a {p} request over {r} took {l} end to end, with {d} allowed."),
+    (r"Evidence from part B: memory needed (?P<m>[\d.]+ MB) against (?P<c>[\d.]+ MB), execution (?P<e>[\d.]+ ms)\.",
+     "Scaled up, the model wanted {m} where the device has {c}, and ran for {e}."),
+    (r"Evidence from part C: duty setting (?P<d>[\d.]+), mean draw (?P<p>[\d.]+ W) against an allowed (?P<b>[\d.]+ W)\.",
+     "Kept active a fraction {d} of the day, it averaged {p} against the {b} allowed."),
     (r"Remaining limitation: (?P<lim>.+)\.", "My main worry is that the result rests on {lim}."),
     (r"Re-evaluation trigger: (?P<t>.+)\.", "I would revisit the decision if {t}."),
 ]
 # Where the lines are (every track, seeds None and 3), rewriting in the template's order:
 # at most this many rewritten keeps the flag (and 0 rationale points) ...
-LADDER_FLAGGED_UP_TO = {"lab07": 2, "lab08": 2, "lab11": 2}
+LADDER_FLAGGED_UP_TO = {"lab02": 2, "lab07": 2, "lab08": 2, "lab11": 2}
 # ... and from this many on, the text is never flagged.
-LADDER_UNFLAGGED_FROM = {"lab07": 3, "lab08": 4, "lab11": 3}
+LADDER_UNFLAGGED_FROM = {"lab02": 3, "lab07": 3, "lab08": 4, "lab11": 3}
 
 
 def _rewrite(sentence: str) -> str:
@@ -675,7 +686,7 @@ def test_a_solve_session_runs_like_a_students(lab):
         moments = [t for triple in _times(bundle) for t in triple] + [bundle.created_at]
         assert moments == sorted(moments) and len(set(moments)) == len(moments)
         assert all(moment.microsecond != 0 for moment in moments)  # stamped by a clock, not round
-        for part, (locked, shown, captured) in zip(PARTS, _times(bundle), strict=True):
+        for part, (locked, shown, captured) in zip(get_lab(lab).part_ids(), _times(bundle), strict=True):
             assert timedelta(seconds=1) <= shown - locked <= timedelta(minutes=2), part
             assert timedelta(seconds=30) <= captured - shown <= timedelta(minutes=10), part
         for (_, _, captured), (locked, _, _) in itertools.pairwise(_times(bundle)):
@@ -686,7 +697,7 @@ def test_a_solve_session_runs_like_a_students(lab):
 def test_the_run_log_agrees_with_each_record(lab):
     spec = get_lab(lab)
     bundle = solve(lab, "cloud", 9)
-    assert bundle.schema_version == SCHEMA_VERSION and set(bundle.runs) == set(PARTS)
+    assert bundle.schema_version == SCHEMA_VERSION and set(bundle.runs) == set(spec.part_ids())
     for part, record in bundle.evidence.items():
         run = bundle.runs[part]
         assert run.prediction == record.prediction

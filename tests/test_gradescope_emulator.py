@@ -59,9 +59,9 @@ def images(tmp_path_factory) -> dict[str, Path]:
     return {"default": emulator.build(default), "rerun": emulator.build(rerun), "zip": default}
 
 
-def _upload(folder: Path, notebook: Path, bundle: str | None, extra: dict[str, bytes] | None = None) -> Path:
+def _upload(folder: Path, notebook: Path, bundle: str | None, extra: dict[str, bytes] | None = None, lab: str = LAB) -> Path:
     folder.mkdir()
-    zipfile.ZipFile(io.BytesIO(export_zip(notebook, bundle, LAB, extra))).extractall(folder)
+    zipfile.ZipFile(io.BytesIO(export_zip(notebook, bundle, lab, extra))).extractall(folder)
     return folder
 
 
@@ -90,6 +90,28 @@ def test_reference_is_graded_without_running_the_notebook_at_gradescopes_limits(
     assert log[1].startswith("score of record ") and log[1].endswith("results.json written"), log
     assert log[2].startswith("imported so far: mlsysim no, pint no"), log
     assert not any("sandbox" in line for line in log)
+    emulator.remove_run(run)
+
+
+@pytest.mark.parametrize("lab, track", [("lab02", "edge")])
+def test_another_labs_reference_is_graded_by_its_own_zip_at_gradescopes_limits(lab, track, tmp_path):
+    """Lab 02 (four parts, part D built on part A): its zip's image answers its reference with the score of record, from
+    its own replay table."""
+    needs.shared_path("gradescope-emulator", "gradescope-emulator")
+    needs.root("the Gradescope emulator uses namespaces, overlayfs and chroot")
+    try:
+        built = emulator.autograder_zips()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    default, _ = emulator.for_emulator(built.zips[lab], tmp_path / f"{lab}-autograder.zip")
+    notebook, bundle = _reference(lab, track)
+    run = emulator.run(emulator.build(default), _upload(tmp_path / "up", notebook, bundle, lab=lab), cpu=0.5, mem="768M",
+                       name=f"ref-{lab}")
+    print(f"{lab} reference at 0.5 CPU / 768 MB: {run.line}")
+    _valid(run)
+    assert_reports_record(run.results, bundle)
+    assert run.results["score"] == grade_bundle(bundle.encode()).score == 100.0
+    assert _log(run)[0].startswith("replay: verified table"), _log(run)
     emulator.remove_run(run)
 
 

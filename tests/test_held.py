@@ -23,8 +23,10 @@ from mlsys_grader.core.models import bundle_from_mapping
 from mlsys_grader.labs import get_lab
 from mlsys_grader.replay import Replay
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "submissions"
-HONEST = {"lab07": "lab07-cloud.json", "lab08": "lab08-cloud.json", "lab11": "lab11-edge.json"}  # full marks in the student's own words
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "submissions"
+HONEST = {"lab02": ROOT / "solutions" / "lab02" / "reference-edge-submission.json",  # full marks in the student's own words
+          "lab07": EXAMPLES / "lab07-cloud.json", "lab08": EXAMPLES / "lab08-cloud.json", "lab11": EXAMPLES / "lab11-edge.json"}
 RATIONALE = ("rationale_length", "rationale_cites_evidence", "rationale_names_recommendation",
              "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger")
 PART_CHECKS = ("check_grader_errors", "check_missing", "check_record_shape", "check_domain", "check_replay",
@@ -32,7 +34,8 @@ PART_CHECKS = ("check_grader_errors", "check_missing", "check_record_shape", "ch
 JUDGED = {"check_bundle_hash": (), "check_synthesis_choices": ("choices_valid",),
           "check_rationale": RATIONALE, "check_generated": RATIONALE}
 """What each check of the whole submission judges: held when it fails."""
-INT_CONTROL = {"lab07": ("B", "executions"), "lab08": ("B", "strategy"), "lab11": ("A", "factor")}  # Lab 08: choices only
+INT_CONTROL = {"lab02": ("B", "execution_scale"), "lab07": ("B", "executions"), "lab08": ("B", "strategy"),  # Lab 08: choices only
+               "lab11": ("A", "factor")}
 
 PART_HELD = ("The grader failed while checking part {part} (its own error, not yours): staff will review this part, "
              "and its points are held, not lost, until then.")
@@ -48,7 +51,7 @@ def _grade(lab_id, data, checks=CHECKS, lab=None):
 
 
 def _honest(lab_id):
-    return json.loads((EXAMPLES / HONEST[lab_id]).read_text(encoding="utf-8"))
+    return json.loads(HONEST[lab_id].read_text(encoding="utf-8"))
 
 
 def _registered(name):

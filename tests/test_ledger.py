@@ -83,7 +83,7 @@ def test_the_payload_is_the_books_schema_for_the_labs_chapter():
     assert payload["evidence"]["C"] == {key: data["evidence"]["C"][key] for key in CAPTURE_FIELDS}
     lab07 = ledger_history(read_submission(json.dumps(solved("lab07", "cloud")).encode(), name="b.json").raise_for_error())["7"]
     assert (lab07["lab_id"], lab07["recommendation"]) == ("v1_07", solved("lab07", "cloud")["synthesis"]["recommendation"])
-    assert [book_chapter(get_lab(lab_id)) for lab_id in ("lab07", "lab11")] == [7, 11]
+    assert [book_chapter(get_lab(lab_id)) for lab_id in ("lab02", "lab07", "lab11")] == [2, 7, 11]
 
 
 # -- mutations: the grader and the book's auditor side by side --------------------------------------------------
@@ -116,7 +116,7 @@ def mutate(data: dict, kind: str, part: str) -> dict:
     elif kind == "dropped_part":
         del data["evidence"][part]
     elif kind == "recommendation_is_rejected":
-        if data["lab"] == "lab11":
+        if get_lab(data["lab"]).marimo_layout.decision_part is not None:  # Lab 11: part E's captured decision
             record = data["evidence"]["E"]
             record["decision"]["rejected"] = record["decision"]["recommendation"]
         else:
@@ -146,8 +146,9 @@ def _cases() -> list[tuple[str, str, int, str, str]]:
     cases = []
     for lab_id, track in LAB_TRACKS:
         for seed in (1, 2):
+            parts = "".join(get_lab(lab_id).part_ids())
             for kind in KINDS:
-                part = "E" if kind == "recommendation_is_rejected" else "ABCDE"[(seed + KINDS.index(kind)) % 5]
+                part = parts[-1] if kind == "recommendation_is_rejected" else parts[(seed + KINDS.index(kind)) % len(parts)]
                 cases.append((lab_id, track, seed, kind, part))
     return cases
 
@@ -166,10 +167,11 @@ def test_nothing_the_books_auditor_rejects_is_paid_and_where_the_grader_is_stric
         assert status == AUDITOR_REJECTS.get(kind, status), reason
         assert (status in USABLE) == (kind not in AUDITOR_REJECTS), (status, reason)
     report, full = grade_bundle(json.dumps(data)), grade_bundle(json.dumps(honest))
-    where = "synthesis" if kind == "recommendation_is_rejected" and lab_id != "lab11" else part
+    decision_part = get_lab(lab_id).marimo_layout.decision_part  # None: the recommendation is a synthesis answer
+    where = "synthesis" if kind == "recommendation_is_rejected" and decision_part is None else part
     assert report.parts[where].score < full.parts[where].score, (kind, report.parts[where])
     criteria = {f.criterion for f in report.findings if f.part == where} - {"prediction", "rationale", "generated"}
-    expected = GRADER[kind] | ({"domain"} if kind == "recommendation_is_rejected" and lab_id == "lab11" else set())
+    expected = GRADER[kind] | ({"domain"} if kind == "recommendation_is_rejected" and decision_part is not None else set())
     assert criteria - {"decision"} == expected - {"decision"} and expected <= criteria, (kind, criteria)
     assert (kind in GRADER_STRICTER) == (status in USABLE and kind != "dropped_part")
     if kind in ("edited_number", "swapped_arms", "from_another_track", "relabelled_track"):

@@ -292,6 +292,8 @@ class MarimoLayout:
     answers: Callable[[Mapping[str, Any]], dict[str, Any]]
     decision_copies: Callable[[Mapping[str, Any], Mapping[str, Any]], list[DecisionCopy]]
     missing: Callable[[Mapping[str, Any], bool], list[str]]
+    reflections_trigger: str = "reevaluation_trigger"
+    """The key of the trigger in the report's ``reflections`` (its copy of the snapshot's trigger)."""
 
 
 SYNTHESIS_ANSWERS = SYNTHESIS_FIELDS

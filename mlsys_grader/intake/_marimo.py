@@ -18,8 +18,9 @@ turns its captures into a bundle; :func:`export_findings` checks the file agains
 All of these findings are ``integrity`` findings that void the part they name:
 
 * each capture's ``upstream_fingerprint`` is the lab's own seal (:func:`~mlsys_grader.core.seal.book_seal` of
-  ``{"track": track, "inputs": inputs}``: Lab 07 and Lab 11 seal each capture's own inputs); a capture
-  whose track or inputs no longer match it was edited;
+  ``{"track": track, "inputs": upstream_inputs}``, where ``upstream_inputs`` is what the lab's notebook seals the
+  capture over, :meth:`~mlsys_grader.core.roles.PartRules.upstream_inputs` of its inputs: Lab 07 and Lab 11 seal
+  each capture's own inputs); a capture whose track or inputs no longer match it was edited;
 * a capture that disagrees with a copy of it elsewhere in the report was edited;
 * the lab renders its download only once its own audit is complete (every part captured,
   current and contrasting, the synthesis answered), so a stale, missing or
@@ -225,7 +226,7 @@ def export_from_markdown(data: bytes) -> MarimoExport:
     if "Final Decision" in sections:
         report["final_decision"] = _items(sections["Final Decision"], ("recommendation", "rejected_alternative", "rationale"))
     if "Reflections" in sections:
-        report["reflections"] = _items(sections["Reflections"], ("rationale", "reevaluation_trigger"))
+        report["reflections"] = _items(sections["Reflections"], ("rationale", _layout(lab_id).reflections_trigger))
     if "Residual Risk" in sections:
         report["residual_risk"] = sections["Residual Risk"].strip()
     report["result_snapshot"] = snapshot
@@ -443,7 +444,7 @@ def _synthesis_findings(export: MarimoExport) -> list[Finding]:
     copies = [("decisions", "recommendation", "recommendation"), ("decisions", "rejected_alternative", "rejected_alternative"),
               ("decisions", "reevaluation_trigger", "reevaluation_trigger"), ("final_decision", "recommendation", "recommendation"),
               ("final_decision", "rejected_alternative", "rejected_alternative"),
-              ("reflections", "reevaluation_trigger", "reevaluation_trigger")]
+              ("reflections", layout.reflections_trigger, "reevaluation_trigger")]
     differing = []
     for section, key, answer in copies:
         if section not in report and export.form == "markdown":

@@ -34,7 +34,8 @@ from ..core.labspec import Lab
 from ..errors import RubricError, UnknownLabError
 
 ENTRY_POINT_GROUP = "mlsys_grader.labs"
-_BUILTIN = {"lab07": "mlsys_grader.labs.lab07", "lab08": "mlsys_grader.labs.lab08", "lab11": "mlsys_grader.labs.lab11"}
+_BUILTIN = {"lab02": "mlsys_grader.labs.lab02", "lab07": "mlsys_grader.labs.lab07", "lab08": "mlsys_grader.labs.lab08",
+            "lab11": "mlsys_grader.labs.lab11"}
 _REGISTERED: dict[str, str] = {}
 _LOADED: dict[str, Lab] = {}
 
