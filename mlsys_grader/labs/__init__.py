@@ -7,7 +7,7 @@ the lab's package (``labs/lab07/``: rules, evaluate, words, views, notebook, mar
 references, answers); nothing outside this package names a lab.  Labs come from three places,
 later ones overriding earlier ones:
 
-1. the labs shipped here (``lab07``, ``lab11``);
+1. the labs shipped here (``lab07``, ``lab08``, ``lab11``);
 2. installed packages that declare an entry point in the group ``mlsys_grader.labs``
    (name: the lab id, value: the module), so a course can add a lab without forking::
 

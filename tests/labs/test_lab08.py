@@ -287,7 +287,7 @@ EXPORTS = {
 resident batch of 32 that runs out of memory (311.0 of 85.9 GB), a failing but valid contrast; TinyML's part D was
 recaptured with full checkpointing, so only that capture is in the file — and a complete synthesis whose
 recommendation is part E's saved fix, a different tested alternative rejected, a listed trigger and limitation, and a
-rationale citing the session's numbers.  So each earns every point: 100 of 100, with the visible note that a marimo
+rationale citing the numbers the student saved.  So each earns every point: 100 of 100, with the visible note that a marimo
 prediction carries no lock time (prediction_locked is not charged).  Wrong predictions (TinyML E: arithmetic, where
 prefetch cuts update time most) are formative and cost nothing."""
 

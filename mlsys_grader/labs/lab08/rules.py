@@ -274,7 +274,7 @@ def build_variants() -> tuple[BuildVariant, ...]:
 
 def upstream_inputs(part: str, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
     """What the book's notebook seals a capture over: ``{}`` for every part (its ``common_upstream``), so every capture
-    of a session shares one seal of the track alone; a capture's own settings are checked against the final ones."""
+    of one notebook run shares one seal of the track alone; a capture's own settings are checked against the final ones."""
     return {}
 
 
