@@ -30,8 +30,8 @@ def _cases() -> dict[str, dict]:
             cases[f"reference:{lab}:{track}"] = reseal(bundle)
     for path in sorted((Path(__file__).parent / "rationale_corpus").glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        for kind in ("honest", "gaming"):
-            for entry in data[kind]:
+        for kind in ("honest", "honest_forms", "gaming"):
+            for entry in data.get(kind, []):
                 bundle = solved(path.stem, entry["track"], entry.get("seed"))
                 bundle["synthesis"].update({name: entry[name] for name in FIELDS if name in entry})
                 cases[f"corpus:{path.stem}:{kind}:{entry['name']}"] = reseal(bundle)
