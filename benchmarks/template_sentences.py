@@ -34,6 +34,7 @@ from conftest import LABS, TRACKS, reseal, solved  # noqa: E402  (the tests' bun
 from test_generated import INVISIBLE_ATTACK, _invisible_in_filler_words, _names, _rewrite, _sentences  # noqa: E402
 
 from mlsys_grader import grade_bundle  # noqa: E402
+from mlsys_grader.core import generated  # noqa: E402
 
 
 def _graded(data: dict, text: str):
@@ -47,7 +48,7 @@ def _points(report) -> float:
 
 
 def _mark(report) -> str:
-    if any(f.criterion == "generated" and f.rubric_item for f in report.findings):
+    if any(f.criterion == "generated" and f.message == generated.MESSAGE for f in report.findings):
         return "G"
     return "p" if any(f.criterion == "generated" for f in report.findings) else "-"
 

@@ -30,13 +30,14 @@ def _step(data: dict, text: str) -> tuple[str, float]:
     data["synthesis"]["rationale"] = text
     report = grade_bundle(reseal(data))
     points = sum(i.points for i in report.parts["synthesis"].items if i.item.startswith("rationale_"))
-    messages = [f.message for f in report.findings if f.criterion == "generated"]
-    mark = "F" if generated.MESSAGE in messages else "t" if any(m.startswith("About ") for m in messages) else "-"
+    found = [f for f in report.findings if f.criterion == "generated" and f.rubric_item]
+    mark = "F" if any(f.message == generated.MESSAGE for f in found) else "t" if found else "-"
     return mark, points
 
 
 def main() -> int:
-    worst, falls = 0.0, 0
+    worst: dict[str, float] = {"template": 0.0, "last first": 0.0}
+    falls = 0
     print("| lab | track | seed | order | points after k sentences rewritten (k = 0 …) | largest step |")
     print("|---|---|---|---|---|---|")
     for lab in LABS:
@@ -55,11 +56,12 @@ def main() -> int:
                     points = [p for _, p in row]
                     steps = [b - a for a, b in itertools.pairwise(points)]
                     falls += sum(step < 0 for step in steps)
-                    worst = max(worst, max(abs(step) for step in steps))
+                    worst[order] = max(worst[order], *(abs(step) for step in steps))
                     cells = " ".join(f"{mark}{p:g}" for mark, p in row)
                     print(f"| {lab} | {track} | {seed} | {order} | {cells} | {max(steps):g} |")
-    print(f"\nlargest step between adjacent rewrites: {worst:g} points; steps where points fall: {falls}")
-    return 0 if worst <= 4 and not falls else 1
+    print(f"\nlargest step between adjacent rewrites: {worst['template']:g} points in the template's order, "
+          f"{worst['last first']:g} last sentence first; steps where points fall: {falls}")
+    return 0 if worst["template"] <= 4 and not falls else 1
 
 
 if __name__ == "__main__":

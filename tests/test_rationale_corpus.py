@@ -22,11 +22,12 @@ RATIONALE_ITEMS = {"rationale_length", "rationale_cites_evidence", "rationale_na
                    "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger"}
 
 
-def _entries(kind: str) -> list:
+def _entries(*kinds: str) -> list:
     cases = []
     for path in sorted(CORPUS.glob("*.toml")):
         lab = path.stem
-        for entry in tomllib.loads(path.read_text(encoding="utf-8"))[kind]:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for entry in (entry for kind in kinds for entry in data.get(kind, [])):
             cases.append(pytest.param(lab, entry, id=f"{lab}-{entry['name']}"))
     return cases
 
@@ -45,13 +46,13 @@ def test_the_corpus_is_large_enough_and_its_texts_are_distinct():
     for path in sorted(CORPUS.glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         assert len(data["honest"]) >= 10 and len(data["gaming"]) >= 10, path.name
-        texts = [entry["rationale"] for entry in data["honest"] + data["gaming"]]
+        texts = [entry["rationale"] for entry in data["honest"] + data.get("honest_forms", []) + data["gaming"]]
         assert len(set(texts)) == len(texts), f"{path.name} repeats a text"
-        names = [entry["name"] for entry in data["honest"] + data["gaming"]]
+        names = [entry["name"] for entry in data["honest"] + data.get("honest_forms", []) + data["gaming"]]
         assert len(set(names)) == len(names), f"{path.name} repeats a name"
 
 
-@pytest.mark.parametrize("lab, entry", _entries("honest"))
+@pytest.mark.parametrize("lab, entry", _entries("honest", "honest_forms"))
 def test_an_honest_rationale_earns_every_rationale_point(lab, entry):
     report = _grade(lab, entry["track"], entry.get("seed"), entry)
     findings = [(f.criterion, f.rubric_item, f.message) for f in report.findings if f.part == "synthesis"]

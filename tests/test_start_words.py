@@ -26,7 +26,7 @@ def _cases() -> list[tuple[str, dict, str]]:
     cases = []
     for path in sorted(CORPUS.glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-        for entry in data["honest"] + data["gaming"]:
+        for entry in data["honest"] + data.get("honest_forms", []) + data["gaming"]:
             bundle = solved(path.stem, entry["track"], entry.get("seed"))
             bundle["synthesis"].update({name: entry[name] for name in FIELDS if name in entry})
             cases.append((path.stem, bundle, entry["rationale"]))

@@ -28,8 +28,9 @@ character inside each word changes nothing here.
 
 **Partly the template.** A rationale below those lines may still hold some of the template's
 sentences; the rationale items are judged on the others only (:func:`own_text`, which the
-rationale check reads, the word count included), and a note without points tells the student
-which sentences were not read (the ``generated`` flag goes to staff too).  A sentence of the
+rationale check reads, the word count included), and one finding tells the student which
+sentences were not read and what share of the points is withheld (the ``generated`` flag goes to
+staff too; see the slope below).  A sentence of the
 rationale is a *template sentence* when it reproduces at least :data:`SENTENCE_COVERAGE` of the
 3-grams of one sentence of a template that has at least :data:`MIN_SENTENCE_WORDS` words besides
 the option names (labels, keywords, device names) and numbers.  The lines, measured
@@ -86,7 +87,8 @@ TEMPLATE_THIRDS = 3
 MESSAGE = ("Your rationale is mostly the example text the grader generates; write it in your own words, "
            "explaining your decision with the numbers you saved.")
 PARTLY_MESSAGE = ("{count} of your rationale's sentences {verb} the example text the grader generates, so only your other "
-                  "sentences were read; say it in your own words to have {pronoun} count.")
+                  "sentences were read and {share} of its rationale points are withheld; say {pronoun} in your own words to "
+                  "have {pronoun} count.")
 SHARE_MESSAGE = ("About {share} of your rationale still follows the example text the grader generates, so {share} of its "
                  "rationale points are withheld; rewrite it in your own words, with the numbers you saved.")
 # The items a template share costs, first to last: what the template's sentences supply (its evidence and its
@@ -409,21 +411,17 @@ def check_generated(ctx: GradingContext) -> Iterable[Finding]:
             expected="a rationale in your own words",
             actual=f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
         )
-    elif use.thirds:
+    elif use.thirds:  # every partly-template text keeps a template sentence, so it is paid a share
         share = "a third" if use.thirds == 1 else "two thirds"
         items = _share_items(ctx.rubric.synthesis, use.thirds)
+        count = len(use.template_sentences)
+        message = PARTLY_MESSAGE.format(count=count, verb="is" if count == 1 else "are", share=share,
+                                        pronoun="it" if count == 1 else "them") if count else SHARE_MESSAGE.format(share=share)
         yield Finding(
             part="synthesis", criterion="generated", rubric_item=items[0], also_costs=items[1:], hidden=False,
-            message=SHARE_MESSAGE.format(share=share), expected="a rationale in your own words",
+            message=message, expected="a rationale in your own words",
             actual=list(use.template_sentences) or (
                 f"{found.containment:.0%} of its word sequences are the generated text's" if found is not None else None),
-        )
-    elif use.partly:
-        count = len(use.template_sentences)
-        yield Finding(
-            part="synthesis", criterion="generated", hidden=False,
-            message=PARTLY_MESSAGE.format(count=count, verb="is" if count == 1 else "are", pronoun="it" if count == 1 else "them"),
-            expected="every sentence in your own words", actual=list(use.template_sentences),
         )
 
 

@@ -130,8 +130,16 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"(?:wrong|mistake|unwise|no reason|little reason|hard to justify) (?:to |for )(?:{_REC_VERBS}|{_USE_VERBS})?",
         True, REJ, True, 6),
     # -- preceding cues that reject
+    # a verdict beside the name in a field or a table row ("compiled fused ( recommended )", "primary ( agx orin ) :
+    # retained", "alternative ( orin nx , 3.631 ms ) : rejected")
+    Cue(r"(?<=\( )(?:recommended|chosen|preferred|selected|retained|kept|winner)(?= \))"
+        r"|(?<=: |, )(?:recommended|chosen|preferred|selected|retained|kept|winner)(?= (?:[.,]|$)|$)", False, REC, True, 10),
+    Cue(r"(?<=: |, )(?:rejected|dropped|discarded|ruled out|eliminated|not chosen|out)(?= (?:[.,]|$)|$)", False, REJ, True, 10),
     # short verdicts after the name ("eager → out", "so eager rejected."): first, so "rejected" at a clause end is read so
-    Cue(r"out(?= (?:[.,:()]|$)|$)|(?:rejected|dropped|discarded|ruled out|eliminated)(?= (?:[.,()]|$)|$)", False, REJ, False, 1),
+    Cue(r"(?<=→ )out|out(?= (?:[.,:()]|$)|$)|(?:rejected|dropped|discarded|ruled out|eliminated)(?= (?:[.,()]|at|for|because"
+        r"|since|as|given|due|with|on)(?: |$)|$)|(?<=\w )(?:rejected|dropped|discarded|ruled out|eliminated)(?= :)", False, REJ,
+        False, 1),
+    Cue(r"(?<=\w )(?:retained|kept|chosen|selected|recommended|preferred|adopted)(?= (?:[.,()]|$)|$)", False, REC, False, 1),
     Cue(r"rejected (?:alternative|option|candidate|plan|path|design)(?: is| was| would be)?", True, REJ, True, 4),
     Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)", True, REJ, True, 6),
     # "we rule it out": the pronoun between verb and particle is the option
@@ -147,7 +155,8 @@ CUES: tuple[Cue, ...] = (
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
     Cue(r"(?:recommendation|recommended|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
         r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
-    Cue(r"(?:rejected|rejection|rej|reject|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate| design)? :",
+    Cue(r"(?:rejected|rejection|rej|reject|against|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate"
+        r"| design)? :",
         True, REJ, True, 4),
     Cue(rf"(?:{_QUALITY}) (?:{_ROLE}) (?:is|remains|would be|here is)", True, REC, True, 4),
     Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),

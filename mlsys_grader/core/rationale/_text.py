@@ -39,7 +39,7 @@ _CONTRACTION = re.compile(r"\b(?:can'?t|won'?t|i'm)\b|n't\b|'(?:d|ll|re|ve|s)\b"
 _CONTRACTED = {"can't": "can not", "cant": "can not", "won't": "will not", "wont": "will not", "i'm": "i am",
                "n't": " not", "'d": " would", "'ll": " will", "'re": " are", "'ve": " have", "'s": ""}
 _ABBREVIATIONS = re.compile(r"\b(e\.g|i\.e|vs|etc|approx|cf|incl|resp)\.")
-_BULLET_BREAK = re.compile(r"\n[ \t]*(?:[-*•·‣▪◦]|\d{1,2}[.)])[ \t]+|\n[ \t]*\n|\n[ \t]*(?=[A-Z])")
+_BULLET_BREAK = re.compile(r"\n[ \t]*(?:[-*•·‣▪◦]|\d{1,2}[.)])[ \t]+|\n[ \t]*\n|\n[ \t]*(?=[*_>]{0,3}[A-Z])")
 # Punctuation: sentence ends become " . ", ", : ( )" stay tokens of their own, a dash between
 # words is a pause, joiners inside words become spaces and the rest (quotes, markup) goes.
 _PUNCTUATION = {

@@ -119,6 +119,7 @@ LIMITATIONS = (
                r"|setup( times?| costs?)?|compile( times?| costs?)|compiler pass(es)?|dispatch (costs?|overheads?|tax)|cost model"
                r"|timing model|numbers|time model|step times?)",
                r"(timing|time|cost|latency) (model|assumptions?|estimates?)", r"not measured (framework )?benchmarks",
+               r"(timings?|times|latencies|numbers) (only |purely |just )?(illustrative|assumed|estimated|modeled|not measured)",
                r"(no|not|without) (real|actual|measured) (timings?|benchmarks?|profiling|wall clock)")),
     Choice("operator_interactions", "Unmodeled operator interactions",
            ("operator interaction", "operator interactions", "unmodeled operator interactions"),
