@@ -1,4 +1,4 @@
-"""mlsys_grader: replay-based autograding for MLSysBook Lab 07 and Lab 11.
+"""mlsys_grader: replay-based autograding for the labs of the MLSysBook (Lab 02, 07, 08 and 11 ship here).
 
 The public API is re-exported here; see ``api`` for loading and grading: :func:`read_submission`
 reads a submission in any accepted form into a :class:`Submission`, :func:`grade_submission` grades it.

@@ -247,7 +247,7 @@ def build_replay_tables(directory: Path = REPLAY_DIR) -> list[str]:
 
 
 def check_image() -> int:
-    """``setup.sh``'s last step: the grading environment imports, loads both labs, builds their replay tables
+    """``setup.sh``'s last step: the grading environment imports, loads every lab, builds their replay tables
     (:func:`build_replay_tables`) and is not writable by others."""
     for lab in lab_ids():
         get_lab(lab)

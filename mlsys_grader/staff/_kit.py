@@ -1,4 +1,4 @@
-"""``mlsys-grader kit``: what a student downloads — both notebooks, the student build's wheel,
+"""``mlsys-grader kit``: what a student downloads — every lab's notebook, the student build's wheel,
 a fully pinned ``requirements.txt`` and a short README: the one install command, the line that
 opens a lab (``jupyter lab lab07.ipynb``) and the one that registers the kernel for another Jupyter.
 
