@@ -9,7 +9,7 @@ import pytest
 from conftest import solved
 
 from mlsys_grader.gradescope._options import PLUGIN_NAME
-from mlsys_grader.gradescope._runner import grade_submission
+from mlsys_grader.gradescope._runner import run_autograder
 
 COURSE = """[labs.lab07]
 deadline = 2026-02-06T23:59:00-08:00
@@ -53,7 +53,7 @@ def late_line(document: dict) -> dict | None:
     ("2026-02-08T10:00:00.365935-08:00", "2026-02-09T23:59:00.000000-08:00", 88.0, "+ 3 d extension (Gradescope extension)"),
 ])
 def test_the_score_of_record_carries_the_courses_late_penalty(tmp_path, created_at, own_due, score, words):
-    document = grade_submission(layout(tmp_path, metadata(created_at, own_due)), log=lambda message: None)
+    document = run_autograder(layout(tmp_path, metadata(created_at, own_due)), log=lambda message: None)
     written = json.loads((tmp_path / "results" / "results.json").read_text())
     assert document["score"] == written["score"] == score
     line = late_line(written)
@@ -66,9 +66,9 @@ def test_the_score_of_record_carries_the_courses_late_penalty(tmp_path, created_
 
 
 def test_without_a_course_file_nothing_changes_and_a_bad_one_is_a_staff_note(tmp_path):
-    plain = grade_submission(layout(tmp_path / "a", metadata("2026-02-08T10:00:00-08:00"), course=None), log=lambda m: None)
+    plain = run_autograder(layout(tmp_path / "a", metadata("2026-02-08T10:00:00-08:00"), course=None), log=lambda m: None)
     assert plain["score"] == 88.0 and late_line(plain) is None
-    bad = grade_submission(layout(tmp_path / "b", metadata("2026-02-08T10:00:00-08:00"), course="[labs.lab07]\ncap = 500\n"),
+    bad = run_autograder(layout(tmp_path / "b", metadata("2026-02-08T10:00:00-08:00"), course="[labs.lab07]\ncap = 500\n"),
                            log=lambda m: None)
     assert bad["score"] == 88.0 and late_line(bad) is None
     assert any("late policy not applied" in note and "labs.lab07.cap" in note
@@ -76,7 +76,7 @@ def test_without_a_course_file_nothing_changes_and_a_bad_one_is_a_staff_note(tmp
 
 
 def test_no_metadata_means_no_trusted_time_and_no_penalty(tmp_path):
-    document = grade_submission(layout(tmp_path, None), log=lambda message: None)
+    document = run_autograder(layout(tmp_path, None), log=lambda message: None)
     assert document["score"] == 88.0 and "no trusted submission time" in late_line(document)["output"]
 
 
@@ -113,7 +113,7 @@ def test_the_autograder_build_ships_the_course_file_and_its_extensions(tmp_path)
     (root / "submission").mkdir()
     (root / "submission" / "lab07-submission.json").write_text(json.dumps(solved("lab07", "cloud", 1)))
     (root / "submission_metadata.json").write_text(json.dumps(metadata("2026-02-08T10:00:00-08:00")))
-    document = grade_submission(root, log=lambda message: None)
+    document = run_autograder(root, log=lambda message: None)
     assert document["score"] == 88.0 and "+ 3 d extension (illness)" in late_line(document)["output"]
     (tmp_path / "term" / "bad.toml").write_text('extensions = "../elsewhere.csv"\n' + COURSE)
     (tmp_path / "elsewhere.csv").write_text("student,lab,days,reason\n")

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 from conftest import reseal
@@ -19,13 +20,15 @@ from needs import chromium
 from test_course_term import options, write
 from test_review import CITES, RECOMMENDATION, build_review_term, final_row, uncertain_bundle
 
-from mlsys_grader.course import grade_paths
+from mlsys_grader.course import BatchOptions, grade_paths
 from mlsys_grader.course._lms import export_lms
 from mlsys_grader.course._review_app import ReviewServer
 
 pytest.importorskip("flask")
 playwright = pytest.importorskip("playwright.sync_api")
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "submissions" / "lab07-cloud.json"
+"""An honest full-marks submission: its rationale is the student's own."""
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 HOSTILE = ("<script>document.title='owned'</script> <b>bold</b> **not markdown** [link](http://x) "
            "<img src=x onerror=alert(1)> & &amp; ")
@@ -253,3 +256,49 @@ def test_an_unreadable_upload_is_decided_on_the_page_as_a_whole(db, browser):
         gradebook.close()
     assert decision["student"] == "2005" and decision["lab"] == "lab11" and "writeup.pdf" in decision["reason"]
     assert decision["by"] == "ta-rosa"
+
+
+def test_a_generated_entry_shows_the_template_it_was_matched_against_with_the_shared_words_marked(browser, tmp_path):
+    """A rationale flagged ``generated`` (here solve's own, reworded in two places): the entry shows the template as
+    ``solve`` writes it for that submission beside the rationale, both with the words they share marked; an honest
+    rationale's stored result holds no template."""
+    from conftest import solved
+
+    from mlsys_grader.course import GradebookDB
+
+    folder = tmp_path / "subs"
+    data = solved("lab07", "edge", 5)
+    data["synthesis"]["rationale"] = data["synthesis"]["rationale"].replace("Evidence from", "As seen in", 2)
+    write(folder / "gen" / "lab07-submission.json", reseal(data))
+    db = tmp_path / "gradebook.sqlite"
+    result = grade_paths([folder], BatchOptions(jobs=1, db=str(db)))
+    [row] = result.rows
+    assert "generated" in row.flags
+    store = GradebookDB(db)
+    try:
+        stored = store.result(row.input_hash)
+    finally:
+        store.close()
+    template = stored["template"]
+    assert template["text"].startswith("I recommend") and template["matched"] and template["mine"]
+    assert all(0 <= a < b <= len(template["text"]) for a, b in template["matched"])
+    with ReviewServer(db, by="ta-rosa") as server:
+        page = browser.new_page()
+        page.goto(server.url)
+        assert "flag generated" in page.inner_text("#why")
+        marks = page.locator("#template-text mark.template")
+        assert marks.count() >= 3
+        shown = page.inner_text("#template-text")
+        assert shown == template["text"], "the template as written, nothing dropped or escaped into it"
+        assert all(marks.nth(i).inner_text() in template["text"] for i in range(marks.count()))
+        assert page.locator("#template mark.template").count() > marks.count(), "the rationale's shared runs marked too"
+        shot = tmp_path / "generated-entry.png"
+        page.locator("#template").screenshot(path=str(shot))
+        assert shot.stat().st_size > 10_000, "the side-by-side view rendered"
+    honest = grade_paths([EXAMPLE], BatchOptions(jobs=1, db=str(tmp_path / "honest.sqlite")))
+    assert "generated" not in honest.rows[0].flags
+    store = GradebookDB(tmp_path / "honest.sqlite")
+    try:
+        assert "template" not in store.result(honest.rows[0].input_hash)
+    finally:
+        store.close()

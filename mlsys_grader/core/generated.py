@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING
 
 from .capture import plan_all
 from .models import EvidenceRecord, part_key
-from .report import Finding
+from .report import Finding, TemplateMatch
 from .text import CACHED_CHARS, visible
 from .values import Choice, PartPlan
 
@@ -301,6 +301,8 @@ class TemplateUse:
     own: str
     template_lines: int = 0
     """The template's limitation and trigger lines (label and answer) the text reproduces word for word."""
+    template: str = ""
+    """The closest template as rendered for the bundle ("" when the lab writes none)."""
 
     @property
     def generated(self) -> bool:
@@ -325,23 +327,49 @@ class TemplateUse:
         return min(TEMPLATE_THIRDS - 1, max(len(self.template_sentences), by_text))
 
 
-def _best(own: frozenset[tuple[str, ...]], templates: tuple[str, ...]) -> Similarity | None:
+def _best(own: frozenset[tuple[str, ...]], templates: tuple[str, ...]) -> tuple[Similarity | None, str]:
+    """The closest template to a text's 3-grams, and its :class:`Similarity` (the first one that is the template's)."""
     best: Similarity | None = None
+    closest = ""
     for template in templates:
         found = _similarity(own, template_ngrams(template))
         if found.generated:
-            return found
+            return found, template
         if best is None or (found.containment, found.coverage) > (best.containment, best.coverage):
-            best = found
-    return best
+            best, closest = found, template
+    return best, closest
+
+
+def matched_runs(template: str, text: str) -> tuple[tuple[int, int], ...]:
+    """The character runs ``[start, end)`` of ``template`` whose words, three in a row within a sentence and numbers
+    alike, ``text`` repeats (what the comparison counted), merged where they touch: what staff see marked."""
+    wanted = word_ngrams(text)
+    runs: list[list[int]] = []
+    for start, end in sentence_spans(template):
+        words = [(m.group(), start + m.start(), start + m.end()) for m in _WORD.finditer(skeleton_spans(template[start:end]))]
+        for i in range(len(words) - NGRAM + 1):
+            window = words[i:i + NGRAM]
+            if tuple(word for word, _, _ in window) in wanted:
+                low, high = window[0][1], window[-1][2]
+                if runs and low <= runs[-1][1] + 1:
+                    runs[-1][1] = max(runs[-1][1], high)
+                else:
+                    runs.append([low, high])
+    return tuple((low, high) for low, high in runs)
+
+
+def skeleton_spans(text: str) -> str:
+    """:func:`skeleton` that keeps every character where it was: each number becomes ``#`` padded with spaces to its
+    length, so offsets into the result are offsets into ``text``."""
+    return _NUMBER.sub(lambda m: "#".ljust(len(m.group())), text.lower())
 
 
 @lru_cache(maxsize=256)
 def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) -> TemplateUse:
     grams = word_ngrams(text)
-    best = _best(grams, templates)
+    best, closest = _best(grams, templates)
     if best is None or not best.shared or best.generated:  # mostly template: the flag costs every item already
-        return TemplateUse(best, (), text)
+        return TemplateUse(best, (), text, template=closest)
     reference = frozenset().union(*(template_ngrams(template) for template in templates))
     sentences = {sentence for template in templates for sentence in _template_sentences(skeleton(template), names)}
     lines = {line for template in templates for line in _template_lines(skeleton(template), names)}
@@ -357,13 +385,14 @@ def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) 
                            for line_grams in (_line_ngrams(skeleton(text[start:end])),) for line in lines):
             copied_lines += 1
     if not pasted:
-        return TemplateUse(best, (), text, copied_lines)
+        return TemplateUse(best, (), text, copied_lines, closest)
     kept, last = [], 0
     for start, end in pasted:  # a pasted sentence becomes a paragraph break, so its neighbours stay apart
         kept += [text[last:start], "\n\n"]
         last = end
     kept.append(text[last:])
-    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), "".join(kept).strip(), copied_lines)
+    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), "".join(kept).strip(), copied_lines,
+                       closest)
 
 
 def template_use(ctx: GradingContext) -> TemplateUse:
@@ -388,6 +417,16 @@ def _context_template_use(ctx: GradingContext) -> TemplateUse:
     options = (*terms.options, *ctx.lab.triggers, *ctx.lab.limitations)
     use = _template_use if len(text) <= CACHED_CHARS else _template_use.__wrapped__  # a hostile wall of text is never kept
     return use(text, templates, _name_words(options, terms.slots))
+
+
+def template_match(ctx: GradingContext) -> TemplateMatch | None:
+    """What staff see of the template a rationale was matched against (:class:`~.report.TemplateMatch`), when it is
+    flagged ``generated`` or keeps some of the template's sentences or lines; None otherwise (or before the check ran)."""
+    use = ctx.template_use
+    if use is None or not use.template or not (use.generated or use.template_sentences or use.template_lines):
+        return None
+    text = visible(ctx.bundle.synthesis.rationale or "").text
+    return TemplateMatch(use.template, matched_runs(use.template, text), use.template_sentences)
 
 
 def own_text(ctx: GradingContext) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from . import flags as flag_names
 from .audits import CHECKS, Check, PartCheck, held
 from .context import GradingContext, build_context
+from .generated import template_match
 from .models import PARTS, Bundle
 from .rationale import rationale_verdicts, with_verdicts
 from .replayer import Replayer
@@ -228,6 +229,7 @@ def grade(bundle: Bundle, lab: GradingLab, rubric: Rubric, replay: Replayer, *, 
                   "rubric": f"{rubric.lab}-v{rubric.version}-{rubric.digest}",
                   "bundle_mlsysim": bundle.mlsysim_version or "unknown"},
         rationale_spans=ctx.reading.spans if ctx.reading is not None else (),
+        template_match=template_match(ctx),
     )
 
 

@@ -182,6 +182,16 @@ class RationaleSpan(NamedTuple):
     label: str
 
 
+class TemplateMatch(NamedTuple):
+    """The grader's own template a rationale was compared with, for the review page: the closest template as rendered
+    for the bundle, the character runs ``[start, end)`` of it whose words (3 in a row, numbers alike) the rationale
+    repeats, and the rationale's sentences judged the template's (none when the whole text is)."""
+
+    template: str
+    matched: tuple[tuple[int, int], ...]
+    sentences: tuple[str, ...]
+
+
 class ItemScore(ImmutableModel):
     """Points for one rubric item."""
 
@@ -232,6 +242,9 @@ class GradeReport(ImmutableModel):
     rationale_spans: FrozenSeq[RationaleSpan] = Field(default=(), exclude=True, description=(
         "Where in the rationale the reading that scored it found what it used, for the review page's highlighting; "
         "never serialised: the report a student or Gradescope reads is the same with or without it."))
+    template_match: TemplateMatch | None = Field(default=None, exclude=True, description=(
+        "The template a rationale flagged `generated` (or partly the template's) was matched against, for staff review; "
+        "never serialised, as the spans."))
 
     # -- views -------------------------------------------------------------------
     def public(self) -> GradeReport:

@@ -211,6 +211,14 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
                                "segments": segments(other_text, shared_spans(other_text, rationale,
                                                                              f"the same words as {current.student}")),
                                "times": {part: [(t, t in mine_all) for t in times] for part, times in other_times.items()}})
+            template = result.get("template") or {}
+            shown_template = None
+            if template.get("text"):
+                shown_template = {
+                    "template": segments(str(template["text"]), [[a, b, "template", "repeated in the rationale"]
+                                                                  for a, b in template.get("matched") or []]),
+                    "mine": segments(rationale, [[a, b, "template", "the template's words"] for a, b in template.get("mine") or []]),
+                    "sentences": list(template.get("sentences") or [])}
             evidence = result.get("evidence") or {}
             mine_times = {part: [(t, t in others_all) for t in times] for part, times in (result.get("part_times") or {}).items()}
             body = render_template(
@@ -219,7 +227,7 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
                 legend=sorted({(str(s[2]), str(s[3])) for s in spans}, key=lambda s: (s[0], s[1])),
                 choices=result.get("choices") or {}, findings=result.get("findings") or [],
                 evidence=[(part, sorted((evidence.get(part) or {}).items())) for part in _parts_concerned(current, evidence)],
-                others=others, times=mine_times)
+                others=others, times=mine_times, template=shown_template)
             return body, status
         finally:
             db.close()
