@@ -29,9 +29,13 @@ from pathlib import Path
 
 import pytest
 
+from mlsys_grader.labs import lab_ids
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_LAB = ROOT / "mlsys_grader" / "labs" / "lab07"
 OLD_ID, NEW_ID = "lab07", "lab07x"
+INSTALLED = tuple(sorted([*lab_ids(), NEW_ID]))
+"""Every lab the new lab's environments load: the shipped ones and the copy."""
 DISTRIBUTION, PACKAGE = "course-lab07x", "course_lab07x"
 TIMINGS: dict[str, float] = {}
 
@@ -217,7 +221,8 @@ def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_stu
     assert f"{PACKAGE}/answers.py" not in names  # the hand-written answers are solutions, as in the student build
     requirements = (kit / "requirements.txt").read_text().splitlines()
     assert requirements[2:4] == [f"./{student_wheel.name}", f"./{lab_wheel.name}"]
-    assert (kit / "README.md").read_text().splitlines()[0] == "# Lab 07, Lab 07 and Lab 11 notebooks (MLSysBook)"
+    titles = [f"Lab {lab_id[3:5]}" for lab_id in INSTALLED]
+    assert (kit / "README.md").read_text().splitlines()[0] == f"# {', '.join(titles[:-1])} and {titles[-1]} notebooks (MLSysBook)"
     # a student's environment: both wheels resolve against each other (pip sees the new lab's requirement met)
     python, env = _venv(world["base"] / "student-venv", system_site=False)
     _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(student_wheel), str(lab_wheel)], cwd=kit, env=env,
@@ -276,7 +281,7 @@ def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_i
     # folders above the environment, which pytest's private temporary folders do not let them: not asserted here)
     checked = subprocess.run([str(image), "-I", "-m", "mlsys_grader.gradescope", "--check-image"], cwd=root, env=env,
                              capture_output=True, text=True, timeout=300)
-    assert f"image check: labs {OLD_ID}, {NEW_ID}, lab11 load;" in checked.stdout, checked.stderr
+    assert f"labs {', '.join(INSTALLED)} load;" in checked.stdout, checked.stderr
     # the image has no builders and no solve.  NOTE: an editable install of this tree in the interpreter the venv
     # sees has an import hook that would find mlsys_grader.staff here; the probe drops it, so only the wheel counts
     probe = ("import sys\n"
