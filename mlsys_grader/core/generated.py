@@ -425,8 +425,7 @@ def template_match(ctx: GradingContext) -> TemplateMatch | None:
     use = ctx.template_use
     if use is None or not use.template or not (use.generated or use.template_sentences or use.template_lines):
         return None
-    text = visible(ctx.bundle.synthesis.rationale or "").text
-    return TemplateMatch(use.template, matched_runs(use.template, text), use.template_sentences)
+    return TemplateMatch(use.template, use.template_sentences)
 
 
 def own_text(ctx: GradingContext) -> str:

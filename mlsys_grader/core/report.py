@@ -184,11 +184,10 @@ class RationaleSpan(NamedTuple):
 
 class TemplateMatch(NamedTuple):
     """The grader's own template a rationale was compared with, for the review page: the closest template as rendered
-    for the bundle, the character runs ``[start, end)`` of it whose words (3 in a row, numbers alike) the rationale
-    repeats, and the rationale's sentences judged the template's (none when the whole text is)."""
+    for the bundle, and the rationale's sentences judged the template's (none when the whole text is).  What the two
+    share is marked when the page is shown (:func:`mlsys_grader.core.generated.matched_runs`), not while grading."""
 
     template: str
-    matched: tuple[tuple[int, int], ...]
     sentences: tuple[str, ...]
 
 

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, abort, redirect, render_template, request, url_for
 from werkzeug.serving import make_server
 
+from ..core.generated import matched_runs
 from ..errors import DecisionError
 from ._decisions import CONFIRM
 from ._review import Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue
@@ -214,10 +215,11 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
             template = result.get("template") or {}
             shown_template = None
             if template.get("text"):
+                text = str(template["text"])
                 shown_template = {
-                    "template": segments(str(template["text"]), [[a, b, "template", "repeated in the rationale"]
-                                                                  for a, b in template.get("matched") or []]),
-                    "mine": segments(rationale, [[a, b, "template", "the template's words"] for a, b in template.get("mine") or []]),
+                    "template": segments(text, [[a, b, "template", "repeated in the rationale"]
+                                                for a, b in matched_runs(text, rationale)]),
+                    "mine": segments(rationale, [[a, b, "template", "the template's words"] for a, b in matched_runs(rationale, text)]),
                     "sentences": list(template.get("sentences") or [])}
             evidence = result.get("evidence") or {}
             mine_times = {part: [(t, t in others_all) for t in times] for part, times in (result.get("part_times") or {}).items()}

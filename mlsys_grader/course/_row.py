@@ -80,8 +80,8 @@ class Result(TypedDict, total=False):
     controls: dict[str, dict[str, Any]]
     report: dict[str, Any]
     template: dict[str, Any]
-    """For a rationale flagged ``generated`` (or partly the template's): the template it was matched against, its runs the
-    rationale repeats and those runs of the rationale (:func:`._worker.graded_result`), for the review page."""
+    """For a rationale flagged ``generated`` (or partly the template's): the template it was matched against and the
+    rationale's sentences judged the template's (:func:`._worker.graded_result`), for the review page."""
     """The grade report as JSON (``GradeReport.model_dump(mode="json")``): what the gradebook stores as the record of
     the grade; the summary fields above are its view (:func:`._worker.summary_of`)."""
     work_path: list[tuple[str, str]]

@@ -9,7 +9,6 @@ from typing import Any
 
 from ..api import default_replay, grade_submission
 from ..core import flags as flag_names
-from ..core.generated import matched_runs
 from ..core.models import Bundle
 from ..core.report import GradeReport
 from ..core.rubric import Rubric
@@ -134,19 +133,16 @@ def graded_result(report: GradeReport, bundle: Bundle, origin: str = "") -> Resu
             "choices": {name: getattr(bundle.synthesis, name, None) for name in CHOICE_FIELDS},
             # the final settings of every part, shown beside a collusion partner's on the review page
             "controls": {str(part): dict(values) for part, values in (getattr(bundle, "controls", None) or {}).items()},
-            **_template_shown(report, bundle.synthesis.rationale or "")}  # type: ignore[typeddict-item]
+            **_template_shown(report)}  # type: ignore[typeddict-item]
 
 
-def _template_shown(report: GradeReport, rationale: str) -> dict[str, Any]:
-    """The template a rationale flagged ``generated`` (or partly the template's) was matched against, as the review
-    page shows it beside the rationale: its text with the runs the rationale repeats, and those runs of the
-    rationale; nothing for any other rationale."""
+def _template_shown(report: GradeReport) -> dict[str, Any]:
+    """The template a rationale flagged ``generated`` (or partly the template's) was matched against, kept for the
+    review page, which marks what the two share when it shows them; nothing for any other rationale."""
     match = report.template_match
     if match is None:
         return {}
-    return {"template": {"text": match.template, "matched": [list(run) for run in match.matched],
-                         "mine": [list(run) for run in matched_runs(rationale, match.template)],
-                         "sentences": list(match.sentences)}}
+    return {"template": {"text": match.template, "sentences": list(match.sentences)}}
 
 
 def evidence_numbers(bundle: Bundle) -> dict[str, dict[str, Any]]:
