@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 from conftest import solved
@@ -103,3 +104,42 @@ def test_a_gradebook_from_a_later_release_is_refused_with_the_versions(tmp_path)
         conn.execute("INSERT INTO meta VALUES ('schema_version', '9')")
     with pytest.raises(GraderError, match=r"schema_version 9, written by a later release; this release reads versions 1 to " + str(SCHEMA_VERSION)):
         open_gradebook(db)
+
+
+# -- a gradebook the previous release wrote (ce628ae: results without their report, final rows with joined flags) ----
+ROOT = Path(__file__).resolve().parents[1]
+OLD_GRADEBOOK = Path(__file__).parent / "fixtures" / "gradebook-ce628ae.sqlite"
+"""``mlsys-grader grade`` at ce628ae on three shipped examples (lab07-cloud, its edited-number copy, lab11-edge)."""
+
+
+def test_a_gradebook_of_the_previous_release_loads_and_its_results_are_graded_again(tmp_path):
+    import shutil
+
+    from mlsys_grader.course._lms import export_lms
+    from mlsys_grader.course._store import GradebookDB
+
+    db = tmp_path / "gradebook.sqlite"
+    shutil.copyfile(OLD_GRADEBOOK, db)
+    book = GradebookDB(db)
+    try:
+        final = book.final()
+        assert len(final) == 3 and all(isinstance(row.flags, tuple) for row in final)
+        edited = next(row for row in final if row.path.endswith("lab07-cloud-edited-number.json"))
+        assert "integrity" in edited.flags and edited["flags"] == ";".join(edited.flags)
+        stored = [book.result(row.input_hash) for row in final]
+        assert all(result is not None and "report" not in result and result["items"] for result in stored)
+    finally:
+        book.close()
+    export_lms(db, "generic", tmp_path / "grades.csv")
+    lines = (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()
+    assert sorted(line.split(",")[:3] for line in lines[1:]) == [
+        ["subs/lab07-cloud-edited-number.json", "lab07", "84.0"], ["subs/lab07-cloud.json", "lab07", "100.0"],
+        ["subs/lab11-edge.json", "lab11", "100.0"]]  # the final rows as that release stored them
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for name in ("lab07-cloud.json", "lab07-cloud-edited-number.json", "lab11-edge.json"):
+        shutil.copyfile(ROOT / "examples" / "submissions" / name, folder / name)
+    again = grade_paths([folder], BatchOptions(jobs=1, db=str(db)))
+    assert (again.graded, again.reused) == (3, 0), "a result stored without its report is graded again"
+    third = grade_paths([folder], BatchOptions(jobs=1, db=str(db)))
+    assert (third.graded, third.reused) == (0, 3)
