@@ -94,11 +94,12 @@ def grade_submission(submission: Submission, rubric: Rubric | None = None, *, re
 
 
 def read_submission(source: str | Path | bytes, *, name: str | None = None,
-                    formats: Iterable[Format] | None = None) -> Submission:
+                    formats: Iterable[Format] | None = None, replay: Replay | None = None) -> Submission:
     """Read a submission in any accepted form (bundle JSON, Otter export zip, notebook with its bundle beside it or
     saved in its outputs, Gradescope upload folder, marimo JSON snapshot or Markdown report) from a path or bytes;
-    never raises for a bad input (see :class:`mlsys_grader.intake.Submission`)."""
-    return _read_submission(source, name=name, formats=FORMATS if formats is None else formats)
+    never raises for a bad input (see :class:`mlsys_grader.intake.Submission`).  A marimo export's inferred controls
+    are planned through ``replay`` (by default a live one of the reader's own)."""
+    return _read_submission(source, name=name, formats=FORMATS if formats is None else formats, replay=replay)
 
 
 def grade_file(path: str | Path, rubric: Rubric | None = None, *, formats: Iterable[Format] | None = None,
@@ -107,7 +108,8 @@ def grade_file(path: str | Path, rubric: Rubric | None = None, *, formats: Itera
 
     Raises what reading it raised (:class:`BundleFormatError` and its kinds, ``OSError``) when it holds no gradable
     bundle, or a form ``formats`` does not accept."""
-    return grade_submission(read_submission(path, formats=formats), rubric, replay=replay)
+    replay = replay or default_replay()
+    return grade_submission(read_submission(path, formats=formats, replay=replay), rubric, replay=replay)
 
 
 def read_bundle_bytes(path: str | Path, limit: int | None = None) -> bytes:

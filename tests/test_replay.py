@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import solved
 
 import mlsys_grader.core
-from mlsys_grader import grade_bundle
+from mlsys_grader import grade_bundle, grade_file, read_submission
 from mlsys_grader.core.replayer import Replayer
 from mlsys_grader.labs import get_lab, lab_ids
 from mlsys_grader.replay import Replay
@@ -100,3 +101,17 @@ def test_grading_through_one_replay_twice_gives_the_same_report(lab_id):
     data = solved(lab_id, "edge", 9)
     assert grade_bundle(data, replay=replay).model_dump_json() == grade_bundle(data, replay=replay).model_dump_json() \
         == grade_bundle(data, replay=Replay()).model_dump_json()
+
+
+def test_a_marimo_export_is_read_through_the_callers_replay():
+    """Reading a marimo export plans the parts its controls are inferred from (Lab 11 D on each part C setting): through
+    the replay the caller hands in, so a batch's worker, a Gradescope runner and a student session each read and grade
+    on their own replay (a reader given none builds a live one of its own)."""
+    path = Path(__file__).parent / "fixtures" / "marimo" / "lab11-edge.json"
+    recorded: dict[str, dict[str, Any]] = {}
+    read = read_submission(path, replay=Replay(record=recorded))
+    assert read.bundle is not None and read.origin == "marimo-json"
+    assert recorded, "the reader planned nothing through the replay it was given"
+    assert read_submission(path).bundle == read.bundle  # a reader given no replay reads the same, on a live one of its own
+    report = grade_file(path, replay=Replay(record=(graded := {})))
+    assert report.score == 100 and set(recorded) <= set(graded)

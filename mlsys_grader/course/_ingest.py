@@ -44,6 +44,7 @@ from ..intake import (
     refusal,
     walk_files,
 )
+from ..replay import Replay
 
 __all__ = ["FORMATS", "Candidate", "Discovery", "Format", "Student", "discover", "discover_all", "file_digest",
            "lab_hint", "load_candidate", "read_gradescope_metadata", "refusal"]
@@ -254,11 +255,13 @@ def discover_all(paths: Iterable[str | os.PathLike[str]], staff: frozenset[str] 
 
 # -- loading -----------------------------------------------------------------------
 
-def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset(), formats: Iterable[Format] = FORMATS) -> Submission:
+def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset(), formats: Iterable[Format] = FORMATS,
+                   replay: Replay | None = None) -> Submission:
     """Read one candidate with the one reader; never raises for a bad input (the reason is in ``error``).
 
     When the input's hash is in ``known`` it is not parsed: ``origin`` is ``"known"``.  A form the course does
-    not accept (``formats``) is refused (``error_kind`` ``FormatRefused``), keeping its origin.
+    not accept (``formats``) is refused (``error_kind`` ``FormatRefused``), keeping its origin.  A marimo export's
+    inferred controls are planned through ``replay`` (the worker's own).
     """
     primary = candidate.primary
     if primary is None and candidate.kind == "notebook":
@@ -269,4 +272,4 @@ def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset(), fo
             return Submission(digest, error="Gradescope submission folder holds no bundle JSON, Otter export zip or notebook",
                               error_kind=ErrorKind.MISSING_BUNDLE)
         return Submission(digest, error=f"input refused: {candidate.note or 'nothing to read'}", error_kind=ErrorKind.REFUSED)
-    return read_submission(primary, formats=tuple(formats), known=known, sniff=candidate.kind == "other")
+    return read_submission(primary, formats=tuple(formats), known=known, sniff=candidate.kind == "other", replay=replay)

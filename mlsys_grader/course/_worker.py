@@ -87,7 +87,8 @@ def check_file(path: str | os.PathLike[str], rubric: Rubric | None = None, *, re
     """The report ``mlsys-grader check`` prints for one file in any accepted form (bundle, Otter export zip,
     notebook, Gradescope upload folder, marimo export), exactly as the gradebook grades it.  Raises the reading's
     error (:class:`GraderError` or ``OSError``) when the file cannot be graded."""
-    return grade_loaded(read_submission(path), rubric, replay=replay)
+    replay = replay or default_replay()
+    return grade_loaded(read_submission(path, replay=replay), rubric, replay=replay)
 
 
 def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: frozenset[str] = frozenset(),
@@ -99,7 +100,8 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
     format the course does not accept (``formats``) is an ``error`` row that says so and
     keeps its origin.
     """
-    loaded = load_candidate(candidate, reuse, formats)
+    replay = replay or default_replay()
+    loaded = load_candidate(candidate, reuse, formats, replay)
     if loaded.origin == "known" or loaded.input_hash in reuse:
         return {"status": "reuse", "input_hash": loaded.input_hash}
     result: Result = {"input_hash": loaded.input_hash, "origin": loaded.origin}
@@ -112,7 +114,7 @@ def grade_candidate(candidate: Candidate, rubrics: Mapping[str, Rubric], reuse: 
         return {**result, "status": status, "reason": file_neutral(reason, candidate.primary),
                 "error_kind": str(loaded.error_kind or ErrorKind.GRADER_ERROR)}
     try:
-        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay or default_replay())
+        report = grade_loaded(loaded, rubrics.get(bundle.lab), replay=replay)
     except GraderError as exc:
         return {**result, "status": "error", "reason": str(exc), "error_kind": str(ErrorKind.of(exc))}
     return {**result, **graded_result(report, bundle, loaded.origin)}

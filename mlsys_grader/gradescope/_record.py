@@ -106,7 +106,7 @@ def grade_bytes(lab_id: str, raw: bytes, source: str, *, replay: Replay | None =
     (:func:`mlsys_grader.intake.read_submission`) and graded as every edge grades it, through ``replay`` (default:
     :func:`mlsys_grader.api.default_replay`)."""
     digest = hashlib.sha256(raw).hexdigest()
-    read = read_submission(raw, name=submission_filename(lab_id), formats=GRADESCOPE_FORMATS)
+    read = read_submission(raw, name=submission_filename(lab_id), formats=GRADESCOPE_FORMATS, replay=replay)
     if read.error_kind is ErrorKind.FORMAT_REFUSED:
         sentence = (f"Your upload ({source}) is {ORIGIN_WORDS.get(read.origin, read.origin)}, which this assignment does not "
                     f"grade: {export_advice(lab_id)}.")

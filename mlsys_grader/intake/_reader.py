@@ -42,6 +42,7 @@ from ..core.embed import bundle_from_outputs
 from ..core.grading import Excuse, OnlyWhenComplete
 from ..core.jsonio import MAX_BYTES, loads_strict
 from ..core.models import Bundle, bundle_from_mapping, submission_filename
+from ..core.replayer import Replayer
 from ..core.report import Finding
 from ..errors import BundleFormatError, BundleTooLargeError, ErrorKind, GraderError
 from ..labs import lab_ids
@@ -348,18 +349,20 @@ def _no_saved_bundle(where: str) -> str:
             "run its save cell and submit the bundle too")
 
 
-def parse_submission(data: bytes, *, notebook: bool = False, digest: str | None = None) -> Submission:
+def parse_submission(data: bytes, *, notebook: bool = False, digest: str | None = None,
+                     replay: Replayer | None = None) -> Submission:
     """A :class:`Submission` from the bytes of a bundle JSON, a marimo export or a notebook; raises
     :class:`GraderError` (naming every accepted form) when the bytes are none of them.
 
     ``input_hash`` is the SHA-256 of ``data`` (of the embedded bundle, for a notebook).  ``notebook``: the file is
     named as a notebook, so a JSON object that is neither a bundle nor a marimo export is read as one (with no
     saved bundle unless its outputs hold one).  ``digest``: the SHA-256 of ``data`` when the caller has it.
+    ``replay``: what a marimo export's inferred controls are planned through (the caller's; by default a live one).
     """
     digest = digest or hashlib.sha256(data).hexdigest()
     if looks_like_markdown_report(data):
         export = export_from_markdown(data)
-        return _marimo(digest, export)
+        return _marimo(digest, export, replay)
     if len(data) > MAX_BYTES:  # a notebook may be larger than a bundle: parsed as one only if it is one
         value = loads_strict(data, max_bytes=MAX_NOTEBOOK_BYTES)
         if not is_notebook(value):
@@ -369,7 +372,7 @@ def parse_submission(data: bytes, *, notebook: bool = False, digest: str | None 
     if isinstance(value, Mapping) and "schema_version" in value:
         return Submission(digest, bundle_from_mapping(value), "bundle")
     if is_snapshot(value):
-        return _marimo(digest, export_from_json(value))
+        return _marimo(digest, export_from_json(value), replay)
     if is_notebook(value) or (notebook and isinstance(value, Mapping)):
         text = notebook_bundle_text(value)
         if text is None:
@@ -388,13 +391,13 @@ def _bundle_of(data: bytes) -> Bundle:
     return bundle_from_mapping(loads_strict(data))
 
 
-def _marimo(digest: str, export: Any) -> Submission:
-    return Submission(digest, export_bundle(export), export.origin, findings=tuple(export_findings(export)),
+def _marimo(digest: str, export: Any, replay: Replayer | None) -> Submission:
+    return Submission(digest, export_bundle(export, replay), export.origin, findings=tuple(export_findings(export)),
                       excuses=(LOCK_TIME_EXCUSE,), only_when_complete=MARIMO_COMPLETE)
 
 
 def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset[str], sniffed: bool,
-                digest: str | None = None) -> Submission:
+                digest: str | None = None, replay: Replayer | None = None) -> Submission:
     """Read in-memory bytes (``name`` for messages; ``digest``: their SHA-256 when the caller has it); ``sniffed``: the
     bytes came under a name that is no accepted kind."""
     digest = digest or hashlib.sha256(data).hexdigest()
@@ -405,7 +408,7 @@ def _read_bytes(data: bytes, name: str, formats: Iterable[str], known: frozenset
             digest = hashlib.sha256(data).hexdigest()  # the bundle inside identifies the input, not the zip's timestamps
         if digest in known:
             return Submission(digest, origin="known")
-        read = parse_submission(data, notebook=name.lower().endswith(".ipynb"), digest=digest)
+        read = parse_submission(data, notebook=name.lower().endswith(".ipynb"), digest=digest, replay=replay)
     except GraderError as exc:
         if sniffed:
             return Submission(digest, error=unsupported_reason(name, data, formats), error_kind=ErrorKind.UNSUPPORTED)
@@ -428,7 +431,8 @@ def _head(path: Path) -> bytes:
         return handle.read(4)
 
 
-def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff: bool) -> Submission:
+def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff: bool,
+               replay: Replayer | None = None) -> Submission:
     name = str(path)
     try:
         if path.is_symlink():
@@ -444,11 +448,11 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
                 return Submission(hashlib.sha256(f"missing:{path}".encode()).hexdigest(),
                                   error="Gradescope submission folder holds no bundle JSON, Otter export zip or notebook",
                                   error_kind=ErrorKind.MISSING_BUNDLE)
-            return _read_path(primary, formats, known, sniff=False)
+            return _read_path(primary, formats, known, sniff=False, replay=replay)
         if path.suffix.lower() == ".ipynb":
             beside = bundle_beside(path)
             if beside is not None:
-                return _read_path(beside, formats, known, sniff=False)
+                return _read_path(beside, formats, known, sniff=False, replay=replay)
         is_zip = path.suffix.lower() == ".zip" or _head(path) == ZIP_MAGIC
         is_notebook_file = path.suffix.lower() == ".ipynb"
         limit = MAX_ZIP_BYTES if is_zip else MAX_NOTEBOOK_BYTES if is_notebook_file else MAX_BYTES
@@ -462,12 +466,12 @@ def _read_path(path: Path, formats: Iterable[str], known: frozenset[str], sniff:
             return Submission(digest, error=problem, error_kind=ErrorKind.UNSUPPORTED)
         return Submission(digest, error=problem, error_kind=ErrorKind.BUNDLE_TOO_LARGE,
                           exception=BundleTooLargeError(problem, limit=limit))
-    return _read_bytes(data, name, formats, known, sniff, digest)
+    return _read_bytes(data, name, formats, known, sniff, digest, replay)
 
 
 def read_submission(source: str | os.PathLike[str] | bytes, *, name: str | None = None,
                     formats: Iterable[Format] = FORMATS, known: frozenset[str] = frozenset(),
-                    sniff: bool = False) -> Submission:
+                    sniff: bool = False, replay: Replayer | None = None) -> Submission:
     """Read one submission in any accepted form (see the module docstring); never raises for a bad input.
 
     ``source`` is a path (a file, a notebook, a Gradescope upload folder) or the bytes of one file
@@ -475,8 +479,9 @@ def read_submission(source: str | os.PathLike[str] | bytes, *, name: str | None 
     (``formats``) comes back with ``error_kind`` ``FormatRefused`` and its origin.  When the hash of
     the bundle read is in ``known`` nothing is parsed: ``origin`` is ``"known"``.  ``sniff``: the
     input came under a name that is no accepted kind (a file inside a folder), so a file that is no
-    submission is ``Unsupported``, named by what it looks like.
+    submission is ``Unsupported``, named by what it looks like.  ``replay``: what a marimo export's inferred
+    controls are planned through, the caller's own (by default a live one; reading never depends on what ran before).
     """
     if isinstance(source, bytes | bytearray):
-        return _read_bytes(bytes(source), name or "submission", formats, known, sniff)
-    return _read_path(Path(source), formats, known, sniff)
+        return _read_bytes(bytes(source), name or "submission", formats, known, sniff, replay=replay)
+    return _read_path(Path(source), formats, known, sniff, replay)
