@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from mlsys_grader import grade_bundle
 from mlsys_grader.core import rationale
+from mlsys_grader.core.rationale._text import not_english
 from mlsys_grader.core.text import CACHED_CHARS, Visible, readable, visible
 from mlsys_grader.course import _collusion
 from mlsys_grader.student._session import INVISIBLE_NOTE, open_lab
@@ -170,3 +171,43 @@ def test_a_short_text_is_folded_once_and_a_wall_of_text_is_never_kept():
     first, again = visible(wall), visible(wall)
     assert first == again and first.removed == CACHED_CHARS // 5 + 1
     assert first is not again
+
+
+# -- another language ---------------------------------------------------------------------------------------
+def _mostly_another_script(text: str) -> bool:
+    """The script half of the rule, stated letter by letter: at least 20 letters, fewer than half of them Latin."""
+    letters = [ch for ch in text if unicodedata.category(ch).startswith("L")]
+    latin = [ch for ch in letters if ch.isascii() or "LATIN" in unicodedata.name(ch, "")]
+    return len(letters) >= 20 and len(latin) < len(letters) / 2
+
+
+@pytest.mark.parametrize("text", [
+    "Компилятор быстрее, потому что он объединяет ядра и уменьшает число обращений к памяти.",
+    "编译器在这个模型上更快因为它融合了很多算子并且减少了内存访问的次数所以我们选择它",
+    "Компилятор × быстрее × ядра × памяти × объединяет × 3.4× ÷ 2 × 10 ×× ÷÷ ××××××××××××××××××",
+    "Der Compiler ist für das Modell nicht die beste Wahl, und wir sind sicher, dass es mit der GPU besser ist.",
+    "Elegimos el modelo compilado porque es más rápido que el eager y la memoria no es un problema para la GPU.",
+])
+def test_a_rationale_in_another_language_is_not_read_however_many_signs_it_holds(text):
+    assert not_english(text)
+
+
+@pytest.mark.parametrize("text", [
+    "Compiled with fusion: 3.4× faster than eager (12.1 ms → 3.6 ms); I reject eager ÷ its dispatch overhead.",
+    "Naïve café-style résumé: the déjà vu of Ångström-scale kernels; compiled wins at 2.1× on the GPU.",
+    "Rec: compiled. Rej: eager. Die-to-die bandwidth is the risk, not the der of a function.",
+    "We keep eager because the model changes every week; el compilador is not worth the 40 s compile.",
+])
+def test_english_with_signs_accents_and_a_foreign_word_is_read(text):
+    assert not not_english(text)
+
+
+@given(st.text(alphabet=st.sampled_from("abcXYZ éüßÅ×÷·ŁžПрдж中文字αβγ0123 .,"), max_size=80))
+@settings(max_examples=300, deadline=None)
+def test_the_script_rule_is_the_share_of_latin_letters(text):
+    """However it is computed, a text is another script exactly when fewer than half of its (at least 20) letters are
+    Latin; × and ÷ sit among the Latin letters' code points but are no letters."""
+    if _mostly_another_script(text):
+        assert not_english(text)
+    elif not any(word in text.lower().split() for word in ("de", "la", "que", "und", "der")):
+        assert not not_english(text)

@@ -119,7 +119,7 @@ _OTHER = frozenset((
     "da", "do", "não", "com", "uma", "mas", "são", "em", "het", "een", "niet", "voor", "zijn", "maar", "ook", "wij",
 )) - _ENGLISH
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
-_LATIN = re.compile(r"[A-Za-z\u00C0-\u024F]")
+_LATIN = re.compile(r"[A-Za-z\u00C0-\u00D6\u00D8-\u00F6\u00F8-\u024F]")  # Latin letters (not × or ÷)
 _WORDS = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 
@@ -127,10 +127,11 @@ def not_english(text: str) -> bool:
     """True when ``text`` is plainly written in another language: most of its letters are not Latin (Chinese,
     Cyrillic, Arabic…), or it holds at least five of the commonest words of Spanish, French, German, Italian,
     Portuguese or Dutch and more of them than of English's.  Numbers, units and option names count for neither."""
-    letters = _LETTER.findall(text)
-    if len(letters) >= 20 and sum(1 for ch in letters if _LATIN.match(ch)) < len(letters) / 2:
-        return True
-    words = [word.lower() for word in _WORDS.findall(text)]
+    if not text.isascii():  # ASCII letters are all Latin: only other text can be mostly another script
+        letters = len(_LETTER.findall(text))
+        if letters >= 20 and len(_LATIN.findall(text)) < letters / 2:
+            return True
+    words = _WORDS.findall(text.lower())
     other = sum(word in _OTHER for word in words)
     return other >= 5 and other > sum(word in _ENGLISH for word in words)
 
