@@ -72,6 +72,59 @@ def to_bytes(data: dict) -> bytes:
     return json.dumps(data).encode()
 
 
+QUICK_LABS_VARIABLE = "MLSYS_GRADER_QUICK_LABS"
+QUICK_LABS_DEFAULT = ("lab02", "lab11")
+"""The labs a lab-parametrised test runs on in the quick loop (``pytest -m "not slow"``): Lab 11 for the contract's
+richest part (a part planned on another part's settings, a ranked decision) and Lab 02 for its sparest (parts with
+only decision controls, arms with no inputs, a seal across parts).  Lab 07 keeps the quick loop's hand-written tests;
+every lab's own tests (``tests/labs/test_lab0X.py``) run in the quick loop whatever is listed here, and the plain
+``pytest`` run (CI) runs every lab everywhere."""
+
+
+def quick_labs() -> frozenset[str]:
+    """The quick loop's labs: ``MLSYS_GRADER_QUICK_LABS`` (comma-separated lab ids, or ``all``) when set, so a lab's
+    author runs the contract tests on that lab in the quick loop, else :data:`QUICK_LABS_DEFAULT`."""
+    wanted = os.environ.get(QUICK_LABS_VARIABLE, "").strip()
+    if not wanted:
+        return frozenset(QUICK_LABS_DEFAULT)
+    if wanted == "all":
+        return frozenset(LABS)
+    chosen = frozenset(part.strip() for part in wanted.split(",") if part.strip())
+    unknown = sorted(chosen - set(LABS))
+    if unknown:
+        raise pytest.UsageError(f"{QUICK_LABS_VARIABLE} names {', '.join(unknown)}, which no installed lab is "
+                                f"(expected lab ids from {', '.join(LABS)}, or 'all')")
+    return chosen
+
+
+def labs_of(item: pytest.Item) -> set[str]:
+    """The lab ids among a parametrised test's parameters (a lab id, or a tuple or list holding one)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is None:
+        return set()
+    found = set()
+    for value in callspec.params.values():
+        values = value if isinstance(value, tuple | list) else (value,)
+        found |= {v for v in values if isinstance(v, str) and v in LABS}
+    return found
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test parametrised over labs runs in the quick loop on :func:`quick_labs` only: its cases of the other labs
+    are marked ``slow``.  A test whose cases already choose their representatives (:func:`sweep`) keeps those of the
+    quick loop's labs, or all of them when none is of those labs (so every test keeps a case in the quick loop)."""
+    quick = quick_labs()
+    tests: dict[tuple[str, str], list[pytest.Function]] = {}
+    for item in items:
+        if isinstance(item, pytest.Function) and item.get_closest_marker("slow") is None and labs_of(item):
+            tests.setdefault((item.module.__name__ if item.module else "", item.originalname), []).append(item)
+    for cases in tests.values():
+        others = [item for item in cases if not labs_of(item) & quick]
+        if len(others) < len(cases):  # a case of a quick-loop lab stays: the others leave the quick loop
+            for item in others:
+                item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--write-unit-scales", action="store_true",
                      help="write mlsys_grader/core/unit_scales.json anew from pint (tests/test_unit_scales.py)")

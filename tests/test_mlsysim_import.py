@@ -200,6 +200,7 @@ def test_a_worker_prepared_for_a_batch_imports_mlsysim_only_for_a_lab_left_on_li
     assert prepared(only_lab07) == {"mlsysim": True, "pint": True, "tables": {"lab07": True, "lab11": False}}
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_a_student_check_in_a_fresh_process_loads_neither_bulk_grading_nor_the_notebook_api_nor_staff(tmp_path):
     """``mlsys-grader check`` is what a student waits for: it loads the grader and the lab, never ``course/``,
     ``student/`` or ``staff/`` (their public names in ``mlsys_grader`` load on first use), nor Jinja2 (only an HTML
@@ -296,6 +297,7 @@ VALUE = Q_(2, "ms").to("us").magnitude
 """
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_an_evaluator_that_fails_to_load_lazily_is_loaded_again_with_mlsysim_whole(tmp_path):
     (tmp_path / "flaky_evaluate.py").write_text(_FLAKY, encoding="utf-8")
     done = subprocess.run([sys.executable, "-c", _FALLBACK, str(tmp_path)], capture_output=True, text=True, timeout=300,

@@ -26,6 +26,7 @@ def _run(tmp_path, require: str | None) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
 
 
+@pytest.mark.slow  # a pytest run in a subprocess
 def test_a_missing_resource_skips_with_its_reason(tmp_path):
     done = _run(tmp_path, None)
     assert done.returncode == 0, done.stdout
@@ -33,6 +34,7 @@ def test_a_missing_resource_skips_with_its_reason(tmp_path):
     assert "needs " in done.stdout and "no-such-folder-anywhere (a copy of shared/ beside the repository)" in done.stdout
 
 
+@pytest.mark.slow  # a pytest run in a subprocess each
 @pytest.mark.parametrize("require", ["shared", "chromium,shared", "all"])
 def test_a_missing_resource_fails_when_the_run_requires_it(tmp_path, require):
     done = _run(tmp_path, require)
@@ -41,6 +43,7 @@ def test_a_missing_resource_fails_when_the_run_requires_it(tmp_path, require):
     assert "MLSYS_GRADER_REQUIRE says this run must have 'shared'" in done.stdout
 
 
+@pytest.mark.slow  # a pytest run in a subprocess
 def test_a_requirement_for_another_resource_still_skips(tmp_path):
     done = _run(tmp_path, "chromium")
     assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout

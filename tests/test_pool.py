@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import shutil
 import json
 import os
 import signal
@@ -234,3 +235,35 @@ def test_a_worker_that_cannot_start_fails_its_tasks_with_the_reason_instead_of_h
     assert [(index, status) for index, status, _ in results] == [(0, "crash"), (1, "crash"), (2, "crash")]
     assert all("could not start (ImportError: No module named 'mlsysim')" in reason and "not the submission" in reason
                for _, _, reason in results)
+
+
+BATCH_WITHOUT_MLSYSIM = """
+import json, sys
+from pathlib import Path
+
+sys.modules["mlsysim"] = None  # mlsysim cannot be imported in this process
+
+from mlsys_grader.course import BatchOptions, grade_paths
+from mlsys_grader.replay import Replay
+
+folder = Path(sys.argv[1])
+result = grade_paths([folder], BatchOptions(jobs=2), replay=Replay())
+print(json.dumps([(row.path.rsplit("/", 1)[-1], str(row.status), row.reasons) for row in result.rows]))
+"""
+
+
+def test_a_batch_whose_replay_cannot_be_prepared_says_why_on_every_row(tmp_path):
+    """The gradebook prepares its replay once, before the workers fork; when that fails (mlsysim does not import, on a
+    live replay), every input's row is a crash naming the grader's environment — the batch neither stops nor hangs,
+    and no row blames the submission."""
+    for name in ("lab07-cloud", "lab11-edge", "lab02-mobile"):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        shutil.copy(ROOT / "examples" / "submissions" / f"{name}.json", tmp_path / "subs" / name / "submission.json")
+    done = subprocess.run([sys.executable, "-c", BATCH_WITHOUT_MLSYSIM, str(tmp_path / "subs")], capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(done.stdout)
+    assert sorted(name for name, _, _ in rows) == ["submission.json"] * 3
+    assert {status for _, status, _ in rows} == {"crash"}
+    assert all("could not start (ModuleNotFoundError: No module named 'mlsysim" in reasons and "not the submission" in reasons
+               for _, _, reasons in rows), rows

@@ -142,6 +142,7 @@ def test_a_table_of_the_previous_format_is_refused(cache_dir, tmp_path):
     assert Replay.from_tables(tmp_path).table(lab) is None  # live replay; ``ensure_tables`` rebuilds it (below)
 
 
+@pytest.mark.slow  # builds a lab's table
 def test_a_missing_table_is_refused_without_rebuild_and_built_on_first_use(tmp_path):
     lab = get_lab("lab07")
     with pytest.raises(table.ReplayTableError, match=r"no replay table at .*; run `mlsys-grader warm`"):
@@ -156,6 +157,7 @@ def test_the_key_names_the_lab_its_source_digest_and_mlsysim():
     assert len(key.lab_digest) == 64
 
 
+@pytest.mark.slow  # builds a lab's table
 def test_warm_builds_then_verifies(tmp_path, capsys):
     """``mlsys-grader warm``, called in-process (the concurrent builders below run it in processes of their own)."""
     from mlsys_grader.cli import main
@@ -234,6 +236,7 @@ def test_a_table_refused_while_grading_leaves_its_lab_on_live_replay(cache_dir, 
     assert path.stat().st_size > 0 and [p.name for p in tmp_path.iterdir()] == [path.name]
 
 
+@pytest.mark.slow  # builds a lab's table
 def test_ensure_tables_rebuilds_a_damaged_table_before_grading(cache_dir, tmp_path):
     path = _copied(cache_dir, "lab07", tmp_path)
     good = path.read_bytes()

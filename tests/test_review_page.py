@@ -75,6 +75,7 @@ def status(url: str, data: bytes | None = None, headers: dict | None = None) -> 
         return exc.code
 
 
+@pytest.mark.slow  # drives Chromium
 def test_step_through_the_queue_by_keyboard_see_the_spans_and_override_with_a_comment(db, browser, tmp_path):
     with ReviewServer(db, by="ta-rosa") as server:
         page = browser.new_page()
@@ -137,6 +138,7 @@ def first_item_entry(page, server) -> int:
     return next(i for i in range(links.count()) if not links.nth(i).get_attribute("data-whole")) + 1
 
 
+@pytest.mark.slow  # drives Chromium
 def test_confirming_by_keyboard_takes_the_entry_out_of_the_pending_count(db, browser):
     with ReviewServer(db, by="ta-rosa") as server:
         page = browser.new_page()
@@ -152,6 +154,7 @@ def test_confirming_by_keyboard_takes_the_entry_out_of_the_pending_count(db, bro
         assert "✓" in page.locator("nav#queue a").nth(number - 1).inner_text()
 
 
+@pytest.mark.slow  # drives Chromium
 def test_a_rationale_holding_script_html_and_markdown_shows_as_text(db, browser):
     with ReviewServer(db) as server:
         page = browser.new_page()
@@ -209,6 +212,7 @@ def test_the_command_prints_a_token_url_bound_to_localhost_and_decisions_outlive
     assert tokens[0] != tokens[1], "a random token per start"
 
 
+@pytest.mark.slow  # drives Chromium
 def test_a_regrade_request_entered_on_the_page_joins_the_entry_and_a_bad_one_says_why(db, browser):
     with ReviewServer(db, by="ta-rosa") as server:
         page = browser.new_page()
@@ -227,6 +231,7 @@ def test_a_regrade_request_entered_on_the_page_joins_the_entry_and_a_bad_one_say
         assert "unknown rubric item 'synthesis.charm'" in page.inner_text("#problems")
 
 
+@pytest.mark.slow  # drives Chromium
 def test_an_unreadable_upload_is_decided_on_the_page_as_a_whole(db, browser):
     """Eve's writeup.pdf sits beside her Lab 07 and Lab 11 bundles: its lab is unknown, staff name it with the score."""
     with ReviewServer(db, by="ta-rosa") as server:
@@ -258,6 +263,7 @@ def test_an_unreadable_upload_is_decided_on_the_page_as_a_whole(db, browser):
     assert decision["by"] == "ta-rosa"
 
 
+@pytest.mark.slow  # drives Chromium
 def test_a_generated_entry_shows_the_template_it_was_matched_against_with_the_shared_words_marked(browser, tmp_path):
     """A rationale flagged ``generated`` (here solve's own, reworded in two places): the entry shows the template as
     ``solve`` writes it for that submission beside the rationale, both with the words they share marked; an honest

@@ -206,6 +206,21 @@ def _forced(candidates: Sequence[Candidate], who: Sequence[Identity], only: Sequ
             for person in who]
 
 
+def _prepare(replay: Replay) -> Callable[[], None] | None:
+    """Prepare ``replay`` for a batch; when that fails (mlsysim does not import), what each worker raises as it
+    starts, so every task's row names the grader's environment (:func:`~._pool.run_tasks`), else None."""
+    try:
+        replay.prepare()
+    except Exception as exc:  # any failure to ready the grader is every task's reason, not a crash of the batch
+        error = exc
+
+        def fail() -> None:
+            raise error
+
+        return fail
+    return None
+
+
 def grade_paths(
     paths: Iterable[str | os.PathLike[str]],
     options: BatchOptions | None = None,
@@ -215,8 +230,10 @@ def grade_paths(
 ) -> GradebookResult:
     """Grade every input under ``paths`` into a :class:`GradebookResult` (one row per input, one final row per student and lab).
 
-    Through ``replay`` (default: :func:`~mlsys_grader.api.default_replay`): each worker the pool starts has its own copy, which
-    :meth:`~mlsys_grader.replay.Replay.prepare` readies before its first task (its tables, or the evaluators)."""
+    Through ``replay`` (default: :func:`~mlsys_grader.api.default_replay`), readied once here by
+    :meth:`~mlsys_grader.replay.Replay.prepare` (its tables, or the evaluators) before the pool forks its workers, so
+    each worker starts with its own copy of a prepared replay: prepared once per batch rather than once per worker,
+    and outside every task's time limit."""
     from ._pool import run_tasks  # pebble, and asyncio with it, loads only when a batch runs: keeps `import mlsys_grader` fast
 
     options = options or BatchOptions()
@@ -228,9 +245,6 @@ def grade_paths(
     roster = read_roster(options.roster) if options.roster else None
     manifest = read_manifest(options.manifest) if options.manifest else None
     course = read_course(options.course, roster) if options.course else None
-    # The evaluators are not imported here but by each worker as it starts (in parallel, and
-    # outside every task's time limit).  A rerun against a gradebook database, which mostly
-    # reuses stored grades, skips that and imports them in the first task that needs them.
     extensions = Path(course.path).resolve().parent / course.file.extensions if course and course.file.extensions else None
     found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, extensions))
     candidates = found.candidates
@@ -262,8 +276,12 @@ def grade_paths(
             if progress:
                 progress(done[0], len(candidates))
 
+        # The replay is prepared here, once, and every worker forks with it (outside every task's time limit; a
+        # worker's memory cap counts from its size at the start).  A rerun against a gradebook database, which mostly
+        # reuses stored grades, skips that: the first task that needs a lab loads it.
+        broken = None if reuse else _prepare(batch_replay)
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
-                  memory_mb=options.memory_mb, on_result=collect, prepare=None if reuse else batch_replay.prepare)
+                  memory_mb=options.memory_mb, on_result=collect, prepare=broken)
         fresh, reused = [], 0
         final: list[Result] = []
         for index, candidate in enumerate(candidates):
