@@ -21,30 +21,27 @@ CORPUS = Path(__file__).parent / "rationale_corpus"
 FIELDS = ("recommendation", "rejected_alternative", "reevaluation_trigger", "residual_risk")
 
 
-def _cases() -> list[tuple[str, dict, str]]:
-    """(lab, bundle, rationale) for the corpus texts, the reference answers and each track's seeded bundles."""
+def _cases(lab: str) -> list[tuple[dict, str]]:
+    """(bundle, rationale) of ``lab``: its corpus texts, its reference answers and each track's seeded bundles."""
     cases = []
-    for path in sorted(CORPUS.glob("*.toml")):
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-        for entry in data["honest"] + data.get("honest_forms", []) + data["gaming"]:
-            bundle = solved(path.stem, entry["track"], entry.get("seed"))
-            bundle["synthesis"].update({name: entry[name] for name in FIELDS if name in entry})
-            cases.append((path.stem, bundle, entry["rationale"]))
-    for lab, tracks in reference_answers().items():
-        cases += [(lab, solved(lab, track), entry["rationale"]) for track, entry in tracks.items()]
-    for lab in LABS:
-        for track in TRACKS:
-            for seed in (None, 0, 1, 2, 3):
-                bundle = solved(lab, track, seed)
-                cases.append((lab, bundle, bundle["synthesis"]["rationale"]))
+    corpus = tomllib.loads((CORPUS / f"{lab}.toml").read_text(encoding="utf-8"))
+    for entry in corpus["honest"] + corpus.get("honest_forms", []) + corpus["gaming"]:
+        bundle = solved(lab, entry["track"], entry.get("seed"))
+        bundle["synthesis"].update({name: entry[name] for name in FIELDS if name in entry})
+        cases.append((bundle, entry["rationale"]))
+    cases += [(solved(lab, track), entry["rationale"]) for track, entry in reference_answers()[lab].items()]
+    for track in TRACKS:
+        for seed in (None, 0, 1, 2, 3):
+            bundle = solved(lab, track, seed)
+            cases.append((bundle, bundle["synthesis"]["rationale"]))
     return cases
 
 
-def _scanners() -> tuple[dict[str, R._stances._Scanner], list[str]]:
-    """Every distinct pattern of every reader the cases need (and the cues), and every text, normalised."""
+def _scanners(lab_id: str) -> tuple[dict[str, R._stances._Scanner], list[str]]:
+    """Every distinct pattern of every reader the lab's cases need (and the cues), and every text, normalised."""
     memos, found, texts = Memos(), {R._stances._CUES.source: R._stances._CUES}, []
-    for lab_id, data, text in _cases():
-        lab = get_lab(lab_id)
+    lab = get_lab(lab_id)
+    for data, text in _cases(lab_id):
         reader = R.reader_for(memos, lab, lab.final_choice_terms(load_bundle(json.dumps(data))))
         for scanner in (reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()):
             if scanner is not None:
@@ -53,9 +50,10 @@ def _scanners() -> tuple[dict[str, R._stances._Scanner], list[str]]:
     return found, texts
 
 
-def test_every_pattern_of_every_lab_lists_start_words_that_every_full_scan_match_begins_with():
-    scanners, texts = _scanners()
-    assert len(scanners) >= 25 and len(texts) >= 100
+@pytest.mark.parametrize("lab_id", LABS)
+def test_every_pattern_of_every_lab_lists_start_words_that_every_full_scan_match_begins_with(lab_id):
+    scanners, texts = _scanners(lab_id)
+    assert len(scanners) >= 8 and len(texts) >= 40
     matched = 0
     for source, scanner in scanners.items():
         starts = scanner.starts
@@ -71,7 +69,7 @@ def test_every_pattern_of_every_lab_lists_start_words_that_every_full_scan_match
             doc = R._stances._Text(norm)
             assert [m.span() for m in scanner.finditer(doc)] == [m.span() for m in full], source[:60]
             matched += len(full)
-    assert matched > 1000  # the corpus exercises the patterns
+    assert matched > 250  # the corpus exercises the patterns
 
 
 @pytest.mark.parametrize("source, exact, prefixes", [
