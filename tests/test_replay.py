@@ -115,3 +115,16 @@ def test_a_marimo_export_is_read_through_the_callers_replay():
     assert read_submission(path).bundle == read.bundle  # a reader given no replay reads the same, on a live one of its own
     report = grade_file(path, replay=Replay(record=(graded := {})))
     assert report.score == 100 and set(recorded) <= set(graded)
+
+
+def test_a_replay_prepared_for_some_labs_holds_only_their_tables_and_loads_the_others_when_first_replayed(
+        replay_tables_dir):
+    """A batch prepares the labs its course file lists; a bundle of another lab still grades, its table loaded then."""
+    replay = Replay.from_tables(replay_tables_dir)
+    replay.prepare(["lab07"])
+    assert set(replay._tables) == {get_lab("lab07")} and replay._tables[get_lab("lab07")]
+    report = grade_bundle(solved("lab02", "edge", 3), replay=replay)
+    assert report.score > 0 and replay._tables[get_lab("lab02")]  # loaded on first use, from the same folder
+    everything = Replay.from_tables(replay_tables_dir)
+    everything.prepare()
+    assert set(everything._tables) == {get_lab(lab_id) for lab_id in lab_ids()}

@@ -206,11 +206,12 @@ def _forced(candidates: Sequence[Candidate], who: Sequence[Identity], only: Sequ
             for person in who]
 
 
-def _prepare(replay: Replay) -> Callable[[], None] | None:
-    """Prepare ``replay`` for a batch; when that fails (mlsysim does not import), what each worker raises as it
-    starts, so every task's row names the grader's environment (:func:`~._pool.run_tasks`), else None."""
+def _prepare(replay: Replay, labs: Iterable[str] | None) -> Callable[[], None] | None:
+    """Prepare ``replay`` for a batch of ``labs`` (None: every installed lab); when that fails (mlsysim does not
+    import), what each worker raises as it starts, so every task's row names the grader's environment
+    (:func:`~._pool.run_tasks`), else None."""
     try:
-        replay.prepare()
+        replay.prepare(labs)
     except Exception as exc:  # any failure to ready the grader is every task's reason, not a crash of the batch
         error = exc
 
@@ -279,7 +280,8 @@ def grade_paths(
         # The replay is prepared here, once, and every worker forks with it (outside every task's time limit; a
         # worker's memory cap counts from its size at the start).  A rerun against a gradebook database, which mostly
         # reuses stored grades, skips that: the first task that needs a lab loads it.
-        broken = None if reuse else _prepare(batch_replay)
+        # A course file that lists its labs prepares only those (a bundle of another lab loads its lab in its task).
+        broken = None if reuse else _prepare(batch_replay, list(course.file.labs) if course and course.file.labs else None)
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
                   memory_mb=options.memory_mb, on_result=collect, prepare=broken)
         fresh, reused = [], 0

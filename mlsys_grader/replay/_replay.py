@@ -9,7 +9,7 @@ here, so nothing about how a number is replayed depends on what ran before in th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,16 +82,17 @@ class Replay:
         """Answer ``lab``'s evaluations from ``table`` (None: live) from now on; what is already kept stays."""
         self._tables[lab] = table
 
-    def prepare(self) -> None:
-        """Ready this replay before its first grade (a worker's start, outside every task's time limit and before its
-        memory cap): every registered lab loaded with its table, and the evaluators loaded only of a lab left to
-        replay live (:func:`~mlsys_grader.labs.load_evaluators`, which loads just the mlsysim modules they import).
-        A batch the tables answer then pays for neither mlsysim's import nor pint's.  A lab that does not load (its
-        module fails to import, or is gone) is skipped: raising here would kill every worker before its first task,
-        so no submission of any lab would be graded; its own submissions fail in their tasks, each row saying why."""
+    def prepare(self, labs: Iterable[str] | None = None) -> None:
+        """Ready this replay before its first grade (a batch's start, outside every task's time limit): each of
+        ``labs`` (default: every registered lab) loaded with its table, and the evaluators loaded only of a lab left
+        to replay live (:func:`~mlsys_grader.labs.load_evaluators`, which loads just the mlsysim modules they import).
+        A batch the tables answer then pays for neither mlsysim's import nor pint's; a lab not prepared is loaded when
+        first replayed.  A lab that does not load (its module fails to import, or is gone) is skipped: raising here
+        would stop every submission of any lab from being graded; its own submissions fail in their tasks, each row
+        saying why."""
         from ..labs import get_lab, lab_ids, load_evaluators
 
-        for lab_id in lab_ids():
+        for lab_id in lab_ids() if labs is None else labs:
             try:
                 lab = get_lab(lab_id)
             except Exception:  # reported by the task of each submission of this lab
