@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import solved
+from conftest import reseal, solved
 from test_course_term import write
 
 from mlsys_grader.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_UNGRADABLE, main
@@ -289,9 +289,14 @@ def _cli() -> list[str]:
 
 @pytest.mark.slow
 def test_ctrl_c_during_grade_exits_130_with_one_line_and_a_rerun_completes(tmp_path):
+    # Enough inputs that the workers, which start with the replay prepared, are still grading when Ctrl-C comes (40
+    # were graded within half a second, and the signal then met the interpreter's shutdown): 40 settings, 15 uploads
+    # of each (each its own input: another creation time, sealed again).
     folder = tmp_path / "in"
     for seed in range(40):
-        write(folder / f"s{seed:02d}" / "lab07-submission.json", solved("lab07", "cloud", seed))
+        for copy in range(15):
+            data = dict(solved("lab07", "cloud", seed), created_at=f"2026-02-{1 + copy:02d}T10:00:00Z")
+            write(folder / f"s{seed:02d}-{copy:02d}" / "lab07-submission.json", reseal(data))
     out, db = tmp_path / "grades.csv", tmp_path / "g.sqlite"
     command = [*_cli(), "grade", str(folder), "-o", str(out), "--db", str(db), "--jobs", "2", "--live-replay"]
     # Ctrl-C at a terminal signals the whole foreground process group: the workers too
@@ -310,7 +315,7 @@ def test_ctrl_c_during_grade_exits_130_with_one_line_and_a_rerun_completes(tmp_p
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == EXIT_OK, done.stderr
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    assert len(rows) == 40 and {row["status"] for row in rows} == {"graded"}
+    assert len(rows) == 600 and {row["status"] for row in rows} == {"graded"}
 
 
 def _workers_running(pid: int) -> bool:
