@@ -278,9 +278,9 @@ def grade_paths(
                 progress(done[0], len(candidates))
 
         # The replay is prepared here, once, and every worker forks with it (outside every task's time limit; a
-        # worker's memory cap counts from its size at the start).  A rerun against a gradebook database, which mostly
-        # reuses stored grades, skips that: the first task that needs a lab loads it.
-        # A course file that lists its labs prepares only those (a bundle of another lab loads its lab in its task).
+        # worker's memory cap counts from its size at the start): only the labs a course file lists, if it lists any.
+        # A rerun against a gradebook database, which mostly reuses stored grades, skips that: the first task that
+        # needs a lab loads it, as does a bundle of a lab the course file does not list.
         broken = None if reuse else _prepare(batch_replay, list(course.file.labs) if course and course.file.labs else None)
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
                   memory_mb=options.memory_mb, on_result=collect, prepare=broken)
