@@ -5,7 +5,7 @@ order is compared no further; any other arm is walked in full, as before.
 from __future__ import annotations
 
 import pytest
-from conftest import LABS, reseal, solved
+from conftest import LABS, examples, reseal, solved
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,7 +99,7 @@ def _reordered(value):
 
 
 @given(_VALUES, _VALUES)
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 def test_same_json_agrees_with_first_difference_on_any_two_values(left, right):
     assert same_json(left, right) == (first_difference(left, right) is None)
     assert same_json(left, _reordered(left)) and first_difference(left, _reordered(left)) is None
@@ -121,7 +121,7 @@ def test_same_json_on_the_cases_that_matter(left, right, same):
 
 
 @given(_VALUES, _VALUES)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_a_planned_value_compares_as_same_json_does(planned, recorded):
     memos = Memos()
     assert _planned_json(memos, planned, recorded) == same_json(planned, recorded)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 
-from conftest import LABS, TRACKS, reseal, solved
+from conftest import LABS, TRACKS, examples, reseal, solved
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mlsys_grader import get_lab, grade_bundle, load_bundle
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 labs_tracks = st.tuples(st.sampled_from(LABS), st.sampled_from(TRACKS), st.sampled_from([None, 1, 2]))
 
 

@@ -12,7 +12,7 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from conftest import reference_answers, reseal, solved
+from conftest import examples, reference_answers, reseal, solved
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -110,7 +110,7 @@ def test_the_corpus_reads_exactly_as_before():
         assert readable(fields["rationale"]) == fields["rationale"]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=60))
 def test_normalising_twice_is_normalising_once(text):
     once = visible(text)
@@ -119,7 +119,7 @@ def test_normalising_twice_is_normalising_once(text):
 
 # -- no verdict changes -----------------------------------------------------------------------------
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(CASES),
        insertions=st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), st.sampled_from(INVISIBLE)), min_size=1, max_size=40))
 def test_inserting_invisible_characters_anywhere_changes_no_verdict(case, insertions):
@@ -130,7 +130,7 @@ def test_inserting_invisible_characters_anywhere_changes_no_verdict(case, insert
     assert _verdict(lab, track, seed, {**fields, "rationale": typed}) == _verdict(lab, track, seed, fields)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(seed=st.integers(min_value=0, max_value=20), lab=st.sampled_from(("lab07", "lab11")),
        insertions=st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), st.sampled_from(INVISIBLE)), min_size=1, max_size=80))
 def test_invisible_characters_in_the_template_change_no_verdict(seed, lab, insertions):
@@ -140,7 +140,7 @@ def test_invisible_characters_in_the_template_change_no_verdict(seed, lab, inser
     assert _verdict(lab, "edge", seed, {"rationale": typed}) == _verdict(lab, "edge", seed, {"rationale": text})
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(case=st.sampled_from(CASES),
        insertions=st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), st.sampled_from(INVISIBLE)), min_size=1, max_size=40))
 def test_collusion_shingles_are_the_same_with_and_without_invisible_characters(case, insertions):
@@ -203,7 +203,7 @@ def test_english_with_signs_accents_and_a_foreign_word_is_read(text):
 
 
 @given(st.text(alphabet=st.sampled_from("abcXYZ éüßÅ×÷·ŁžПрдж中文字αβγ0123 .,"), max_size=80))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_the_script_rule_is_the_share_of_latin_letters(text):
     """However it is computed, a text is another script exactly when fewer than half of its (at least 20) letters are
     Latin; × and ÷ sit among the Latin letters' code points but are no letters."""

@@ -13,7 +13,18 @@ import json
 import random
 
 import pytest
-from conftest import LAB_TRACKS, LABS, TRACKS, assert_shown_verdict_is_accepted, every_setting, grid, plan_for, solved, sweep
+from conftest import (
+    LAB_TRACKS,
+    LABS,
+    TRACKS,
+    assert_shown_verdict_is_accepted,
+    every_setting,
+    examples,
+    grid,
+    plan_for,
+    solved,
+    sweep,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -231,7 +242,7 @@ def allowed_settings(draw):
     return lab_id, draw(st.sampled_from(lab.tracks)), part, controls, upstream
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(allowed_settings())
 def test_a_random_allowed_setting_shows_a_verdict_the_grader_accepts(setting):
     lab_id, track, part, controls, upstream = setting
