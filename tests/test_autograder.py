@@ -919,11 +919,17 @@ def test_otter_run_notebook_that_never_finishes_times_out_and_still_gets_its_sco
 # -- the score of record through the image's replay table (issue 19) ------------------------------------------------
 
 @pytest.fixture(scope="module")
-def replay_dir(tmp_path_factory) -> Path:
-    """Lab 07's replay table, built as ``setup.sh`` builds the image's (:func:`build_replay_tables`, live through mlsysim)."""
+def replay_dir(tmp_path_factory, replay_tables_dir) -> Path:
+    """Lab 07's replay table as ``setup.sh`` leaves the image's (:func:`build_replay_tables`): here it finds the session's
+    table (built live through mlsysim once per content, :func:`conftest.replay_tables_dir`) and verifies it as the image
+    check does; the build itself is tested in ``tests/test_replay_table.py`` and by the Gradescope emulator."""
     from mlsys_grader.gradescope._runner import build_replay_tables
+    from mlsys_grader.replay._table import table_key
 
     where = tmp_path_factory.mktemp("replay") / "tables"
+    where.mkdir()
+    name = table_key(get_lab("lab07")).filename()
+    shutil.copy(replay_tables_dir / name, where / name)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr("mlsys_grader.gradescope._runner.lab_ids", lambda: ("lab07",))
         assert build_replay_tables(where) == []

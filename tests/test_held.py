@@ -46,8 +46,12 @@ BUNDLE_HELD = ("The grader failed while checking your submission (its own error,
 
 
 def _grade(lab_id, data, checks=CHECKS, lab=None):
-    return grade(bundle_from_mapping(data), lab or get_lab(lab_id), default_rubric(lab_id), Replay(),
+    return grade(bundle_from_mapping(data), lab or get_lab(lab_id), default_rubric(lab_id), REPLAY,
                  mlsysim_version=mlsysim_version(), grader_version="test", checks=checks)
+
+
+REPLAY = Replay()
+"""One replay for the module: a failing check changes no evaluation, and the memos hold no verdict."""
 
 
 def _honest(lab_id):
