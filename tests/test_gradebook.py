@@ -336,3 +336,34 @@ def test_a_grader_error_makes_the_row_regrade_everywhere(tmp_path):
 
     page = render_summary(GradebookResult(rows=[row], columns=columns_for(rubrics.values())))
     assert "regrade" in page and "staff will review this part" in page
+
+
+class _Preparing(Replay):
+    """A live replay that notes which labs each batch readied it for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.readied: list[list[str] | None] = []
+
+    def prepare(self, labs=None) -> None:
+        self.readied.append(None if labs is None else list(labs))
+        super().prepare(labs)
+
+
+def test_a_batch_readies_only_the_labs_its_inputs_name_and_the_same_grades_come_out(tmp_path):
+    """A folder of one lab's bundles loads that lab's evaluators once, before the workers fork (the others are never
+    loaded); an input that names no lab readies every lab; a misleading name changes no grade."""
+    folder = tmp_path / "subs"
+    folder.mkdir()
+    for seed in (1, 2):
+        (folder / f"s{seed}.json").write_text(json.dumps(solved("lab07", "edge", seed)), encoding="utf-8")
+    (folder / "lab02-looks-like.json").write_text(json.dumps(solved("lab11", "cloud", 3)), encoding="utf-8")
+    replay = _Preparing()
+    only = grade_paths([folder], BatchOptions(jobs=1, db=None), replay=replay)
+    assert replay.readied == [["lab07", "lab11"]]  # by content: the third file holds Lab 11, whatever its name says
+    assert [(row.lab, row.score) for row in only.rows] == [("lab11", 88), ("lab07", 88), ("lab07", 88)]
+    (folder / "upload.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an empty zip names no lab: every lab is readied
+    every = _Preparing()
+    again = grade_paths([folder], BatchOptions(jobs=1, db=None), replay=every)
+    assert every.readied == [None]
+    assert [(row.lab, row.score) for row in again.rows if row.lab] == [(row.lab, row.score) for row in only.rows]

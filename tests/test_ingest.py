@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from mlsys_grader import solve
-from mlsys_grader.course._ingest import Candidate, discover, load_candidate, read_gradescope_metadata
+from mlsys_grader.course._ingest import Candidate, discover, labs_named, load_candidate, read_gradescope_metadata
+from mlsys_grader.intake import lab_named
 from mlsys_grader.labs import lab_ids
 
 BUNDLE_NAMES = " or ".join(f"{lab}-submission.json" for lab in lab_ids())
@@ -155,3 +156,51 @@ def test_named_files_are_always_inputs_and_named_notebooks_find_their_bundle(tmp
         ("lab07.ipynb", "notebook", "lab07-submission.json"), ("missing.json", "json", "missing.json")]
     assert load_candidate(found[0]).bundle.lab == "lab07"
     assert "cannot read" in load_candidate(found[1]).error and "No such file" in load_candidate(found[1]).error
+
+
+# -- the labs a batch readies before it reads anything ---------------------------------------------------------------
+SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
+
+
+@pytest.mark.parametrize("source, lab", [
+    (SOLUTIONS / "lab11" / "reference-edge-submission.json", "lab11"),   # a bundle names its lab in its first line
+    (SOLUTIONS / "lab02" / "reference-mobile.ipynb", "lab02"),            # a notebook: the bundle saved in its outputs
+    (MARIMO / "lab08-cloud.json", "lab08"),                               # the book's marimo snapshot
+    (MARIMO / "lab07-cloud.report.md", "lab07"),                          # and its Markdown report
+])
+def test_the_lab_a_file_names_is_read_from_its_content_not_its_name(tmp_path, source, lab):
+    copy = tmp_path / f"lab99-{source.suffix.lstrip('.')}{''.join(source.suffixes)}"  # a name that mentions no lab of it
+    copy.write_bytes(source.read_bytes())
+    assert lab_named(copy) == lab
+
+
+def test_a_file_whose_content_names_no_lab_falls_back_to_its_name_and_a_guess_never_blocks_or_raises(tmp_path, lab07_bundle):
+    import os
+
+    archive = _zip(tmp_path, {"lab11-submission.json": json.dumps(lab07_bundle).encode()})  # compressed: no field read
+    assert lab_named(archive) is None
+    named = tmp_path / "lab11_2026-11-30.zip"
+    archive.rename(named)
+    assert lab_named(named) == "lab11"
+    unknown = tmp_path / "other.json"
+    unknown.write_text(json.dumps({"lab": "lab99", "lab_id": "v1_99_unknown", "parts": {"A": {"lab": "lab11"}}}))
+    assert lab_named(unknown) == "lab11"  # only a registered lab counts: the first field that names one
+    quoted = tmp_path / "quoted.json"  # a student's text quoting the field is escaped in JSON, and is not the field
+    quoted.write_text(json.dumps({"rationale": '{"lab": "lab08"}', "lab": "lab02"}))
+    assert lab_named(quoted) == "lab02"
+    link = tmp_path / "lab08-link.json"
+    link.symlink_to(tmp_path / "quoted.json")
+    assert lab_named(link) == "lab08"  # the link is not followed: only its name is read
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    assert lab_named(fifo) is None and lab_named(tmp_path / "missing.json") is None and lab_named(tmp_path) is None
+
+
+def test_a_batch_readies_the_labs_its_inputs_name_or_every_lab_when_one_names_none(tmp_path, lab07_bundle):
+    first = tmp_path / "a.json"
+    first.write_text(json.dumps(lab07_bundle))
+    notebook = Candidate(source=str(tmp_path), kind="gradescope", primary=str(SOLUTIONS / "lab02" / "reference-edge.ipynb"))
+    assert labs_named([Candidate(source=str(first), kind="json", primary=None), notebook]) == ["lab02", "lab07"]
+    assert labs_named([]) == []
+    nameless = Candidate(source=str(_zip(tmp_path, {"x.json": b"{}"})), kind="zip", primary=None)
+    assert labs_named([Candidate(source=str(first), kind="json", primary=None), nameless]) is None

@@ -46,7 +46,7 @@ from ._files import write_csv
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
 from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, staff_files
-from ._ingest import Candidate, discover_all, file_digest, lab_hint
+from ._ingest import Candidate, discover_all, file_digest, lab_hint, labs_named
 from ._late import Course, read_course
 from ._options import BatchOptions, columns_for, resolve_rubrics, rubric_key
 from ._overrides import agreement_of, load_overrides
@@ -278,10 +278,11 @@ def grade_paths(
                 progress(done[0], len(candidates))
 
         # The replay is prepared here, once, and every worker forks with it (outside every task's time limit; a
-        # worker's memory cap counts from its size at the start): only the labs a course file lists, if it lists any.
-        # A rerun against a gradebook database, which mostly reuses stored grades, skips that: the first task that
-        # needs a lab loads it, as does a bundle of a lab the course file does not list.
-        broken = None if reuse else _prepare(batch_replay, list(course.file.labs) if course and course.file.labs else None)
+        # worker's memory cap counts from its size at the start): only the labs a course file lists, else the labs the
+        # inputs name (every lab when one names none).  A rerun against a gradebook database, which mostly reuses
+        # stored grades, skips that: the first task that needs a lab loads it, as does a bundle of a lab not prepared.
+        broken = None if reuse else _prepare(batch_replay, list(course.file.labs) if course and course.file.labs
+                                             else labs_named(candidates))
         run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
                   memory_mb=options.memory_mb, on_result=collect, prepare=broken)
         fresh, reused = [], 0

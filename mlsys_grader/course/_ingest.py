@@ -38,6 +38,7 @@ from ..intake import (
     is_markdown_report,
     is_submission_json,
     lab_hint,
+    lab_named,
     listdir,
     pick_primary,
     read_submission,
@@ -47,7 +48,7 @@ from ..intake import (
 from ..replay import Replay
 
 __all__ = ["FORMATS", "Candidate", "Discovery", "Format", "Student", "discover", "discover_all", "file_digest",
-           "lab_hint", "load_candidate", "read_gradescope_metadata", "refusal"]
+           "lab_hint", "labs_named", "load_candidate", "read_gradescope_metadata", "refusal"]
 
 MAX_METADATA_BYTES = 16 * 1024 * 1024
 
@@ -254,6 +255,18 @@ def discover_all(paths: Iterable[str | os.PathLike[str]], staff: frozenset[str] 
 
 
 # -- loading -----------------------------------------------------------------------
+
+def labs_named(candidates: Iterable[Candidate]) -> list[str] | None:
+    """The labs a batch's inputs name (:func:`~mlsys_grader.intake.lab_named` of each file), sorted, or None when an
+    input names none: a guess made before anything is read, so a batch readies only those labs' replay."""
+    found = set()
+    for candidate in candidates:
+        lab = lab_named(candidate.primary or candidate.source)
+        if lab is None:
+            return None
+        found.add(lab)
+    return sorted(found)
+
 
 def load_candidate(candidate: Candidate, known: frozenset[str] = frozenset(), formats: Iterable[Format] = FORMATS,
                    replay: Replay | None = None) -> Submission:

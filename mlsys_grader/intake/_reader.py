@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import io
 import os
+import re
 import stat
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -45,7 +46,7 @@ from ..core.models import Bundle, bundle_from_mapping, submission_filename
 from ..core.replayer import Replayer
 from ..core.report import Finding
 from ..errors import BundleFormatError, BundleTooLargeError, ErrorKind, GraderError
-from ..labs import lab_ids
+from ..labs import get_lab, lab_ids
 from ._marimo import (
     IMPOSSIBLE,
     export_bundle,
@@ -195,6 +196,38 @@ def is_markdown_report(name: str) -> bool:
 def lab_hint(name: str) -> str | None:
     """The lab a file or folder name mentions (``lab07.ipynb`` → ``lab07``), or None."""
     return next((lab for lab in lab_ids() if lab in name.lower()), None)
+
+
+SNIFF_BYTES = 1024 * 1024
+"""How much of a file :func:`lab_named` looks at: a bundle names its lab in its first line; a notebook, wherever its
+saved bundle sits in the first MiB."""
+_LAB_FIELD = re.compile(rb'"lab(?:_id)?"\s*:\s*"([A-Za-z0-9_.-]{1,64})"|^- Lab ID: ([A-Za-z0-9_.-]{1,64})\r?$', re.M)
+"""A bundle's ``"lab": "lab07"``, a marimo snapshot's ``"lab_id": "v1_07_framework_tax"``, its report's ``- Lab ID:``."""
+
+
+def lab_named(path: str | os.PathLike[str]) -> str | None:
+    """The registered lab the file at ``path`` names in its first :data:`SNIFF_BYTES` (a bundle's or a notebook's saved
+    bundle's ``lab``, the book's lab id in a marimo export), else the one its name mentions (:func:`lab_hint`), else
+    None; never raises, never blocks.  Nothing is parsed: it is a guess made before any input is read, which only
+    chooses the labs a batch readies before its workers start; what an input holds is decided when it is read."""
+    labs = {lab_id: lab_id for lab_id in lab_ids()}
+    for lab_id in list(labs):
+        try:
+            layout = get_lab(lab_id).marimo_layout
+        except Exception:  # a lab that does not load: its inputs say so when they are read
+            continue
+        if layout is not None:
+            labs[layout.book_lab_id] = lab_id
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                for match in _LAB_FIELD.finditer(handle.read(SNIFF_BYTES)):
+                    if (named := labs.get((match.group(1) or match.group(2)).decode("ascii"))) is not None:
+                        return named
+    except OSError:
+        pass
+    return lab_hint(os.path.basename(path))
 
 
 def listdir(path: Path) -> list[os.DirEntry]:
