@@ -128,3 +128,20 @@ def test_a_replay_prepared_for_some_labs_holds_only_their_tables_and_loads_the_o
     everything = Replay.from_tables(replay_tables_dir)
     everything.prepare()
     assert set(everything._tables) == {get_lab(lab_id) for lab_id in lab_ids()}
+
+
+def test_a_prepared_replay_holds_every_tracks_rationale_reader_and_grading_reads_with_it(replay_tables_dir):
+    """``prepare`` builds each track's reader, patterns compiled and start words found, before a batch forks; the
+    grades then read with those readers (no new one is built) and are the grades of an unprepared replay."""
+    lab = get_lab("lab07")
+    replay = Replay.from_tables(replay_tables_dir)
+    replay.prepare(["lab07"])
+    kept = dict(replay.memos.readers)
+    assert sorted(key for _, key in kept) == sorted(f"lab07:{track}" for track in lab.tracks)
+    assert all("starts" in vars(scanner) for reader in kept.values()
+               for scanner in (reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values())
+               if scanner is not None)
+    for track in lab.tracks:
+        bundle = solved("lab07", track, 3)
+        assert grade_bundle(bundle, replay=replay) == grade_bundle(bundle, replay=Replay())
+    assert dict(replay.memos.readers) == kept and all(replay.memos.readers[key] is kept[key] for key in kept)

@@ -18,6 +18,8 @@ from cachetools import LRUCache
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import Lab, PartPlan
 from ..core.memos import Memos
+from ..core.models import SCHEMA_VERSION, bundle_from_mapping
+from ..core.rationale import ready_reader
 from ..errors import GraderError
 
 CACHE_SIZE = 8192
@@ -84,9 +86,9 @@ class Replay:
 
     def prepare(self, labs: Iterable[str] | None = None) -> None:
         """Ready this replay before its first grade (a batch's start, outside every task's time limit): each of
-        ``labs`` (default: every registered lab) loaded with its table, and the evaluators loaded only of a lab left
-        to replay live (:func:`~mlsys_grader.labs.load_evaluators`, which loads just the mlsysim modules they import).
-        A batch the tables answer then pays for neither mlsysim's import nor pint's; a lab not prepared is loaded when
+        ``labs`` (default: every registered lab) loaded with its table, its rationale readers built for every track
+        (:func:`~mlsys_grader.core.rationale.ready_reader`), and the evaluators loaded only of a lab left to replay
+        live (:func:`~mlsys_grader.labs.load_evaluators`, which loads just the mlsysim modules they import).  A batch the tables answer then pays for neither mlsysim's import nor pint's; a lab not prepared is loaded when
         first replayed.  A lab that does not load (its module fails to import, or is gone) is skipped: raising here
         would stop every submission of any lab from being graded; its own submissions fail in their tasks, each row
         saying why."""
@@ -99,6 +101,9 @@ class Replay:
                 continue
             if self.table(lab) is None:  # mlsysim missing raises here: every task then names the worker's environment
                 load_evaluators(lab)
+            for track in lab.tracks:  # the rationale readers of each track (a reader depends on the lab and track only)
+                ready_reader(self._memos, lab, lab.final_choice_terms(bundle_from_mapping(
+                    {"schema_version": SCHEMA_VERSION, "lab": lab_id, "track": track})))
 
     # -- replay --------------------------------------------------------------------------------------------------
     def evaluate(self, lab: Lab, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -223,6 +223,7 @@ from ._stances import (
     device_names,
     read_stances,
     reader_for,
+    ready_reader,
 )
 from ._starts import start_words
 from ._text import (
@@ -295,6 +296,7 @@ __all__ = [
     "read_rationale",
     "read_stances",
     "reader_for",
+    "ready_reader",
     "recorded_quantities",
     "share",
     "start_words",

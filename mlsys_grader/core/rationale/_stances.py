@@ -353,6 +353,16 @@ def reader_for(memos: Memos, lab: RationaleWords, terms: ChoiceTerms) -> Reader:
     return reader
 
 
+def ready_reader(memos: Memos, lab: RationaleWords, terms: ChoiceTerms) -> None:
+    """Build the reader for ``terms`` now, with every pattern compiled and its start words found, the cues' too: what
+    a batch does once before its workers fork (:meth:`mlsys_grader.replay.Replay.prepare`), so each worker starts with
+    them instead of finding them again on its first rationale of each lab and track."""
+    reader = reader_for(memos, lab, terms)
+    for scanner in (_CUES, reader.names, reader.decisive, *reader.triggers.values(), *reader.limitations.values()):
+        if scanner is not None:
+            scanner.starts  # noqa: B018 -- computed for what it keeps
+
+
 class _Text:
     """A normalised text split into tokens (one space between tokens, so a character offset
     gives its token by counting spaces)."""
