@@ -39,6 +39,7 @@ from ..intake import (
     is_submission_json,
     lab_hint,
     lab_named,
+    lab_names,
     listdir,
     pick_primary,
     read_submission,
@@ -259,9 +260,9 @@ def discover_all(paths: Iterable[str | os.PathLike[str]], staff: frozenset[str] 
 def labs_named(candidates: Iterable[Candidate]) -> list[str] | None:
     """The labs a batch's inputs name (:func:`~mlsys_grader.intake.lab_named` of each file), sorted, or None when an
     input names none: a guess made before anything is read, so a batch readies only those labs' replay."""
-    found = set()
+    names, found = lab_names(), set()
     for candidate in candidates:
-        lab = lab_named(candidate.primary or candidate.source)
+        lab = lab_named(candidate.primary or candidate.source, names)
         if lab is None:
             return None
         found.add(lab)

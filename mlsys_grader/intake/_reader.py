@@ -205,25 +205,33 @@ _LAB_FIELD = re.compile(rb'"lab(?:_id)?"\s*:\s*"([A-Za-z0-9_.-]{1,64})"|^- Lab I
 """A bundle's ``"lab": "lab07"``, a marimo snapshot's ``"lab_id": "v1_07_framework_tax"``, its report's ``- Lab ID:``."""
 
 
-def lab_named(path: str | os.PathLike[str]) -> str | None:
-    """The registered lab the file at ``path`` names in its first :data:`SNIFF_BYTES` (a bundle's or a notebook's saved
-    bundle's ``lab``, the book's lab id in a marimo export), else the one its name mentions (:func:`lab_hint`), else
-    None; never raises, never blocks.  Nothing is parsed: it is a guess made before any input is read, which only
-    chooses the labs a batch readies before its workers start; what an input holds is decided when it is read."""
-    labs = {lab_id: lab_id for lab_id in lab_ids()}
-    for lab_id in list(labs):
+def lab_names() -> dict[str, str]:
+    """Every name a file may give a registered lab by → its lab id: the id itself and, for a lab with a marimo export,
+    the book's lab id (``v1_07_framework_tax``)."""
+    names = {lab_id: lab_id for lab_id in lab_ids()}
+    for lab_id in list(names):
         try:
             layout = get_lab(lab_id).marimo_layout
         except Exception:  # a lab that does not load: its inputs say so when they are read
             continue
         if layout is not None:
-            labs[layout.book_lab_id] = lab_id
+            names[layout.book_lab_id] = lab_id
+    return names
+
+
+def lab_named(path: str | os.PathLike[str], names: Mapping[str, str] | None = None) -> str | None:
+    """The registered lab the file at ``path`` names in its first :data:`SNIFF_BYTES` (a bundle's or a notebook's saved
+    bundle's ``lab``, the book's lab id in a marimo export; ``names``: :func:`lab_names`, passed by a caller that asks
+    about many files), else the one its name mentions (:func:`lab_hint`), else None; never raises, never blocks.
+    Nothing is parsed: it is a guess made before any input is read, which only chooses the labs a batch readies before
+    its workers start; what an input holds is decided when it is read."""
+    names = lab_names() if names is None else names
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as handle:
             if stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 for match in _LAB_FIELD.finditer(handle.read(SNIFF_BYTES)):
-                    if (named := labs.get((match.group(1) or match.group(2)).decode("ascii"))) is not None:
+                    if (named := names.get((match.group(1) or match.group(2)).decode("ascii"))) is not None:
                         return named
     except OSError:
         pass

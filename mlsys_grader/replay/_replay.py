@@ -88,8 +88,9 @@ class Replay:
         """Ready this replay before its first grade (a batch's start, outside every task's time limit): each of
         ``labs`` (default: every registered lab) loaded with its table, its rationale readers built for every track
         (:func:`~mlsys_grader.core.rationale.ready_reader`), and the evaluators loaded only of a lab left to replay
-        live (:func:`~mlsys_grader.labs.load_evaluators`, which loads just the mlsysim modules they import).  A batch the tables answer then pays for neither mlsysim's import nor pint's; a lab not prepared is loaded when
-        first replayed.  A lab that does not load (its module fails to import, or is gone) is skipped: raising here
+        live (:func:`~mlsys_grader.labs.load_evaluators`, which loads just the mlsysim modules they import).  A batch
+        the tables answer then pays for neither mlsysim's import nor pint's; a lab not prepared is loaded when first
+        replayed.  A lab that does not load (its module fails to import, or is gone) is skipped: raising here
         would stop every submission of any lab from being graded; its own submissions fail in their tasks, each row
         saying why."""
         from ..labs import get_lab, lab_ids, load_evaluators
