@@ -3,8 +3,8 @@
 The "Adding a lab" steps (docs/adding-a-lab.md), done for real: the copy is a course's own distribution (its
 pyproject declares the ``mlsys_grader.labs`` entry point and ships the rubric), installed with
 ``pip`` into a temporary virtual environment together with this tree, so no other test sees it.
-The venv is made with ``--system-site-packages`` and both are installed ``--no-deps``: the
-interpreter's packages (mlsysim, Otter, …) serve as they are, in about 16 s against about 60 s
+The venv sees this interpreter's packages (a ``.pth`` file naming its site directories: see :func:`_venv`) and
+both are installed ``--no-deps``: the interpreter's packages (mlsysim, Otter, …) serve as they are, in about 16 s against about 60 s
 for a venv that installs every dependency from the package index (measured on the 2-core
 machine).  Then the command line of that environment ``solve``\\s, ``check``\\s and ``grade``\\s
 the new lab, writes its master and ``assign``\\s its student notebook, makes the ``kit`` and the
@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import time
@@ -100,10 +101,31 @@ def _environment(venv: Path) -> dict[str, str]:
     return env
 
 
-def _venv(where: Path, *, system_site: bool) -> tuple[Path, dict[str, str]]:
-    _run([sys.executable, "-m", "venv", *(["--system-site-packages"] if system_site else []), str(where)],
-         cwd=where.parent, env=dict(os.environ), step="venvs")
-    return where / "bin" / "python", _environment(where)
+def inherited_site_dirs() -> list[str]:
+    """The folders this interpreter imports installed packages from: its site directories (a venv's own, plus its base's
+    where that venv was made with ``--system-site-packages``) and the user's, where it reads that."""
+    found = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        found.append(site.getusersitepackages())
+    return [folder for folder in dict.fromkeys(found) if Path(folder).is_dir()]
+
+
+def _venv(where: Path, *, inherit: bool) -> tuple[Path, dict[str, str]]:
+    """A new venv; with ``inherit`` it also sees every package of the interpreter running the tests.
+
+    NOTE: ``--system-site-packages`` would not do: it gives the child the *base* interpreter's packages, so when this
+    suite runs in a venv (README's test command, as a newcomer runs it) the child lacked the project's dependencies.
+    A ``.pth`` file that adds each of this interpreter's site directories as ``site`` does (their own ``.pth`` files
+    read too) gives the child what this interpreter has, in a venv or not; the child's own packages still come first.
+    """
+    _run([sys.executable, "-m", "venv", str(where)], cwd=where.parent, env=dict(os.environ), step="venvs")
+    python = where / "bin" / "python"
+    if inherit:
+        own = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=where.parent,
+                   env=_environment(where)).stdout.strip()
+        lines = [f"import site; site.addsitedir({folder!r})" for folder in inherited_site_dirs()]
+        (Path(own) / "_inherited_site.pth").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return python, _environment(where)
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +146,7 @@ def world(tmp_path_factory):
         shutil.copytree(ROOT / folder, root / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "reference-*"))
     # NOTE: the venv sees this interpreter's packages (mlsysim, Otter, …: nothing to download), but the
     # mlsys-grader installed there may be another tree's, so this tree (copied above) is installed over it.
-    python, env = _venv(base / "venv", system_site=True)
+    python, env = _venv(base / "venv", inherit=True)
     _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--ignore-installed", str(root), str(dist)], cwd=base, env=env,
          step="install this repository and the lab")
     yield {"base": base, "dist": dist, "python": python, "env": env, "root": root, "edits": edits}
@@ -224,7 +246,7 @@ def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_stu
     titles = [f"Lab {lab_id[3:5]}" for lab_id in INSTALLED]
     assert (kit / "README.md").read_text().splitlines()[0] == f"# {', '.join(titles[:-1])} and {titles[-1]} notebooks (MLSysBook)"
     # a student's environment: both wheels resolve against each other (pip sees the new lab's requirement met)
-    python, env = _venv(world["base"] / "student-venv", system_site=False)
+    python, env = _venv(world["base"] / "student-venv", inherit=False)
     _run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(student_wheel), str(lab_wheel)], cwd=kit, env=env,
          step="kit install (no deps)")
     check = subprocess.run([str(python), "-m", "pip", "check"], cwd=kit, env=env, capture_output=True, text=True)
@@ -264,7 +286,7 @@ def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_i
     assert "mlsysim==0.3.0" in lock and not [line for line in lock if "lab07x" in line]
 
     # Gradescope: /autograder/source is the zip; the image's mlsys-grader and the new lab are the zip's two wheels
-    image, env = _venv(world["base"] / "image-venv", system_site=True)
+    image, env = _venv(world["base"] / "image-venv", inherit=True)
     root = world["base"] / "autograder"
     (root / "results").mkdir(parents=True)
     (root / "submission").mkdir()
