@@ -171,18 +171,57 @@ def test_a_hold_keeps_the_unchanged_baseline_and_its_tested_alternative():
     assert _criteria(report) <= {("synthesis", "rationale")}, [f.message for f in report.findings]
 
 
-def test_a_hold_without_a_tested_alternative_is_never_captured():
-    """The book disables the capture; the notebook refuses it, and a record forged from it does not contrast."""
-    lab = _lab()
-    plan = lab.plan(default_replay(), "cloud", "E", {"intervention": "none", "rejected_alternative": None}, {})
-    assert plan.baseline == plan.result  # nothing tested: the intervention is the baseline
-    data = _bundle("cloud", E={"intervention": "none", "rejected_alternative": "prefetch"})
+def _untested_hold(data: dict) -> dict:
+    """``data`` (a bundle whose part E holds with a tested alternative) edited to a hold that names none, its synthesis
+    holding as part E does: what the book never captures (its capture button is disabled), so only a forged record."""
     e = data["evidence"]["E"]
-    e["inputs"]["rejected_alternative"] = None
+    e["inputs"]["rejected_alternative"] = data["controls"]["E"]["rejected_alternative"] = None
     e["result"] = copy.deepcopy(e["baseline"])
-    data["controls"]["E"]["rejected_alternative"] = None
+    data["synthesis"]["rejected_alternative"] = None
+    return reseal(data)
+
+
+@pytest.mark.parametrize("track", TRACKS)
+def test_a_hold_without_a_tested_alternative_is_void(track):
+    """The book requires a hold to name a tested alternative and its auditor calls the record incompatible: part E
+    earns nothing (it was paid 14 of 20), and the rationale is still read (it was held as a grader error on every item,
+    whatever it said), solve's template for it included."""
+    from mlsys_grader.labs.lab08.answers import ANSWERS
+
+    lab, rubric = _lab(), default_rubric(LAB)
+    plan = lab.plan(default_replay(), track, "E", {"intervention": "none", "rejected_alternative": None}, {})
+    assert plan.baseline == plan.result  # nothing tested: the intervention is the baseline
+    data = _untested_hold(_bundle(track, E={"intervention": "none", "rejected_alternative": "prefetch"}))
+    report = grade_bundle(json.dumps(data))
+    assert report.parts["E"].score == 0 and report.parts["E"].max_score == sum(rubric.parts["E"].values())
+    assert ("E", "domain") in _criteria(report) and [f for f in report.findings if f.part == "E" and f.voids_part]
+    assert not [f for f in report.findings if f.criterion == "grader"], [f.message for f in report.findings]
+    assert "grader_error" not in report.flags and "integrity" in report.flags
+    assert [f.part for f in report.findings if f.criterion == "generated"] == ["synthesis"]  # solve's template, still caught
+    # an honest rationale on the same forged part E is read like any other, not held
+    data["synthesis"]["rationale"] = ANSWERS[track]["rationale"]
     report = grade_bundle(json.dumps(reseal(data)))
-    assert {("E", "contrast"), ("E", "decision")} <= _criteria(report), [f.message for f in report.findings]
+    assert not [f for f in report.findings if f.criterion in ("grader", "generated")], [f.message for f in report.findings]
+    assert report.parts["synthesis"].score > 0
+
+
+def test_a_marimo_export_holding_without_a_tested_alternative_voids_part_e(tmp_path):
+    """The same hold in the book's own export (its part E edited to hold, naming no alternative): part E is void, the
+    other parts keep every point, and nothing is held as the grader's error."""
+    export = json.loads((MARIMO / "lab08-cloud.json").read_text(encoding="utf-8"))
+    e = export["result_snapshot"]["captures"]["E"]
+    e["inputs"] = {"intervention": "none", "rejected_alternative": None}
+    e["decision"], e["result_role"] = "none", "rejected alternative"
+    e["result"] = e["chosen_result"] = copy.deepcopy(e["baseline"])
+    export["knob_settings"]["E"] = {"intervention": "none", "rejected_alternative": None}
+    for section in ("decisions", "final_decision", "result_snapshot"):
+        export[section]["recommendation"], export[section]["rejected_alternative"] = "none", None
+    path = tmp_path / "lab08-cloud.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    report = grade_file(path)
+    assert report.parts["E"].score == 0, [f.message for f in report.findings]
+    assert all(report.parts[part].score == report.parts[part].max_score for part in "ABCD"), [f.message for f in report.findings]
+    assert not [f for f in report.findings if f.criterion == "grader"], [f.message for f in report.findings]
 
 
 def test_a_hold_whose_chosen_result_is_the_intervention_loses_the_decision():

@@ -241,6 +241,8 @@ def inferred_controls(track: str, part: str, record: EvidenceRecord) -> dict[str
         inputs = record.inputs
         if not isinstance(inputs, Mapping) or set(inputs) != {"intervention", "rejected_alternative"}:
             return None
+        if inputs["intervention"] == "none" and inputs["rejected_alternative"] not in FIXES:
+            return None  # a hold that names no tested alternative: the book never captures it (its button is disabled)
         return {"intervention": inputs["intervention"], "rejected_alternative": inputs["rejected_alternative"]}
     result = recorded_inputs(record.result)
     if not isinstance(result, Mapping):
