@@ -158,6 +158,7 @@ def _cmd_warm(args: argparse.Namespace) -> int:
 
 
 def _cmd_grade(args: argparse.Namespace) -> int:
+    from .course import labs_to_grade
     from .replay import Replay, ensure_tables
 
     args.started = time.perf_counter()  # the summary's time is the whole run's, a table build included
@@ -165,9 +166,11 @@ def _cmd_grade(args: argparse.Namespace) -> int:
     if args.live_replay:
         return _grade(args, Replay())
     cache = Path(args.replay_cache) if args.replay_cache else None
-    # built once, before any worker forks; each worker loads the verified files
+    # built once, before any worker forks, for the labs the inputs name (every lab when one names none); each worker
+    # loads the verified files
+    labs = labs_to_grade(args.paths, args.roster, args.manifest, args.course)
     with _TableProgress(sys.stderr.isatty() and not args.quiet) as progress:
-        built = ensure_tables(cache, progress=progress)
+        built = ensure_tables(cache, None if labs is None else tuple(labs), progress=progress)
     if built:
         args.table_note = (f"built the replay table of {', '.join(built)} in {time.perf_counter() - args.started:.1f} s "
                            "(once per machine; `mlsys-grader warm` builds it ahead)")

@@ -6,6 +6,7 @@ so ``pytest --collect-only`` and a ``-k`` selection stay quick.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import json
@@ -98,6 +99,19 @@ seal across parts).  Lab 11's and Lab 08's own tests (``tests/labs/``) and every
 the quick loop, and the plain ``pytest`` run (CI) runs every lab everywhere."""
 
 
+def executed_tracks(lab_id: str, count: int) -> tuple[str, ...]:
+    """The ``count`` tracks a lab's notebook is executed on in a kernel (each execution takes seconds), rotated by the
+    lab's place among the registered labs, so the labs together execute every track.
+
+    One notebook serves every track: the track is one assignment in its first cell, and what differs by track is the
+    data flowing through the same session code, which every track runs in process
+    (``test_notebook_api.py::test_a_complete_session_earns_full_marks`` and the lab-parametrised tests).  A kernel run
+    adds what no track changes (nbclient, the kernel, display and export), so a run per track would add cost per lab,
+    not coverage."""
+    start = (LABS.index(lab_id) * count) % len(TRACKS)
+    return tuple(TRACKS[(start + offset) % len(TRACKS)] for offset in range(count))
+
+
 def quick_labs() -> frozenset[str]:
     """The quick loop's labs: ``MLSYS_GRADER_QUICK_LABS`` (comma-separated lab ids, or ``all``) when set, so a lab's
     author runs the contract tests on that lab in the quick loop, else :data:`QUICK_LABS_DEFAULT`."""
@@ -154,10 +168,43 @@ def solved_bundle():
     return solved
 
 
+TEST_CACHE_VARIABLE = "MLSYS_GRADER_TEST_CACHE"
+"""A folder kept across runs for what the suite builds once per content (the replay tables, the wheels): CI sets it
+outside its fresh clone, so a run on the same machine reuses what an earlier run built.  Unset: pytest's cache folder
+(``.pytest_cache``, kept across a developer's runs).  Everything there is keyed by content and verified before use."""
+
+
+def kept_folder(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str) -> Path:
+    """The folder ``name`` of the kept cache (:data:`TEST_CACHE_VARIABLE`, else pytest's cache; a temporary folder under
+    ``-p no:cacheprovider``)."""
+    kept = os.environ.get(TEST_CACHE_VARIABLE, "").strip()
+    if kept:
+        folder = Path(kept).expanduser() / name
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    cache = getattr(request.config, "cache", None)
+    return Path(cache.mkdir(name)) if cache is not None else tmp_path_factory.mktemp(name)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` for the block: what the test processes of one run (pytest-xdist's workers)
+    build into a shared folder is built by one of them."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session")
 def built_wheel(request, tmp_path_factory):
     """``built_wheel(spec)``: this tree's wheel of build ``spec`` (:mod:`mlsys_grader.staff._packaging`), built once per
-    content and kept in pytest's cache folder across sessions.
+    content and kept across sessions (:func:`kept_folder`).
 
     The key digests what a build copies (``pyproject.toml``, the package's files but bytecode, the build's name and
     what it leaves out), so any edit builds anew and an unchanged tree reuses the wheel (a build takes 14-17 s)."""
@@ -166,8 +213,7 @@ def built_wheel(request, tmp_path_factory):
     from mlsys_grader.staff._packaging import FULL, SOURCE_FILES, build_wheel
 
     root = Path(__file__).resolve().parents[1]
-    cache = getattr(request.config, "cache", None)
-    base = Path(cache.mkdir("wheels")) if cache is not None else tmp_path_factory.mktemp("wheels")
+    base = kept_folder(request, tmp_path_factory, "wheels")
 
     def build(spec=FULL) -> Path:
         kind = hashlib.sha256(repr((spec.name, spec.leave_out, spec.dependencies)).encode()).hexdigest()[:12]
@@ -178,12 +224,13 @@ def built_wheel(request, tmp_path_factory):
         for path in files:
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
         where = base / f"{kind}-{digest.hexdigest()[:24]}"
-        found = sorted(where.glob(spec.wheel_glob)) if where.is_dir() else []
-        if len(found) == 1:
-            return found[0]
-        for stale in base.glob(f"{kind}-*"):  # this build of an earlier tree: never asked for again
-            shutil.rmtree(stale, ignore_errors=True)
-        return build_wheel(root, where, spec)
+        with _locked(base / f"{kind}.lock"):  # pytest-xdist's workers share the folder: one builds, the others wait
+            found = sorted(where.glob(spec.wheel_glob)) if where.is_dir() else []
+            if len(found) == 1:
+                return found[0]
+            for stale in base.glob(f"{kind}-*"):  # this build of an earlier tree: never asked for again
+                shutil.rmtree(stale, ignore_errors=True)
+            return build_wheel(root, where, spec)
 
     return build
 
@@ -194,8 +241,7 @@ def _user_cache(request, tmp_path_factory) -> Iterator[Path]:
     platformdirs reads, for this process and the commands it starts): a folder in pytest's cache, so the tests never
     write to the real user's cache and the replay tables there are built once per content (see
     :func:`replay_tables_dir`), not once per session."""
-    cache = getattr(request.config, "cache", None)  # None under ``-p no:cacheprovider``: this session's only
-    root = Path(cache.mkdir("user-cache")) if cache is not None else tmp_path_factory.mktemp("user-cache")
+    root = kept_folder(request, tmp_path_factory, "user-cache")
     previous = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(root)
     yield root
@@ -208,9 +254,9 @@ def _user_cache(request, tmp_path_factory) -> Iterator[Path]:
 @pytest.fixture(scope="session")
 def replay_tables_dir(_user_cache) -> Path:
     """Every registered lab's verified replay table, in the session's user cache directory (the one ``grade`` uses by
-    default), kept in pytest's cache folder across sessions.
+    default), kept across sessions (:func:`kept_folder`).
 
-    A table file is named by its key (the lab package's source and rubric digested, the lab contract, the mlsysim
+    A table file is named by its key (the lab package's source and rubric digested, the shared planning modules, the mlsysim
     version) and verified by its payload digest, so an edit to a lab or to the contract builds a new one and a stale
     or damaged file is rebuilt (:func:`mlsys_grader.replay.ensure_tables`); an unchanged tree reuses the files
     (building both labs' takes about 14 s).  Tests must not write into this folder: one that damages or builds tables

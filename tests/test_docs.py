@@ -135,7 +135,7 @@ def test_readme_is_short_and_its_two_commands_are_what_ci_runs():
     quick = README.split("## Quick start", 1)[1].split("\n## ", 1)[0]
     commands = re.findall(r"```bash\n(.*?)\n```", quick, re.S)
     assert commands == ['pip install . && mlsys-grader grade examples/submissions -o grades.csv --html report.html',
-                        'pip install ".[test]" && python -m pytest -q']
+                        'pip install ".[test]" && python -m pytest -q -n auto']
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert f"\n{commands[1]}\n" in ci, ".ci/run must run README's test command as it is written"
     assert "mkdocs build --strict" in ci

@@ -37,7 +37,9 @@ from test_autograder import (
 
 from mlsys_grader import grade_bundle
 
-pytestmark = pytest.mark.slow
+# One pytest-xdist worker takes the module: its images (the zips built, a base image of a minute on a new machine) are
+# built once, and the emulator's runs, each limited to half a core, leave the other worker the rest of the suite.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("emulator")]
 LAB = "lab07"
 RERUN = {"rerun_notebook": True, "notebook_budget_s": 90, "cell_timeout_s": 20}
 

@@ -204,3 +204,20 @@ def test_a_batch_readies_the_labs_its_inputs_name_or_every_lab_when_one_names_no
     assert labs_named([]) == []
     nameless = Candidate(source=str(_zip(tmp_path, {"x.json": b"{}"})), kind="zip", primary=None)
     assert labs_named([Candidate(source=str(first), kind="json", primary=None), nameless]) is None
+
+
+def test_grade_builds_tables_for_the_labs_its_inputs_name_and_every_lab_when_one_names_none(tmp_path):
+    """``labs_to_grade``: what ``grade`` builds replay tables for before grading — the labs the inputs name, the staff's
+    own files left out; None (every lab) when an input names none or the paths cannot be listed."""
+    from mlsys_grader.course import labs_to_grade
+
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / "ada.json").write_text(solve("lab11", "edge").to_json(), encoding="utf-8")
+    (folder / "bo.json").write_text(solve("lab07", "cloud").to_json(), encoding="utf-8")
+    roster = folder / "roster.csv"
+    roster.write_text("name,email\nAda,ada@example.edu\n", encoding="utf-8")
+    assert labs_to_grade([folder], roster) == ["lab07", "lab11"]
+    assert labs_to_grade([folder]) is None  # the roster, read as an input, names no lab: every lab
+    assert labs_to_grade([folder / "bo.json"]) == ["lab07"]
+    assert labs_to_grade([tmp_path / "empty"]) in ([], None)

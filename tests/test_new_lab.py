@@ -32,6 +32,9 @@ import pytest
 
 from mlsys_grader.labs import lab_ids
 
+# One pytest-xdist worker takes the module: its venv with the new lab installed (the module's world) is built once.
+pytestmark = pytest.mark.xdist_group("new_lab")
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE_LAB = ROOT / "mlsys_grader" / "labs" / "lab07"
 OLD_ID, NEW_ID = "lab07", "lab07x"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import LAB_TRACKS, LABS, TRACKS, sweep
+from conftest import LAB_TRACKS, LABS, executed_tracks, sweep
 
 from mlsys_grader import cli
 from mlsys_grader.api import default_rubric, grade_file
@@ -197,12 +197,12 @@ def _run(notebook, lab_id: str, workdir: Path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lab_id", LABS)
-@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("lab_id, track", [(lab_id, track) for lab_id in LABS for track in executed_tracks(lab_id, 2)])
 def test_completed_student_notebook_runs_top_to_bottom(tmp_path, capsys, lab_id, track):
     """Filled in for ``track``, the notebook runs without errors, saves a full-marks bundle, checks again without
     grading again (Otter's tests share one grading of the saved bundle; ``lab.check`` reuses its report), agrees
-    with ``mlsys-grader check``, and exports to HTML with its tables and charts as images."""
+    with ``mlsys-grader check``, and exports to HTML with its tables and charts as images.  Two tracks per lab, the
+    labs together every track (:func:`conftest.executed_tracks` says why no more)."""
     notebook = references.fill(nbformat.read(student_path(ROOT, lab_id), as_version=4), references.answers(lab_id, track))
     reuse, report = _run(notebook, lab_id, tmp_path)
     assert _errors(notebook) == []
@@ -224,10 +224,10 @@ def test_completed_student_notebook_runs_top_to_bottom(tmp_path, capsys, lab_id,
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lab_id", LABS)
-@pytest.mark.parametrize("track", TRACKS)
+@pytest.mark.parametrize("lab_id, track", [(lab_id, track) for lab_id in LABS for track in executed_tracks(lab_id, 1)])
 def test_unanswered_student_notebook_runs_top_to_bottom(tmp_path, lab_id, track):
-    """As handed out (only the track chosen), "Run all" finishes: every part refuses politely."""
+    """As handed out (only the track chosen), "Run all" finishes: every part refuses politely.  One track per lab, the
+    labs together every track (:func:`conftest.executed_tracks`)."""
     notebook = references.fill(nbformat.read(student_path(ROOT, lab_id), as_version=4), {"TRACK": track})
     _, report = _run(notebook, lab_id, tmp_path)
     assert _errors(notebook) == []

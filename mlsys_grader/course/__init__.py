@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ._final import FINAL_COLUMNS, build_final, default_final_path
-from ._gradebook import GradebookResult, grade_paths, gradebook_dataframe
+from ._gradebook import GradebookResult, grade_paths, gradebook_dataframe, labs_to_grade
 from ._identity import Roster, RosterStudent, read_manifest
 from ._late import Course, read_course
 from ._options import BatchOptions, resolve_rubrics
@@ -60,4 +60,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "WholeDecision", "add_request", "build_final", "build_queue", "decide", "default_final_path", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "serve_review", "write_feedback", "write_lms_feedback", "write_summary"]
+__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "WholeDecision", "add_request", "build_final", "build_queue", "decide", "default_final_path", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "labs_to_grade", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "serve_review", "write_feedback", "write_lms_feedback", "write_summary"]

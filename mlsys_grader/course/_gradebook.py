@@ -222,6 +222,18 @@ def _prepare(replay: Replay, labs: Iterable[str] | None) -> Callable[[], None] |
     return None
 
 
+def labs_to_grade(paths: Iterable[str | os.PathLike[str]], *staff: str | os.PathLike[str] | None) -> list[str] | None:
+    """The labs the inputs under ``paths`` name (``staff``: the roster, manifest and course file, never inputs), sorted,
+    or None when one names none: what ``grade`` builds replay tables for before it grades, so a batch of one lab never
+    waits for another lab's table.  A guess made before anything is read (:func:`~._ingest.labs_named`): an input it
+    misjudges is still graded exactly, through its own lab's table if there is one, else by live replay.  Never
+    raises: inputs that cannot even be listed give None (every lab), and the batch reports them."""
+    try:
+        return labs_named(discover_all(paths, staff_files(*staff)).candidates)
+    except Exception:  # a guess only: grade_paths reads and reports every input itself
+        return None
+
+
 def grade_paths(
     paths: Iterable[str | os.PathLike[str]],
     options: BatchOptions | None = None,

@@ -26,7 +26,6 @@ import importlib.util
 import itertools
 import json
 import os
-import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -34,7 +33,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..core import roles, values
 from ..core.context import evaluator_errors
 from ..core.jsonio import canonical_dumps
 from ..core.labspec import Lab
@@ -70,21 +68,33 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("mlsys-grader")) / "replay"
 
 
-def lab_digest(module: str) -> str:
-    """SHA-256 over the Python source and rubric files of the lab module's package, and the core lab contract
-    (:mod:`~mlsys_grader.core.labspec`, :mod:`~mlsys_grader.core.values`, :mod:`~mlsys_grader.core.roles`).
+PLANNING_MODULES = ("mlsys_grader.labs", "mlsys_grader._mlsysim", "mlsys_grader.core.labspec", "mlsys_grader.core.values",
+                    "mlsys_grader.core.roles", "mlsys_grader.core.replayer", "mlsys_grader.core.jsonio",
+                    "mlsys_grader.replay._replay", "mlsys_grader.replay._table")
+"""The shared modules every lab's plans and evaluations go through (the lab contract, the registry that loads
+evaluators, the replay and its keys, this module's domain walk): part of every table's key."""
 
-    Any edit to how a lab builds its arms (or to the rubric beside it) makes a new key, so a
-    table is never used for code it was not built from.  Found without importing the lab.
-    """
+
+def _source(module: str) -> Path:
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
-        raise ReplayTableError(f"cannot find the source of lab module {module!r}")
-    package = Path(spec.origin).parent
-    contract = [Path(sys.modules[name].__file__ or "") for name in (Lab.__module__, values.__name__, roles.__name__)]
+        raise ReplayTableError(f"cannot find the source of module {module!r}")
+    return Path(spec.origin)
+
+
+def lab_digest(module: str) -> str:
+    """SHA-256 over the Python source and rubric files of the lab module's package and the shared modules a plan or
+    an evaluation goes through (:data:`PLANNING_MODULES`).
+
+    Any edit to how a lab builds its arms (or to the rubric beside it), or to the shared planning code, makes a new
+    key, so a table is never used for code it was not built from.  Found without importing the lab.
+    """
+    package = _source(module).parent
     digest = hashlib.sha256()
-    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml")), *contract]:
+    for path in [*sorted(package.glob("*.py")), *sorted(package.glob("*.toml"))]:
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in PLANNING_MODULES:
+        digest.update(name.encode() + b"\0" + _source(name).read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -219,6 +229,39 @@ def write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+@contextlib.contextmanager
+def building(path: Path) -> Iterator[None]:
+    """Hold the build lock of the table at ``path`` (a ``.lock`` file beside it, locked with ``flock``): two processes
+    that find one table missing (two ``grade`` runs, the test suite's workers) build it once, the second waiting and
+    then finding it built.  Where the folder cannot hold the lock (unwritable, or no ``fcntl``: Windows) the build goes
+    on unlocked: atomic writes keep it correct, the work is only done twice."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no advisory locks through this module
+        yield
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_name(path.name + ".lock"), "a+b")  # noqa: SIM115 (held across the yield)
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _verifies(key: TableKey, path: Path) -> bool:
+    try:
+        verify(key, path.read_bytes())
+    except (FileNotFoundError, ReplayTableError):
+        return False
+    return True
+
+
 def build(lab: Lab, cache_dir: Path | None = None, progress: Progress | None = None) -> Path:
     """Build the lab's table and store it (replacing any file of the same key)."""
     key = table_key(lab)
@@ -239,9 +282,12 @@ def load(lab: Lab, cache_dir: Path | None = None, *, rebuild: bool = True) -> Ma
     except ReplayTableError:
         if not rebuild:
             raise
-    entries = build_entries(lab)
-    with contextlib.suppress(OSError):  # a cache directory we may not write: the table still serves this process
-        write_atomic(path, encode(key, entries))
+    with building(path):
+        with contextlib.suppress(FileNotFoundError, ReplayTableError):  # built by another process while this one waited
+            return decode(key, path.read_bytes())
+        entries = build_entries(lab)
+        with contextlib.suppress(OSError):  # a cache directory we may not write: the table still serves this process
+            write_atomic(path, encode(key, entries))
     return entries
 
 
@@ -259,9 +305,12 @@ def ensure_tables(cache_dir: Path | None = None, lab_ids: tuple[str, ...] | None
     built = []
     for lab_id in sorted(modules) if lab_ids is None else lab_ids:
         key = key_for(lab_id, modules[lab_id])
-        try:
-            verify(key, ((cache_dir or default_cache_dir()) / key.filename()).read_bytes())
-        except (FileNotFoundError, ReplayTableError):
+        path = (cache_dir or default_cache_dir()) / key.filename()
+        if _verifies(key, path):
+            continue
+        with building(path):
+            if _verifies(key, path):  # built by another process while this one waited for the lock
+                continue
             with contextlib.suppress(ReplayTableError, OSError):  # over the cap, or unwritable: graded live
                 build(get_lab(lab_id), cache_dir, progress)
                 built.append(lab_id)
@@ -281,8 +330,12 @@ def warm(lab_ids: list[str], cache_dir: Path | None = None,
         try:
             entries, status = decode(key, path.read_bytes()), "verified"
         except (FileNotFoundError, ReplayTableError) as exc:
-            build(lab, cache_dir, progress)
+            with building(path):
+                if _verifies(key, path):  # another process built it while this one waited for the lock
+                    status = "built by another process"
+                else:
+                    build(lab, cache_dir, progress)
+                    status = "built" if isinstance(exc, FileNotFoundError) else f"rebuilt ({exc})"
             entries = decode(key, path.read_bytes())
-            status = "built" if isinstance(exc, FileNotFoundError) else f"rebuilt ({exc})"
         done.append((lab_id, path, len(entries), status))
     return done
