@@ -6,7 +6,6 @@ so ``pytest --collect-only`` and a ``-k`` selection stay quick.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import itertools
 import json
@@ -186,21 +185,6 @@ def kept_folder(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
     return Path(cache.mkdir(name)) if cache is not None else tmp_path_factory.mktemp(name)
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive ``flock`` on ``path`` for the block: what the test processes of one run (pytest-xdist's workers)
-    build into a shared folder is built by one of them."""
-    import fcntl
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+b") as handle:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="session")
 def built_wheel(request, tmp_path_factory):
     """``built_wheel(spec)``: this tree's wheel of build ``spec`` (:mod:`mlsys_grader.staff._packaging`), built once per
@@ -210,6 +194,7 @@ def built_wheel(request, tmp_path_factory):
     what it leaves out), so any edit builds anew and an unchanged tree reuses the wheel (a build takes 14-17 s)."""
     import hashlib
 
+    from mlsys_grader.replay._table import building
     from mlsys_grader.staff._packaging import FULL, SOURCE_FILES, build_wheel
 
     root = Path(__file__).resolve().parents[1]
@@ -224,7 +209,7 @@ def built_wheel(request, tmp_path_factory):
         for path in files:
             digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
         where = base / f"{kind}-{digest.hexdigest()[:24]}"
-        with _locked(base / f"{kind}.lock"):  # pytest-xdist's workers share the folder: one builds, the others wait
+        with building(base / kind):  # pytest-xdist's workers share the folder: one builds, the others wait
             found = sorted(where.glob(spec.wheel_glob)) if where.is_dir() else []
             if len(found) == 1:
                 return found[0]
@@ -238,7 +223,7 @@ def built_wheel(request, tmp_path_factory):
 @pytest.fixture(scope="session", autouse=True)
 def _user_cache(request, tmp_path_factory) -> Iterator[Path]:
     """The user cache directory every ``grade`` and ``warm`` of the session uses by default (``XDG_CACHE_HOME``, which
-    platformdirs reads, for this process and the commands it starts): a folder in pytest's cache, so the tests never
+    platformdirs reads, for this process and the commands it starts): the kept folder (:func:`kept_folder`), so the tests never
     write to the real user's cache and the replay tables there are built once per content (see
     :func:`replay_tables_dir`), not once per session."""
     root = kept_folder(request, tmp_path_factory, "user-cache")

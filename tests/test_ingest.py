@@ -220,4 +220,6 @@ def test_grade_builds_tables_for_the_labs_its_inputs_name_and_every_lab_when_one
     assert labs_to_grade([folder], roster) == ["lab07", "lab11"]
     assert labs_to_grade([folder]) is None  # the roster, read as an input, names no lab: every lab
     assert labs_to_grade([folder / "bo.json"]) == ["lab07"]
-    assert labs_to_grade([tmp_path / "empty"]) in ([], None)
+    (tmp_path / "empty").mkdir()
+    assert labs_to_grade([tmp_path / "empty"]) == []  # nothing to grade: no table to build
+    assert labs_to_grade([tmp_path / "nowhere"]) is None  # not listable: every lab, and the batch says why
