@@ -11,6 +11,7 @@ text.  The hierarchy, drawn once so a caller can pick what to catch::
     ├── DomainError (ValueError)         a value outside the lab's domain          part, control, allowed, got
     ├── UnknownLabError (LookupError)    a lab id or track that is not registered  lab, track, known
     ├── RubricError (ValueError)         a rubric file that does not describe the lab  source
+    ├── LabSpecError (ValueError)        a lab's declaration (lab.toml) that does not hold together  source, problems
     ├── CourseFileError (ValueError)     a staff file (roster, manifest, course.toml, extensions)
     │                                    that cannot be read                       path, line, problem
     ├── DecisionError (ValueError)       staff review decisions that cannot be applied  problems
@@ -98,6 +99,15 @@ class RubricError(GraderError, ValueError):
     def __init__(self, message: str, *, source: str | None = None) -> None:
         super().__init__(message)
         self.source = source
+
+
+class LabSpecError(GraderError, ValueError):
+    """A lab's declaration (``lab.toml``) that cannot be used: each problem names the file, the key and what is
+    allowed there (``source`` is the file, ``problems`` one line each)."""
+
+    def __init__(self, message: str, *, source: str = "", problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.source, self.problems = source, tuple(problems)
 
 
 class CourseFileError(GraderError, ValueError):

@@ -15,9 +15,10 @@ from mlsys_grader.api import default_replay, default_rubric, mlsysim_version
 from mlsys_grader.core.context import build_context
 from mlsys_grader.core.drift import BuildVariant, spread
 from mlsys_grader.core.models import bundle_from_mapping
-from mlsys_grader.labs.lab07.rules import BUILD_VARIANTS, HOSTED_BUILD
 
 PINNED, HOSTED = 137438.953472, 128000.0
+BUILD_VARIANTS = get_lab("lab07").build_variants()
+HOSTED_BUILD = BUILD_VARIANTS[0].build
 
 
 # -- the hosted labs' build ----------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 from conftest import reseal, solved
 from test_collusion import OTHER, REWORDED, TEXT, stamped
 
-from mlsys_grader import solve
+from mlsys_grader import get_lab, solve
 from mlsys_grader.api import default_rubric, mlsysim_version
 from mlsys_grader.api import grade_submission as default_grade
 from mlsys_grader.cli import main
@@ -27,6 +27,7 @@ from mlsys_grader.course._options import BatchOptions, columns_for, resolve_rubr
 from mlsys_grader.course._store import GradebookDB
 from mlsys_grader.course._summary import render_summary
 from mlsys_grader.course._worker import graded_result
+from mlsys_grader.labs import rubric_text
 from mlsys_grader.replay import Replay
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -141,7 +142,7 @@ def test_rubric_change_reports_exactly_the_students_whose_score_moved(course, gr
     first, db = graded
     from mlsys_grader.api import default_rubric
 
-    shipped = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text(encoding="utf-8")
+    shipped = rubric_text("lab07")
     changed = shipped.replace("rationale_names_trigger = 1", "rationale_names_trigger = 3")
     assert changed != shipped
     rubric = tmp_path / "lab07.toml"
@@ -276,7 +277,8 @@ def test_stored_results_without_collusion_data_are_graded_again(small_course, tm
 
 def _lab07_with_a_bug():
     """Lab 07 whose part C plan fails with an error of the grader's own (not the evaluator's)."""
-    from mlsys_grader.labs.lab07 import LAB, rules
+    LAB = get_lab("lab07")
+    rules = LAB.rules
 
     class _RulesWithABug:
         """Lab 07's rules, except that part C's plan hits a bug of the grader's own."""

@@ -289,7 +289,8 @@ def test_findings_of_a_check_that_failed_midway_are_dropped_and_what_it_judged_i
 
 def test_a_plan_that_fails_on_part_b_is_held_like_a_check_that_fails():
     """One mechanism: the part's rebuild (``PartState.grader_error``) and a failing check give the same finding."""
-    from mlsys_grader.labs.lab07 import LAB, rules
+    LAB = get_lab("lab07")
+    rules = LAB.rules
 
     class _RulesWithABug:
         """Lab 07's rules, except that part B's plan hits a bug of the grader's own."""

@@ -91,11 +91,12 @@ def test_an_edit_to_a_shared_planning_module_changes_every_labs_table_key(monkey
     def edited(target: Path):
         return lambda self: original(self) + (b"\n# edited\n" if self == target else b"")
 
-    shared = Path(importlib.util.find_spec("mlsys_grader.replay._replay").origin)
-    monkeypatch.setattr(Path, "read_bytes", edited(shared))
-    after = {lab_id: table.key_for(lab_id, module) for lab_id, module in lab_modules().items()}
-    assert all(after[lab_id].filename() != before[lab_id].filename() for lab_id in before), (before, after)
-    own = Path(importlib.util.find_spec("mlsys_grader.labs.lab07.rules").origin)
+    for module in ("mlsys_grader.labs.declared", "mlsys_grader.labs.spec", "mlsys_grader.replay._replay"):
+        shared = Path(importlib.util.find_spec(module).origin)
+        monkeypatch.setattr(Path, "read_bytes", edited(shared))
+        after = {lab_id: table.key_for(lab_id, module) for lab_id, module in lab_modules().items()}
+        assert all(after[lab_id].filename() != before[lab_id].filename() for lab_id in before), (module, before, after)
+    own = Path(importlib.util.find_spec("mlsys_grader.labs.lab07.judge").origin)
     monkeypatch.setattr(Path, "read_bytes", edited(own))
     changed = {lab_id for lab_id, module in lab_modules().items() if table.key_for(lab_id, module) != before[lab_id]}
     assert changed == {"lab07"}

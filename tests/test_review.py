@@ -29,6 +29,7 @@ from mlsys_grader.course._review import (
     import_decisions,
 )
 from mlsys_grader.course._store import GradebookDB
+from mlsys_grader.labs import rubric_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from course import clean_student  # (benchmarks/course.py: honest students in their own words)
@@ -133,7 +134,7 @@ def test_overrides_survive_a_rerun_a_rubric_change_and_a_new_process(term, tmp_p
     line = next(r for r in csv.DictReader((tmp_path / "final.csv").open(encoding="utf-8")) if r["student"] == "2005"
                 and r["lab"] == "lab07")
     assert (line["score"], line["machine_score"]) == ("100.0", "98.0") and "recommends it plainly" in line["overrides"]
-    shipped = (Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text(encoding="utf-8")
+    shipped = rubric_text("lab07")
     rubric = tmp_path / "lab07.toml"
     rubric.write_text(shipped.replace("rationale_names_trigger = 1", "rationale_names_trigger = 3"), encoding="utf-8")
     changed = grade_paths([paths["down"]], options(root, db, rubrics={"lab07": str(rubric)}))
@@ -148,7 +149,7 @@ def test_overrides_survive_a_rerun_a_rubric_change_and_a_new_process(term, tmp_p
 def test_a_lowered_maximum_makes_the_override_stale_not_clamped(term, tmp_path):
     root, paths, db = term
     decide(db, Decision("2005", "lab07", RECOMMENDATION, 2.0, "recommends it"))
-    shipped = (Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text(encoding="utf-8")
+    shipped = rubric_text("lab07")
     lowered = shipped.replace("rationale_names_recommendation = 2", "rationale_names_recommendation = 1")
     assert lowered != shipped
     rubric = tmp_path / "lab07.toml"
@@ -381,7 +382,7 @@ def test_an_item_removed_from_the_rubric_makes_its_override_stale(term, tmp_path
     trigger = "synthesis.rationale_names_trigger"
     decide(db, Decision("2005", "lab07", trigger, 0.0, "the trigger has no condition"))
     assert final_row(db, "2005", "lab07")["score"] == 97.0
-    shipped = (Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text(encoding="utf-8")
+    shipped = rubric_text("lab07")
     rubric = tmp_path / "lab07.toml"
     rubric.write_text(shipped.replace("rationale_names_trigger = 1\n", ""), encoding="utf-8")
     result = grade_paths([paths["down"]], options(root, db, rubrics={"lab07": str(rubric)}))

@@ -124,7 +124,8 @@ def test_a_missing_label_is_never_cheaper_than_an_honest_one():
 def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
     """Measured: a KeyError injected into a lab's plan became a replay finding, 91/100, an integrity
     flag and "recapture the part"."""
-    from mlsys_grader.labs.lab07 import LAB, rules
+    LAB = get_lab("lab07")
+    rules = LAB.rules
 
     class _RulesWithABug:
         """Lab 07's rules, except that part C's plan hits a bug of the grader's own (a KeyError)."""
@@ -155,7 +156,8 @@ def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
 def test_a_check_that_fails_is_a_grader_error_not_a_crash():
     """Measured: the failure became one ``grader`` finding on ``bundle``, so nothing was held and part E's
     decision was paid (tests/test_held.py holds every check to this)."""
-    from mlsys_grader.labs.lab07 import LAB, rules
+    LAB = get_lab("lab07")
+    rules = LAB.rules
 
     class _BrokenRules:
         """Lab 07's rules, except that the decision rule fails."""

@@ -106,7 +106,7 @@ class Lab:
                  limitations: tuple[Choice, ...], rules: PartRules, words: LabWords, views: LabViews,
                  references: LabReferences, text: LabText = NO_TEXT, marimo_layout: MarimoLayout | None = None,
                  tracks: tuple[str, ...] = DEFAULT_TRACKS, synthesis_fields: tuple[str, ...] = DEFAULT_SYNTHESIS,
-                 module: str = "", master: Callable[[Path], Path] | None = None) -> None:
+                 module: str = "", master: Callable[[Path], Path] | None = None, spec: Any = None) -> None:
         unknown = sorted(set(synthesis_fields) - set(SYNTHESIS_ANSWERS))
         if unknown:
             raise ValueError(f"lab {lab_id!r}: synthesis fields {unknown} are not bundle schema answers; "
@@ -132,13 +132,15 @@ class Lab:
         """The module the registry loaded the lab from (:func:`mlsys_grader.labs.get_lab` sets it): the replay
         table digests the source and rubric of its package."""
         self._master = master
+        self.spec = spec
+        """The lab's declaration (:class:`mlsys_grader.labs.spec.LabSpec`, its ``lab.toml``) when it is declared."""
 
     def replace(self, **changes: Any) -> Lab:
         """A new lab with ``changes`` to the constructor's arguments (the registry sets its ``module`` when it
         loads it)."""
         arguments = {name: getattr(self, name) for name in ("lab_id", "title", "model_id", "parts", "triggers", "limitations",
                                                             "rules", "words", "views", "references", "text",
-                                                            "marimo_layout", "tracks", "synthesis_fields")}
+                                                            "marimo_layout", "tracks", "synthesis_fields", "spec")}
         arguments["master"] = self._master
         return Lab(**{**arguments, **changes})
 

@@ -77,7 +77,9 @@ def get_lab(lab_id: str) -> Lab:
         return _LOADED[lab_id]
     module = _module(lab_id)
     if lab_id not in _LOADED:
-        lab = importlib.import_module(module).LAB
+        from .declared import is_declared, load_lab
+
+        lab = load_lab(module) if is_declared(module) else importlib.import_module(module).LAB
         if not isinstance(lab, Lab):
             raise UnknownLabError(f"module {module}: LAB must be a mlsys_grader.core.labspec.Lab, assembled from the lab's "
                                   f"seams (got {type(lab).__name__}); docs/adding-a-lab.md", lab=lab_id)
@@ -113,6 +115,10 @@ def rubric_text(lab_id: str) -> str:
         path = folder.joinpath(name)
         if path.is_file():
             return path.read_text(encoding="utf-8")
+    from .declared import is_declared, rubric_toml, spec_of
+
+    if package == _module(lab_id) and is_declared(package):  # a declared lab's rubric follows from its parts
+        return rubric_toml(spec_of(package))
     raise RubricError(f"lab {lab_id!r} ships no rubric: expected {' or '.join(names)} in {package}", source=names[0])
 
 

@@ -68,11 +68,12 @@ def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("mlsys-grader")) / "replay"
 
 
-PLANNING_MODULES = ("mlsys_grader.labs", "mlsys_grader._mlsysim", "mlsys_grader.core.labspec", "mlsys_grader.core.values",
+PLANNING_MODULES = ("mlsys_grader.labs", "mlsys_grader.labs.declared", "mlsys_grader.labs.spec", "mlsys_grader._mlsysim", "mlsys_grader.core.labspec", "mlsys_grader.core.values",
                     "mlsys_grader.core.roles", "mlsys_grader.core.replayer", "mlsys_grader.core.jsonio",
                     "mlsys_grader.replay._replay", "mlsys_grader.replay._table")
 """The shared modules every lab's plans and evaluations go through (the lab contract, the registry that loads
-evaluators, the replay and its keys, this module's domain walk): part of every table's key."""
+evaluators, the declared lab's planner and the spec it reads, the replay and its keys, this module's domain walk):
+part of every table's key."""
 
 
 def _source(module: str) -> Path:

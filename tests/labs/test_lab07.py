@@ -23,23 +23,24 @@ from mlsys_grader.student._session import _open_lab_with_clock
 LAB = "lab07"
 
 
-def test_the_rules_restate_the_evaluators_constants():
+def test_the_declaration_restates_the_evaluators_constants():
     from mlsysim.labs.experiments import v1_07_experiments as ev
 
-    from mlsys_grader.labs.lab07 import rules
-
-    assert (ev.MODEL_KEY, len(ev.OPERATION_GRAPH)) == (rules.MODEL_KEY, rules.OPERATION_COUNT)
-    assert get_lab(LAB).model_id == ev.MODEL_KEY
-    assert set(ev.TRACKS) == set(get_lab(LAB).tracks) == set(rules.TENSOR_ELEMENTS) == set(rules.TARGETS)
-    assert {track: profile.default_elements for track, profile in ev.TRACKS.items()} == rules.TENSOR_ELEMENTS
-    assert {track: profile.target.name for track, profile in ev.TRACKS.items()} == rules.TARGETS
+    spec = get_lab(LAB).spec
+    assert spec.evaluator == ev.__name__ and spec.model_id == ev.MODEL_KEY == get_lab(LAB).model_id
+    assert spec.constant("operation_count") == len(ev.OPERATION_GRAPH)
+    assert set(ev.TRACKS) == set(spec.tracks) == set(spec.constants["tensor_elements"]) == set(spec.constants["target"])
+    assert {track: profile.default_elements for track, profile in ev.TRACKS.items()} == spec.constants["tensor_elements"]
+    assert {track: profile.target.name for track, profile in ev.TRACKS.items()} == spec.constants["target"]
 
 
 @pytest.mark.slow  # a fresh interpreter
 def test_only_the_evaluation_module_imports_mlsysim():
-    """The lab object, its rules, words, views, notebook text, marimo mapping and references load without it."""
+    """The lab object, its declaration, judge and views load without it."""
     probe = ("import sys\n"
-             "from mlsys_grader.labs.lab07 import LAB, lab, marimo, notebook, references, rules, views, words\n"
+             "from mlsys_grader.labs import get_lab\n"
+             "from mlsys_grader.labs.lab07 import judge, views\n"
+             "LAB = get_lab('lab07')\n"
              "LAB.parts['B'].check_controls({'executions': 50, 'recompilations': 0})\n"
              "assert 'mlsysim' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mlsysim'))\n"
              "from mlsys_grader.labs.lab07 import evaluate\n"

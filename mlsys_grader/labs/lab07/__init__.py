@@ -1,13 +1,5 @@
-"""Lab 07 — The Framework Tax, one package split along its seams (see :mod:`.lab`).
+"""Lab 07 — The Framework Tax, declared: ``lab.toml`` (the parts, options, words and text), :mod:`.judge` (what only
+code says), :mod:`.views` (each part's table and chart) and :mod:`.evaluate` (the only module importing mlsysim).
 
-``LAB`` is the lab object the registry loads (``mlsys_grader.labs``); importing this
-package does not import mlsysim (only :mod:`.evaluate` does, on first evaluation).
+The registry loads it with :func:`mlsys_grader.labs.declared.load_lab`; importing this package imports nothing.
 """
-
-from __future__ import annotations
-
-from .lab import LAB, LAB_ID
-from .rules import MODEL_KEY, OPERATION_COUNT, PARTS
-from .words import LIMITATIONS, RECOMMENDATIONS, REJECTABLE, TRIGGERS
-
-__all__ = ["LAB", "LIMITATIONS", "MODEL_KEY", "OPERATION_COUNT", "PARTS", "RECOMMENDATIONS", "REJECTABLE", "TRIGGERS", "LAB_ID"]

@@ -1,8 +1,7 @@
 """Lab 07's evaluation: the only module of the lab that touches mlsysim (``v1_07_experiments``).
 
-The rest of the lab (rules, words, views, notebook text) reaches it through
-:func:`mlsys_grader.labs.lab07.rules.evaluator`, on first use, so the lab's rules load
-without mlsysim.
+The rest of the lab reaches it through the lab's rules (``lab.rules.evaluator()``, :mod:`mlsys_grader.labs.declared`),
+on first use, so the lab loads without mlsysim.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Lab 07's part views: the seeds' table, chart and "Observed analytically" sentence for each part.
 
-A chart painter receives the matplotlib ``Axes`` (the notebook owns the figure), so
-nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come
-from the plan.  This module is the lab's :class:`~mlsys_grader.core.labspec.LabViews`.
+``view_a`` … ``view_e`` are the parts' views.  A chart painter receives the matplotlib ``Axes`` (the notebook
+owns the figure), so nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come
+from the plan.
 """
 
 from __future__ import annotations
@@ -10,16 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mlsys_grader.core.labspec import PartPlan, View
-from mlsys_grader.core.models import Bundle
 from mlsys_grader.labs.charts import BLUE, ORANGE, RED, bars, plural
 
-from . import rules
+from . import judge
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
 
 
-def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     speedup = plan.alternatives[0]["speedup"] if plan.alternatives else base["total_time_us"] / result["total_time_us"]
     rows = [
@@ -39,7 +38,7 @@ def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
         f"{plural(result['dispatches'], 'launch', 'launches')} produces {speedup:.2f}× speedup with identical FLOPs and payload."))
 
 
-def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Executions": result["executions"], "Compilations": result["compilation_count"],
              "Break-even": result["break_even_executions"], "Eager": f"{result['eager_total_ms']:.2f} ms",
@@ -58,7 +57,7 @@ def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
         kind="success" if result["compilation_repaid"] else "warn")
 
 
-def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Path": label, "Launches": arm["launches"], "Breaks": arm["graph_breaks"],
              "Traffic": f"{arm['total_traffic_mb']:.3f} MB"} for label, arm in (("Unfused", base), ("Selected", result))]
@@ -72,7 +71,7 @@ def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
         f"{plural(result['launches'], 'launch', 'launches')}. Arithmetic is preserved; each graph break restores a materialized boundary."))
 
 
-def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Policy": label, "Stored": f"{arm['retained_activation_mb']:.3f} MB",
              "Repeated ops": arm["recomputed_operation_count"], "Step": f"{arm['step_time_ms']:.3f} ms"}
@@ -107,7 +106,7 @@ _E_INTERPRETATION = {
 }
 
 
-def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Path": label, "Operator": arm["operator"], "Shape": arm["shape_mode"], "Status": arm["status"],
              "Copies": f"{arm['fallback_copy_mb']:.3f} MB"} for label, arm in (("Known native", base), ("Selected", result))]
@@ -130,31 +129,14 @@ def _repeat(count: int) -> str:
     return "1 operation repeats" if count == 1 else f"{count} operations repeat"
 
 
-VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
-
-
-def render(track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-    """The part's view for ``plan``'s arms, its observation opening with ``verdict_words``."""
-    return VIEWS[part](plan, track, verdict_words)
-
-
-def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
-    """The track, its target device and its workload, as the seed's header shows them."""
-    return rules.evaluator().header_facts(track)
-
-
 def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The target device, part D's default training host, how this track recompiles, and the workload."""
     # Words, not evidence: the default part D baseline's host, evaluated once here (no plan, no replay service).
-    baseline = rules.arm_inputs(track, "D", lab.parts["D"].defaults(), rules.TENSOR_ELEMENTS[track]).baseline
-    host = rules.evaluate(track, rules.MODEL_KEY, baseline)["training_host"]
+    baseline = judge.arm_inputs(lab, track, "D", lab.parts["D"].defaults(), {}).baseline
+    host = lab.rules.evaluate(track, lab.model_id, baseline)["training_host"]
     context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
                "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
-    ev = rules.evaluator()
+    ev = lab.rules.evaluator()
     return {"device": ev.target_name(track), "training_host": host, "recompile_context": context,
             "scenario": ev.workload(track)}
 
-
-def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
-    """None: the synthesis holds the recommendation (part E's decision is a runtime path, not the plan)."""
-    return []

@@ -1,0 +1,458 @@
+"""A declared lab, assembled: ``lab.toml`` plus the lab's ``judge.py``, ``views.py`` and ``evaluate.py``.
+
+:func:`load_lab` reads the package's :class:`~.spec.LabSpec` and builds the :class:`~mlsys_grader.core.labspec.Lab`
+the core grades with.  Its seams are the shared implementations below, each reading the spec and calling the lab's
+code only for what the spec cannot say:
+
+* :class:`DeclaredRules`: evaluation (``evaluate.replay``, loaded on first use, the only module importing mlsysim),
+  plans (the judge's ``arm_inputs``, arms evaluated through the replay service, the decision from the declared hold),
+  controls read back from a record, the book's seal, build variants, predictions and the decision and synthesis rules;
+* :class:`DeclaredWords`: the closed answers, their terms and the evidence walker (:mod:`.evidence`);
+* :class:`DeclaredViews`: the judge's part views, the header, what a capture's decision shows;
+* :class:`DeclaredReferences`: ``solve``'s controls, decisions and synthesis, and the hand-written answers
+  (``answers.toml``, left out of what students install);
+* the marimo export's layout, from the declared field names.
+
+What the judge may define (each optional unless marked): ``arm_inputs`` (required), ``displayed_prediction``
+(required), ``accepted_predictions``, ``infer_controls``, ``decide``, ``model_key``, ``decision_problems``,
+``more_synthesis_problems``, ``synthesis_problems`` (replacing the declared rules), ``contrast``,
+``decision_options``, ``reference_choices``, ``reference_rationale``, ``reference_synthesis``, ``synthesis_choices``,
+``final_choice_terms``, ``evidence_quantities``, ``marimo_binding``, ``marimo_answers``, ``marimo_decision_copies``,
+``marimo_missing``.  ``docs/adding-a-lab.md`` says what each is for.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import tomllib
+from collections.abc import Callable, Mapping
+from functools import cache
+from importlib import resources
+from types import MappingProxyType, ModuleType
+from typing import TYPE_CHECKING, Any
+
+from ..core.labspec import (
+    SYNTHESIS_ANSWERS,
+    ArmInputs,
+    Choice,
+    ChoiceTerms,
+    Control,
+    InferredControls,
+    Lab,
+    LabText,
+    MarimoLayout,
+    NotebookText,
+    PartPlan,
+    PartSpec,
+    PartText,
+    Problem,
+    View,
+    arm_inputs,
+    default_synthesis_choices,
+    hand_written_answers,
+)
+from ..core.values import BuildVariant
+from . import evidence
+from .spec import SPEC_FILE, LabSpec, OptionSpec, load_spec
+
+if TYPE_CHECKING:
+    from ..core.models import Bundle, EvidenceRecord
+    from ..core.replayer import Replayer
+
+ANSWERS_FILE = "answers.toml"
+"""The lab's hand-written reference answers (track → synthesis answers): solutions, left out of every build a student
+or a submission's code can read (:data:`mlsys_grader.staff._packaging.LAB_ANSWERS`)."""
+
+
+def _hook(module: ModuleType | None, name: str) -> Callable[..., Any] | None:
+    found = getattr(module, name, None)
+    return found if callable(found) else None
+
+
+def choice_of(option: OptionSpec) -> Choice:
+    return Choice(option.value, option.label, tuple(option.keywords), phrasings=tuple(option.phrasings),
+                  decisive=tuple(option.decisive))
+
+
+def part_specs(spec: LabSpec) -> dict[str, PartSpec]:
+    """The core's :class:`PartSpec` of each declared part, in notebook order."""
+    parts = {}
+    for letter, part in spec.parts.items():
+        controls = tuple(Control(c.name, c.label, c.kind, c.default, choices=tuple(c.choices), minimum=c.minimum,
+                                 maximum=c.maximum, step=c.step, decision=c.decision) for c in part.controls)
+        predictions = part.predictions or next(iter(part.predictions_by_track.values()))
+        parts[letter] = PartSpec(letter, part.title, part.question, controls, MappingProxyType(dict(predictions)),
+                                 depends_on=tuple(part.depends_on), has_decision=part.decision is not None)
+    return parts
+
+
+def lab_text(spec: LabSpec) -> LabText:
+    text = spec.text
+    notebook = None
+    if text.notebook is not None:
+        n = text.notebook
+        notebook = NotebookText(n.title, n.framing, {letter: PartText(p.heading, p.scenario, p.notes)
+                                                       for letter, p in n.parts.items()},
+                                n.synthesis, decision_text=dict(n.decision_text), labels=dict(n.labels))
+    return LabText(notebook=notebook, scenarios=MappingProxyType(dict(text.scenarios)),
+                   track_labels=MappingProxyType({(t.what, t.value): MappingProxyType(dict(t.labels))
+                                                  for t in text.track_labels}),
+                   decision_labels=MappingProxyType({(t.what, t.value): MappingProxyType(dict(t.labels))
+                                                     for t in text.decision_labels}),
+                   learning_objectives=tuple(text.learning_objectives), big_takeaways=tuple(text.big_takeaways),
+                   source_trace=text.source_trace)
+
+
+class DeclaredRules:
+    """The lab's :class:`~mlsys_grader.core.labspec.PartRules`, from its spec and its judge."""
+
+    def __init__(self, spec: LabSpec, package: str, judge: ModuleType) -> None:
+        self.spec, self.package, self.judge = spec, package, judge
+        self._variants = tuple(BuildVariant(part=v.part, field=v.field, tracks=tuple(v.tracks), values=tuple(v.values),
+                                            build=v.build, why=v.why) for v in spec.build_variants)
+
+    @cache  # noqa: B019 - one per lab, alive as long as the process
+    def evaluator(self) -> ModuleType:
+        """The lab's ``evaluate`` module, imported on first use with only the mlsysim modules it imports."""
+        from . import import_evaluator
+
+        return import_evaluator(f"{self.package}.evaluate")
+
+    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        return self.evaluator().replay(model_key, inputs)
+
+    def model_key(self, part: str) -> str:
+        own = _hook(self.judge, "model_key")
+        if own is not None:
+            return own(part)
+        return self.spec.parts[part].model_key or self.spec.model_id
+
+    def plan(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+             upstream: Mapping[str, Any]) -> PartPlan:
+        arms: ArmInputs = self.judge.arm_inputs(lab, track, part, controls, upstream)
+        key = self.model_key(part)
+        baseline = replay.evaluate(lab, track, key, arms.baseline)
+        result = replay.evaluate(lab, track, key, arms.result)
+        alternatives = tuple(replay.evaluate(lab, track, key, item) for item in arms.alternatives)
+        decided = _hook(self.judge, "decide")
+        fields = (decided(lab, part, controls, baseline, result) if decided is not None
+                  else self.decide(part, controls, baseline, result))
+        return PartPlan(part=part, model_key=key, upstream=arms.upstream, baseline=baseline, result=result,
+                        alternatives=alternatives, **fields)
+
+    def decide(self, part: str, controls: Mapping[str, Any], baseline: dict[str, Any],
+               result: dict[str, Any]) -> dict[str, Any]:
+        """A part's decision fields from its declaration: a hold keeps the baseline, any other decision the result."""
+        decision = self.spec.parts[part].decision
+        if decision is None or decision.control is None:
+            return {}
+        value = controls[decision.control]
+        hold = value in decision.hold
+        return {"decision": value, "chosen_result": baseline if hold else result,
+                "result_role": "rejected alternative" if hold else "tested intervention"}
+
+    def infer_controls(self, lab: Lab, replay: Replayer, track: str, part: str,
+                       record: EvidenceRecord) -> InferredControls | None:
+        own = _hook(self.judge, "infer_controls")
+        if own is not None:
+            return own(lab, replay, track, part, record)
+        return read_controls(self.spec, part, record)
+
+    def upstream_inputs(self, part: str, inputs: Any) -> Any:
+        seal = self.spec.parts[part].seal or self.spec.seal
+        return inputs if seal == "inputs" else {} if seal == "empty" else None
+
+    def build_variants(self) -> tuple[BuildVariant, ...]:
+        return self._variants
+
+    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
+        return self.judge.displayed_prediction(track, part, plan)
+
+    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
+        own = _hook(self.judge, "accepted_predictions")
+        return own(track, part, plan) if own is not None else frozenset({self.displayed_prediction(track, part, plan)})
+
+    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+        own = _hook(self.judge, "decision_problems")
+        return own(track, part, plan, record) if own is not None else []
+
+    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
+        own = _hook(self.judge, "synthesis_problems")
+        if own is not None:
+            return own(self.spec, bundle)
+        return declared_synthesis_problems(self.spec, bundle, _hook(self.judge, "more_synthesis_problems"))
+
+
+def read_controls(spec: LabSpec, part: str, record: EvidenceRecord) -> InferredControls | None:
+    """The controls a record's result arm was built from, read back by name (the decision from the record), or None:
+    for a part whose result inputs hold every control under its own name."""
+    result_inputs = arm_inputs(record.result) if record.result else None
+    if not isinstance(result_inputs, Mapping):
+        return None
+    declared = spec.parts[part]
+    decision = declared.decision.control if declared.decision is not None else None
+    names = [control.name for control in declared.controls if control.name != decision]
+    if not all(name in result_inputs for name in names):
+        return None
+    controls = {name: result_inputs[name] for name in names}
+    if decision is not None:
+        controls[decision] = record.decision
+    return InferredControls(controls, {})
+
+
+def _message(spec: LabSpec, code: str, default: str) -> str:
+    problem = spec.problems.get(code)
+    return problem.message if problem is not None else default
+
+
+def options(spec: LabSpec, what: str) -> tuple[Choice, ...]:
+    return tuple(choice_of(option) for option in spec.options.get(what, ()))
+
+
+def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
+                                more: Callable[[LabSpec, Bundle], list[Problem]] | None = None) -> list[Problem]:
+    """The declared synthesis rules: a listed recommendation, a listed rejected alternative different from it, the lab's
+    own rules (``more``), "hold" only after the declared part held, a listed trigger and limitation."""
+    s = bundle.synthesis
+    problems: list[Problem] = []
+    rule = spec.synthesis
+    if "recommendation" in spec.options:
+        values = [choice.value for choice in options(spec, "recommendation")]
+        if s.recommendation not in values:
+            problems.append(Problem(_message(spec, "synthesis.recommendation_unlisted", "Choose a recommendation."),
+                                    values, s.recommendation))
+        rejectable = rule.rejectable or values
+        if s.rejected_alternative not in rejectable:
+            problems.append(Problem(_message(spec, "synthesis.rejected_unlisted", "Choose the alternative you reject."),
+                                    list(rejectable), s.rejected_alternative))
+        elif s.recommendation == s.rejected_alternative:
+            problems.append(Problem(_message(spec, "synthesis.rejected_equals_recommended",
+                                             "The rejected alternative must differ from the recommendation."),
+                                    "a different option", s.rejected_alternative))
+    if more is not None:
+        problems += more(spec, bundle)
+    if rule.hold_part is not None and s.recommendation == "hold":
+        held = bundle.evidence.get(rule.hold_part)
+        if held is None or held.decision != "hold":
+            problems.append(Problem(_message(spec, "synthesis.hold_without_hold",
+                                             f"Recommend 'hold' only after capturing part {rule.hold_part} with decision "
+                                             "'hold'."),
+                                    f"part {rule.hold_part} decision 'hold'", getattr(held, "decision", None)))
+    for field, what in (("reevaluation_trigger", "re-evaluation trigger"), ("residual_risk", "remaining limitation")):
+        if field not in spec.options:
+            continue
+        value = getattr(s, field)
+        listed = [option.value for option in spec.options[field]]
+        if value not in listed:
+            problems.append(Problem(f"Choose a {what} from the lab's list.", listed, value))
+    return problems
+
+
+class DeclaredWords:
+    """The lab's :class:`~mlsys_grader.core.labspec.LabWords`: its options, their terms, the evidence walker."""
+
+    def __init__(self, spec: LabSpec, judge: ModuleType) -> None:
+        self.spec, self.judge = spec, judge
+        self.recommendations = options(spec, "recommendation")
+        rejectable = spec.synthesis.rejectable or [c.value for c in self.recommendations]
+        self.rejectable = tuple(c for c in self.recommendations if c.value in rejectable)
+
+    @cache  # noqa: B019 - one per lab, alive as long as the process
+    def devices(self, track: str) -> tuple[str, ...]:
+        """What ``{device}`` stands for on ``track``: device words, the target as registered and as people write it."""
+        from ..core.rationale import device_names
+
+        name = self.spec.constants.get("target", {}).get(track)
+        registered = () if name is None else device_names(name)
+        return (tuple(self.spec.words.device_words) + registered
+                + tuple(self.spec.words.device_nicknames.get(track, ())))
+
+    def synthesis_choices(self, lab: Lab) -> dict[str, tuple[Choice, ...]]:
+        own = _hook(self.judge, "synthesis_choices")
+        if own is not None:
+            return own(lab)
+        if not self.recommendations:
+            return default_synthesis_choices(lab)
+        return {"recommendation": self.recommendations, "rejected_alternative": self.rejectable,
+                **default_synthesis_choices(lab)}
+
+    def final_choice_terms(self, lab: Lab, bundle: Bundle) -> ChoiceTerms:
+        own = _hook(self.judge, "final_choice_terms")
+        if own is not None:
+            return own(lab, bundle)
+        s = bundle.synthesis
+        recommended = {c.value for c in self.recommendations if c.value == s.recommendation}
+        rejected = {c.value for c in self.rejectable if c.value == s.rejected_alternative}
+        return ChoiceTerms(f"{lab.lab_id}:{bundle.track}", self.recommendations, frozenset(recommended),
+                           frozenset(rejected), slots=(("device", self.devices(bundle.track)),))
+
+    def evidence_quantities(self, record: Any) -> list[tuple[float, str]]:
+        own = _hook(self.judge, "evidence_quantities")
+        return own(record) if own is not None else evidence.quantities(self.spec.evidence, record)
+
+
+class DeclaredViews:
+    """The lab's :class:`~mlsys_grader.core.labspec.LabViews`: its ``views.py`` and the header its evaluator words."""
+
+    def __init__(self, rules: DeclaredRules, views: ModuleType) -> None:
+        self.rules, self.views = rules, views
+
+    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
+        return getattr(self.views, f"view_{part.lower()}")(plan, track, verdict_words)
+
+    def header_facts(self, lab: Lab, track: str) -> list[tuple[str, str]]:
+        return self.rules.evaluator().header_facts(track)
+
+    def track_facts(self, lab: Lab, track: str) -> dict[str, str]:
+        own = _hook(self.views, "track_facts")
+        return own(lab, track) if own is not None else {}
+
+    def captured_decision(self, lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
+        own = _hook(self.views, "captured_decision")
+        return own(lab, bundle) if own is not None else []
+
+
+class DeclaredReferences:
+    """The lab's :class:`~mlsys_grader.core.labspec.LabReferences`: what ``solve`` writes, and the hand-written answers."""
+
+    def __init__(self, spec: LabSpec, package: str, judge: ModuleType) -> None:
+        self.spec, self.package, self.judge = spec, package, judge
+
+    def sample_controls(self, lab: Lab, replay: Replayer, track: str, part: str,
+                        rng: random.Random | None) -> dict[str, Any]:
+        spec = lab.parts[part]
+        controls = spec.defaults() if rng is None else {control.name: control.sample(rng) for control in spec.controls}
+        contrast = _hook(self.judge, "contrast")
+        if contrast is not None:
+            controls = contrast(lab, track, part, controls, rng)
+        return self.complete_decision(lab, replay, track, part, controls, rng)
+
+    def complete_decision(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                          rng: random.Random | None) -> dict[str, Any]:
+        controls = dict(controls)
+        decision = self.spec.parts[part].decision
+        own = _hook(self.judge, "decision_options")
+        if decision is None or decision.control is None or own is None:
+            return controls
+        choices = own(lab, replay, track, part, controls)
+        controls[decision.control] = rng.choice(choices) if rng else choices[0]
+        return controls
+
+    def reference_rationale(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str,
+                            limitation: str) -> str | None:
+        own = _hook(self.judge, "reference_rationale")
+        return own(lab, track, plans, trigger, limitation) if own is not None else None
+
+    def reference_synthesis(self, lab: Lab, track: str, plans: Mapping[str, PartPlan],
+                            rng: random.Random) -> dict[str, Any]:
+        own = _hook(self.judge, "reference_synthesis")
+        if own is not None:
+            return own(lab, track, plans, rng)
+        recommendation, rejected = self.judge.reference_choices(lab, plans)
+        trigger = rng.choice(lab.triggers)
+        risk = rng.choice(lab.limitations)
+        return {"recommendation": recommendation, "rejected_alternative": rejected,
+                "reevaluation_trigger": trigger.value, "residual_risk": risk.value,
+                "rationale": self.reference_rationale(lab, track, plans, trigger.value, risk.value)}
+
+    def _answers(self) -> Mapping[str, Mapping[str, Any]]:
+        path = resources.files(self.package).joinpath(ANSWERS_FILE)
+        if not path.is_file():  # the student build leaves the solutions out
+            raise ModuleNotFoundError(f"{self.package}/{ANSWERS_FILE}")
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+
+    def reference_answers(self, lab: Lab, track: str) -> dict[str, Any]:
+        return hand_written_answers(lab.lab_id, track, self._answers)
+
+
+def marimo_layout(spec: LabSpec, judge: ModuleType) -> MarimoLayout | None:
+    """The book's marimo export of this lab, from the declared field names and the judge's reading of its captures."""
+    m = spec.marimo
+    if m is None:
+        return None
+    names = {"reevaluation_trigger": m.trigger, "residual_risk": "residual_risk", "recommendation": m.recommendation,
+             "rejected_alternative": m.rejected}
+
+    def answers(snapshot: Mapping[str, Any]) -> dict[str, Any]:
+        return {field: snapshot.get(key) for field, key in names.items()}
+
+    def missing(snapshot: Mapping[str, Any], has_rationale: bool) -> list[str]:
+        recommendation, rejected = snapshot.get(m.recommendation), snapshot.get(m.rejected)
+        given = {"recommendation": recommendation, "rejected_alternative": rejected,
+                 "reevaluation_trigger": snapshot.get(m.trigger), "residual_risk": snapshot.get("residual_risk")}
+        lacking = [name for name, value in given.items() if not value]
+        if not has_rationale:
+            lacking.append("rationale")
+        if recommendation and recommendation == rejected:
+            lacking.append("a rejected alternative different from the recommendation")
+        return lacking
+
+    def no_copies(captures: Mapping[str, Any], snapshot: Mapping[str, Any]) -> list[Any]:
+        return []
+
+    return MarimoLayout(m.book_lab_id, m.recommendation, m.rejected, m.trigger, m.decision_part,
+                        judge.marimo_binding, _hook(judge, "marimo_answers") or answers,
+                        _hook(judge, "marimo_decision_copies") or no_copies, _hook(judge, "marimo_missing") or missing,
+                        reflections_trigger=m.reflections_trigger)
+
+
+def is_declared(package: str) -> bool:
+    """Whether ``package`` declares a lab (holds ``lab.toml``); nothing is imported."""
+    try:
+        return resources.files(package).joinpath(SPEC_FILE).is_file()
+    except (ModuleNotFoundError, TypeError):
+        return False
+
+
+def spec_of(package: str) -> LabSpec:
+    """The validated declaration of the lab in ``package`` (not imported)."""
+    return load_spec(resources.files(package).joinpath(SPEC_FILE))  # type: ignore[arg-type]
+
+
+def load_lab(package: str) -> Lab:
+    """The :class:`Lab` declared in ``package``: its ``lab.toml``, its ``judge`` and ``views`` (mlsysim-free)."""
+    spec = spec_of(package)
+    judge = importlib.import_module(f"{package}.judge")
+    views = importlib.import_module(f"{package}.views")
+    rules = DeclaredRules(spec, package, judge)
+    words = DeclaredWords(spec, judge)
+    return Lab(lab_id=spec.id, title=spec.title, model_id=spec.model_id, parts=part_specs(spec),
+               triggers=options(spec, "reevaluation_trigger"), limitations=options(spec, "residual_risk"),
+               rules=rules, words=words, views=DeclaredViews(rules, views),
+               references=DeclaredReferences(spec, package, judge), text=lab_text(spec),
+               marimo_layout=marimo_layout(spec, judge), tracks=tuple(spec.tracks),
+               synthesis_fields=tuple(spec.synthesis.fields), spec=spec)
+
+
+_PART_POINTS = {5: (3, 6, 3, 2, 2), 4: (4, 7, 4, 3, 2), 3: (5, 9, 5, 4, 4), 2: (8, 14, 8, 6, 6), 1: (16, 28, 16, 12, 12)}
+
+
+def rubric_toml(spec: LabSpec) -> str:
+    """The lab's rubric, as the parts give it (every part the same points, 4 more for a decision, 16 for the synthesis):
+    today's rubric of a shipped lab, with the spec's ``[rubric]`` overrides."""
+    count = len(spec.parts)
+    captured, replay, fresh, contrast, locked = _PART_POINTS[count]
+    per_part = captured + replay + fresh + contrast + locked
+    lines = [f"# Rubric for {spec.title}.  Total 100 points.", f'version = "{spec.rubric.version}"',
+             "min_rationale_words = 20", "quantity_tolerance = 0.01",
+             "part_names = [" + ", ".join(f'"{p}"' for p in spec.parts) + "]", "",
+             f"# Every part: {per_part} points.", "[every_part]",
+             f"captured = {captured}            # evidence for the part is in the bundle",
+             f"replay = {replay}              # every number replays bit for bit, inputs inside the lab's domain",
+             f"fresh = {fresh}               # {spec.rubric.fresh_note}",
+             f"contrast = {contrast}            # baseline and intervention differ",
+             f"prediction_locked = {locked}   # prediction locked before any result of the part was shown",
+             "prediction_correct = 0  # formative: shown in the feedback, earns nothing", ""]
+    for letter, part in spec.parts.items():
+        if part.decision is not None:
+            lines += [f"[parts.{letter}]", f"decision = 4            # {spec.rubric.decision_note}", ""]
+    lines += ["[synthesis]             # 16 points", "choices_valid = 4", "rationale_length = 2",
+              "rationale_cites_evidence = 4", "rationale_names_recommendation = 2", "rationale_names_rejected = 2",
+              "rationale_names_limitation = 1", "rationale_names_trigger = 1", ""]
+    return "\n".join(lines)
+
+
+__all__ = ["ANSWERS_FILE", "SYNTHESIS_ANSWERS", "DeclaredReferences", "DeclaredRules", "DeclaredViews", "DeclaredWords",
+           "declared_synthesis_problems", "is_declared", "lab_text", "load_lab", "marimo_layout", "options",
+           "part_specs", "read_controls", "rubric_toml", "spec_of"]
