@@ -111,6 +111,15 @@ def executed_tracks(lab_id: str, count: int) -> tuple[str, ...]:
     return tuple(TRACKS[(start + offset) % len(TRACKS)] for offset in range(count))
 
 
+def auditable(lab_id: str) -> bool:
+    """Whether the book's ``audit_ledger`` (mlsysim 0.3.0) can replay ``lab_id``'s ledger, as its declaration says
+    (not Labs 04, 10, 13: the ledger tests leave those out); a lab written as code is asked."""
+    from mlsys_grader.labs import get_lab
+
+    spec = get_lab(lab_id).spec
+    return spec is None or spec.book_auditor_replays
+
+
 def quick_labs() -> frozenset[str]:
     """The quick loop's labs: ``MLSYS_GRADER_QUICK_LABS`` (comma-separated lab ids, or ``all``) when set, so a lab's
     author runs the contract tests on that lab in the quick loop, else :data:`QUICK_LABS_DEFAULT`."""

@@ -49,6 +49,7 @@ from mlsys_grader.staff._kit import KERNEL_COMMAND, KERNEL_NAME, _installed_pins
 from mlsys_grader.staff._packaging import (
     FRONT_END,
     IMAGE,
+    LAB_ANSWERS,
     STUDENT,
     installed_closure,
     lab_distributions,
@@ -179,13 +180,13 @@ def test_the_student_build_is_the_same_version_under_its_own_name_without_staff_
     assert not any("solve" in m or "_kit" in m for m in modules)
     built_from = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*.py")}
     assert modules == {m for m in built_from if not STUDENT.leaves_out(m)}  # everything else, from this tree
-    answers = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").glob("*/answers.py")}
-    assert answers and not answers & modules  # every lab's hand-written answers are solutions
+    answers = {str(p.relative_to(ROOT)) for name in LAB_ANSWERS for p in (ROOT / "mlsys_grader" / "labs").glob(f"*/{name}")}
+    assert answers and not answers & set(names)  # every lab's hand-written answers are solutions
     for name in ("core/generated.py", "core/capture.py", "student/_session.py", "cli.py", "templates/self_check.html",
                  "core/embed.py", "gradescope/_runner.py"):
         assert f"mlsys_grader/{name}" in names
-    rubrics = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").rglob("*.toml")}
-    assert rubrics and rubrics <= set(names)  # each lab's rubric ships beside its module
+    rubrics = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader" / "labs").rglob("*.toml")} - answers
+    assert rubrics and rubrics <= set(names)  # each lab's declaration (or rubric) ships beside its code
 
 
 @pytest.mark.slow  # builds the full wheel (once per source digest)
@@ -209,7 +210,7 @@ def test_the_gradescope_image_build_is_mlsys_grader_without_staff_the_review_pag
         "mlsys-grader", [str(Requirement(line)) for line in PYPROJECT["dependencies"]])
     tree = {str(p.relative_to(ROOT)) for p in (ROOT / "mlsys_grader").rglob("*") if p.is_file() and "__pycache__" not in p.parts}
     left_out = {"mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html"}
-    left_out |= {name for name in tree if name.startswith("mlsys_grader/staff/") or name.endswith("/answers.py")}
+    left_out |= {name for name in tree if name.startswith("mlsys_grader/staff/") or name.endswith(("/answers.py", "/answers.toml"))}
     assert {name for name in names if name.startswith("mlsys_grader/")} == tree - left_out
     assert {"mlsys_grader/gradescope/_runner.py", "mlsys_grader/replay/_table.py", "mlsys_grader/otter.py"} <= names
 

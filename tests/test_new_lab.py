@@ -65,26 +65,27 @@ packages = ["{PACKAGE}"]
 
 
 def copy_lab(source: Path, target: Path, new_id: str) -> list[str]:
-    """Step 1 of docs/adding-a-lab.md: ``source`` (a lab package) copied to ``target`` under ``new_id``; the edits made, in words.
+    """Step 1 of docs/adding-a-lab.md: ``source`` (a declared lab package) copied to ``target`` under ``new_id``; the
+    edits made, in words.
 
-    The id is changed in one place, ``LAB_ID`` in ``lab.py``, and nothing else is edited: the rubric
-    (``rubric.toml``) names no lab, and the package reaches ``mlsys_grader`` only by absolute imports
-    (the copy is another distribution), so nothing else in it holds the old id or reaches out relatively.
+    The id is changed in one place, ``id`` in ``lab.toml``, and nothing else is edited: the rubric follows from the
+    declared parts, and the package reaches ``mlsys_grader`` only by absolute imports (the copy is another
+    distribution), so nothing else in it holds the old id or reaches out relatively.
     """
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     old_id = source.name
-    lab = target / "lab.py"
-    text, count = re.subn(rf'^LAB_ID = "{old_id}"$', f'LAB_ID = "{new_id}"', lab.read_text(encoding="utf-8"), flags=re.M)
-    assert count == 1, "lab.py declares LAB_ID once"
-    lab.write_text(text, encoding="utf-8")
+    spec = target / "lab.toml"
+    text, count = re.subn(rf"^id = '{old_id}'$", f"id = '{new_id}'", spec.read_text(encoding="utf-8"), flags=re.M)
+    assert count == 1, "lab.toml declares the id once"
+    spec.write_text(text, encoding="utf-8")
     files = sorted(path for path in target.iterdir() if path.is_file())
     holding = [path.name for path in files if re.search(rf'["\']{old_id}["\']', path.read_text(encoding="utf-8"))]
     assert holding == [], f"the old id is still written in {holding}: the id must live in one place"
     relative = [path.name for path in files if path.suffix == ".py"
                 and re.search(r"^\s*from \.\.", path.read_text(encoding="utf-8"), flags=re.M)]
     assert relative == [], f"{relative} import from outside the package relatively: the copy would not import"
-    assert (target / "rubric.toml").is_file() and not re.search(r"^lab\s*=", (target / "rubric.toml").read_text(), flags=re.M)
-    return [f'lab.py: LAB_ID = "{new_id}"']
+    assert sorted(path.name for path in files if path.suffix == ".py") == ["__init__.py", "evaluate.py", "judge.py", "views.py"]
+    return [f"lab.toml: id = '{new_id}'"]
 
 
 def _run(command: list[str], *, cwd: Path, env: dict[str, str], timeout: int = 900, step: str | None = None
@@ -177,7 +178,7 @@ def _solved_with_own_rationale(world, track: str) -> str:
 
 @pytest.mark.slow
 def test_the_copy_changes_the_id_in_one_place_and_is_seen_only_in_its_environment(world):
-    assert world["edits"] == [f'lab.py: LAB_ID = "{NEW_ID}"']  # the one edit
+    assert world["edits"] == [f"lab.toml: id = '{NEW_ID}'"]  # the one edit
     listed = _run([str(world["python"]), "-c", "from mlsys_grader.labs import lab_ids; print(' '.join(lab_ids()))"],
                   cwd=world["base"], env=world["env"]).stdout.split()
     assert NEW_ID in listed and OLD_ID in listed
@@ -242,8 +243,8 @@ def test_the_kit_ships_the_new_labs_notebook_and_its_own_wheel_built_for_the_stu
     assert lab_wheel.name in printed and (kit / f"{NEW_ID}.ipynb").is_file()
     info, names = _metadata(lab_wheel)
     assert (info["Name"], info.get_all("Requires-Dist")) == (DISTRIBUTION, ["mlsys-grader-student"])
-    assert f"{PACKAGE}/rubric.toml" in names and f"{PACKAGE}/lab.py" in names
-    assert f"{PACKAGE}/answers.py" not in names  # the hand-written answers are solutions, as in the student build
+    assert f"{PACKAGE}/lab.toml" in names and f"{PACKAGE}/judge.py" in names
+    assert f"{PACKAGE}/answers.toml" not in names  # the hand-written answers are solutions, as in the student build
     requirements = (kit / "requirements.txt").read_text().splitlines()
     assert requirements[2:4] == [f"./{student_wheel.name}", f"./{lab_wheel.name}"]
     titles = [f"Lab {lab_id[3:5]}" for lab_id in INSTALLED]
@@ -279,7 +280,7 @@ def test_the_autograder_zip_ships_the_labs_wheel_and_grades_as_gradescope_runs_i
         archive.extract(own_wheel, out)
         archive.extract(lab_wheel, out)
     assert not [name for name in _metadata(out / own_wheel)[1] if name.startswith("mlsys_grader/staff/")]
-    assert f"{PACKAGE}/answers.py" not in _metadata(out / lab_wheel)[1] and f"{PACKAGE}/rules.py" in _metadata(out / lab_wheel)[1]
+    assert f"{PACKAGE}/answers.toml" not in _metadata(out / lab_wheel)[1] and f"{PACKAGE}/judge.py" in _metadata(out / lab_wheel)[1]
     assert f"ships {own_wheel} and {lab_wheel}" in printed
     assert config["plugins"] == [{"mlsys_grader.gradescope.ScoreOfRecordPlugin": {"lab": NEW_ID, "rerun_notebook": False}}]
     assert requirements[-2:] == [f"/autograder/source/{own_wheel}", f"/autograder/source/{lab_wheel}"]

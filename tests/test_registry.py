@@ -27,7 +27,7 @@ import mlsys_grader
 from mlsys_grader import UnknownLabError, grade_bundle, lab_ids, register_lab, solve
 from mlsys_grader.api import default_replay
 from mlsys_grader.core.models import bundle_from_mapping
-from mlsys_grader.labs import ENTRY_POINT_GROUP, get_lab, lab_modules
+from mlsys_grader.labs import ENTRY_POINT_GROUP, get_lab, lab_modules, rubric_text
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = "lab07copy"
@@ -71,7 +71,7 @@ def _course_package(tmp_path: Path, *, entry_point: bool = False) -> Path:
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / f"{module_name}.py").write_text(_readme_block("python"))
-    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text()
+    rubric = rubric_text("lab07")
     (package / f"{lab_id}.toml").write_text(rubric)
     if not entry_point:
         return tmp_path
@@ -206,9 +206,10 @@ def test_readme_adding_a_lab_shows_the_module_entry_point_and_commands_the_tests
     group, lab_id, module = _readme_entry_point()
     assert (group, lab_id, module) == (ENTRY_POINT_GROUP, COPY, f"course_labs.{COPY}")
     source = _readme_block("python")
-    assert f'lab_id="{COPY}"' in source and "\nLAB = LAB_07.replace(" in source and "master=lambda root:" in source
+    assert f'lab_id="{COPY}"' in source and '\nLAB = get_lab("lab07").replace(' in source and "master=lambda root:" in source
     section = _readme_section()
-    for named in (f'register_lab("{COPY}", "{module}")', f"course_labs/{COPY}.toml", f'lab = "{COPY}"', "rubric.toml", 'LAB_ID',
+    for named in (f'register_lab("{COPY}", "{module}")', f"course_labs/{COPY}.toml", f'lab = "{COPY}"', "`lab.toml`",
+                  "`id` in `lab.toml`", "judge.py", "answers.toml",
                   f"mlsys-grader generate masters --lab {COPY}", f"mlsys-grader assign --lab {COPY}", "mlsys-grader autograder"):
         assert named in section, named
 
@@ -330,9 +331,10 @@ def test_a_registered_lab_speaks_the_words_of_the_lab_it_extends(registered):
 
 
 BACKWARDS = '''
-from mlsys_grader.labs.lab07 import LAB as LAB_07, PARTS
+from mlsys_grader.labs import get_lab
 
-LAB = LAB_07.replace(lab_id="lab07back", parts={part: PARTS[part] for part in reversed(PARTS)})
+LAB_07 = get_lab("lab07")
+LAB = LAB_07.replace(lab_id="lab07back", parts={part: LAB_07.parts[part] for part in reversed(LAB_07.parts)})
 '''
 
 
@@ -343,7 +345,7 @@ def test_the_core_follows_the_labs_own_parts_in_its_order(tmp_path, monkeypatch)
 
     site = _course_package(tmp_path)
     (site / "course_labs" / "lab07back.py").write_text(BACKWARDS)
-    rubric = (ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text()
+    rubric = rubric_text("lab07")
     (site / "course_labs" / "lab07back.toml").write_text(rubric)
     _forget_course_package()
     monkeypatch.syspath_prepend(str(site))
@@ -405,7 +407,7 @@ def test_a_lab_that_does_not_import_fails_only_its_own_submissions(tmp_path, mon
     package.mkdir()
     (package / "__init__.py").write_text("")
     (package / "labbroken.py").write_text(BROKEN)
-    (package / "labbroken.toml").write_text((ROOT / "mlsys_grader" / "labs" / "lab07" / "rubric.toml").read_text())
+    (package / "labbroken.toml").write_text(rubric_text("lab07"))
     monkeypatch.syspath_prepend(str(tmp_path))
     register_lab("labbroken", "broken_labs.labbroken")
     down = tmp_path / "down"

@@ -52,7 +52,9 @@ from ..core.labspec import (
     default_synthesis_choices,
     hand_written_answers,
 )
+from ..core.models import part_key
 from ..core.values import BuildVariant
+from ..errors import DomainError
 from . import evidence
 from .spec import SPEC_FILE, LabSpec, OptionSpec, load_spec
 
@@ -71,7 +73,7 @@ def _hook(module: ModuleType | None, name: str) -> Callable[..., Any] | None:
 
 
 def choice_of(option: OptionSpec) -> Choice:
-    return Choice(option.value, option.label, tuple(option.keywords), phrasings=tuple(option.phrasings),
+    return Choice(option.value or option.label, option.label, tuple(option.keywords), phrasings=tuple(option.phrasings),
                   decisive=tuple(option.decisive))
 
 
@@ -79,10 +81,10 @@ def part_specs(spec: LabSpec) -> dict[str, PartSpec]:
     """The core's :class:`PartSpec` of each declared part, in notebook order."""
     parts = {}
     for letter, part in spec.parts.items():
-        controls = tuple(Control(c.name, c.label, c.kind, c.default, choices=tuple(c.choices), minimum=c.minimum,
+        controls = tuple(Control(c.name, c.label, c.kind, c.default, choices=spec.menu(letter, c.name), minimum=c.minimum,
                                  maximum=c.maximum, step=c.step, decision=c.decision) for c in part.controls)
-        predictions = part.predictions or next(iter(part.predictions_by_track.values()))
-        parts[letter] = PartSpec(letter, part.title, part.question, controls, MappingProxyType(dict(predictions)),
+        predictions = spec.predictions(letter)  # every track's options: the track's own are checked when it plans
+        parts[letter] = PartSpec(letter, part.title, part.question, controls, MappingProxyType(predictions),
                                  depends_on=tuple(part.depends_on), has_decision=part.decision is not None)
     return parts
 
@@ -128,8 +130,18 @@ class DeclaredRules:
             return own(part)
         return self.spec.parts[part].model_key or self.spec.model_id
 
+    def check_track_menus(self, track: str, part: str, controls: Mapping[str, Any]) -> None:
+        """DomainError for a control value another track's menu offers but ``track``'s does not (Lab 06's A and D)."""
+        for control in self.spec.parts[part].controls:
+            if control.choices_by_track and control.name in controls and not control.decision:
+                menu = self.spec.menu(part, control.name, track)
+                if controls[control.name] not in menu:
+                    raise DomainError(f"part {part!r}: {control.name} must be one of {', '.join(map(repr, menu))} on "
+                                      f"track {track!r} (got {controls[control.name]!r})")
+
     def plan(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
              upstream: Mapping[str, Any]) -> PartPlan:
+        self.check_track_menus(track, part, controls)
         arms: ArmInputs = self.judge.arm_inputs(lab, track, part, controls, upstream)
         key = self.model_key(part)
         baseline = replay.evaluate(lab, track, key, arms.baseline)
@@ -175,7 +187,7 @@ class DeclaredRules:
 
     def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
         own = _hook(self.judge, "decision_problems")
-        return own(track, part, plan, record) if own is not None else []
+        return gate_problems(self.spec, part, record) + (own(track, part, plan, record) if own is not None else [])
 
     def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
         own = _hook(self.judge, "synthesis_problems")
@@ -199,6 +211,27 @@ def read_controls(spec: LabSpec, part: str, record: EvidenceRecord) -> InferredC
     if decision is not None:
         controls[decision] = record.decision
     return InferredControls(controls, {})
+
+
+def gate_problems(spec: LabSpec, part: str, record: EvidenceRecord) -> list[Problem]:
+    """The part's capture gate, on the record's inputs and result: two inputs that must differ (Lab 05 E's choice and
+    rejected option, Lab 05 C's batch and 1), or a computed result the capture requires (Lab 13 E's changed trace)."""
+    gate = spec.parts[part].gate
+    if gate is None:
+        return []
+    inputs = record.inputs if isinstance(record.inputs, Mapping) else {}
+    if gate.kind == "differs":
+        first = inputs.get(gate.first)
+        second = inputs.get(gate.second) if isinstance(gate.second, str) and gate.second in inputs else gate.second
+        if first != second:
+            return []
+        return [Problem(gate.message or f"Part {part} is captured only when {gate.first} differs from {gate.second}.",
+                        f"{gate.first} != {second!r}", first)]
+    result = record.result if isinstance(record.result, Mapping) else {}
+    if result.get(gate.field) == gate.equals:
+        return []
+    return [Problem(gate.message or f"Part {part} is captured only when its result's {gate.field} is {gate.equals!r}.",
+                    gate.equals, result.get(gate.field))]
 
 
 def _message(spec: LabSpec, code: str, default: str) -> str:
@@ -230,10 +263,24 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
             problems.append(Problem(_message(spec, "synthesis.rejected_equals_recommended",
                                              "The rejected alternative must differ from the recommendation."),
                                     "a different option", s.rejected_alternative))
+    if rule.recommendation_part is not None:
+        saved = bundle.evidence.get(part_key(rule.recommendation_part))
+        if saved is None or saved.decision != s.recommendation:
+            problems.append(Problem(_message(spec, "synthesis.recommendation_not_saved",
+                                             f"The recommendation must be part {rule.recommendation_part}'s saved decision."),
+                                    getattr(saved, "decision", None), s.recommendation))
+    if rule.rejected_input is not None:
+        letter, _, name = rule.rejected_input.partition(".")
+        tested = bundle.evidence.get(part_key(letter))
+        alternative = tested.inputs.get(name) if tested is not None and isinstance(tested.inputs, Mapping) else None
+        if alternative != s.rejected_alternative:
+            problems.append(Problem(_message(spec, "synthesis.rejected_not_tested",
+                                             f"The rejected alternative must be the one part {letter} tested ({name})."),
+                                    alternative, s.rejected_alternative))
     if more is not None:
         problems += more(spec, bundle)
     if rule.hold_part is not None and s.recommendation == "hold":
-        held = bundle.evidence.get(rule.hold_part)
+        held = bundle.evidence.get(part_key(rule.hold_part))
         if held is None or held.decision != "hold":
             problems.append(Problem(_message(spec, "synthesis.hold_without_hold",
                                              f"Recommend 'hold' only after capturing part {rule.hold_part} with decision "
@@ -243,7 +290,7 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
         if field not in spec.options:
             continue
         value = getattr(s, field)
-        listed = [option.value for option in spec.options[field]]
+        listed = [option.value or option.label for option in spec.options[field]]
         if value not in listed:
             problems.append(Problem(f"Choose a {what} from the lab's list.", listed, value))
     return problems

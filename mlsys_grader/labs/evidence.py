@@ -79,8 +79,8 @@ def quantities(spec: EvidenceSpec, record: Any) -> list[tuple[float, str]]:
                 found += compared(_at(arms[0], path), _at(arms[1], path), unit or None, both=spec.compared_both)
     flat = [arm[key] for arm in arms for key in spec.flat_keys if isinstance(arm.get(key), dict)]
     for arm in (*arms, *flat):
-        for first, second, unit in spec.pairs:
-            found += compared(_at(arm, first), _at(arm, second), unit, both=True)
-        for part, whole in spec.shares:
-            found += share(_at(arm, part), _at(arm, whole))
+        for one, other, unit in spec.pairs:
+            found += compared(_at(arm, one), _at(arm, other), unit, both=True)
+        for share_of, whole in spec.shares:
+            found += share(_at(arm, share_of), _at(arm, whole))
     return found

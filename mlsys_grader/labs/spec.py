@@ -70,6 +70,10 @@ class ControlSpec(_Strict):
             kinds = {type(value).__name__ for value in menu}
             if len(kinds) > 1:
                 raise ValueError(f"a menu holds one type of value (got {sorted(kinds)} in {menu})")
+        expected = {"int": (int,), "float": (int, float), "bool": (bool,)}.get(self.kind)
+        if expected is not None and self.default is not None and (
+                not isinstance(self.default, expected) or (self.kind != "bool" and isinstance(self.default, bool))):
+            raise ValueError(f"default {self.default!r} is not a value of an {self.kind!r} control")
         if self.default is not None and self.kind == "choice" and self.choices and self.default not in self.choices:
             raise ValueError(f"default {self.default!r} is not one of the choices {self.choices}")
         if self.default is not None and self.kind in ("int", "float") and not (
@@ -107,11 +111,11 @@ class PartDecl(_Strict):
     title: str
     question: str
     controls: list[ControlSpec] = []
-    predictions: dict[str, str] = {}
-    predictions_by_track: dict[str, dict[str, str]] = {}
+    """None for a part the student only runs (Lab 13 A)."""
+    predictions: dict[str, str] | list[str] = {}
+    """Value → label; a list when the values are the labels themselves (Lab 04: "Newest records")."""
+    predictions_by_track: dict[str, dict[str, str] | list[str]] = {}
     """Option sets that differ by track (Lab 06's A and D): track → value → label."""
-    label_values: bool = False
-    """The prediction values are the labels themselves (Lab 04: "Newest records")."""
     depends_on: list[str] = []
     decision: DecisionSpec | None = None
     gate: GateSpec | None = None
@@ -123,9 +127,10 @@ class PartDecl(_Strict):
 
 
 class OptionSpec(_Strict):
-    """An option of a closed answer, with the words people write for it (matched by the rationale reader)."""
+    """An option of a closed answer, with the words people write for it (matched by the rationale reader); a value
+    left out is the label itself (Lab 04's triggers and risks are their label text)."""
 
-    value: str
+    value: str = ""
     label: str
     keywords: list[str] = []
     phrasings: list[str] = []
@@ -261,6 +266,25 @@ class LabSpec(_Strict):
         _check(self)
         return self
 
+    def predictions(self, part: str, track: str | None = None) -> dict[str, str]:
+        """Value → label of ``part``'s prediction options (on ``track`` where the book varies them; every track's
+        options together without one)."""
+        declared = self.parts[part]
+        if declared.predictions_by_track:
+            if track is not None:
+                return _labelled(declared.predictions_by_track.get(track, {}))
+            return {value: label for menu in declared.predictions_by_track.values() for value, label in _labelled(menu).items()}
+        return _labelled(declared.predictions)
+
+    def menu(self, part: str, control: str, track: str | None = None) -> tuple[Any, ...]:
+        """The values ``control`` of ``part`` offers (on ``track`` where the book varies them; all of them without)."""
+        declared = next(c for c in self.parts[part].controls if c.name == control)
+        if declared.choices_by_track:
+            if track is not None:
+                return tuple(declared.choices_by_track.get(track, ()))
+            return tuple(dict.fromkeys(v for menu in declared.choices_by_track.values() for v in menu))
+        return tuple(declared.choices)
+
     def constant(self, name: str, track: str | None = None) -> Any:
         """The constant ``name`` (for ``track`` when it is given per track); KeyError names what the spec has."""
         if name not in self.constants:
@@ -269,6 +293,10 @@ class LabSpec(_Strict):
         if track is not None and isinstance(value, Mapping) and set(value) <= set(self.tracks) and value:
             return value[track]
         return value
+
+
+def _labelled(options: Mapping[str, str] | list[str]) -> dict[str, str]:
+    return {label: label for label in options} if isinstance(options, list) else dict(options)
 
 
 class _Refusal(ValueError):
@@ -322,8 +350,8 @@ def _check(spec: LabSpec) -> None:
         if value is not None and value not in spec.parts:
             raise _Refusal(f"synthesis.{key}", f"part {value!r} does not exist; expected one of {list(spec.parts)}")
     if s.rejected_input is not None:
-        part, _, control = s.rejected_input.partition(".")
-        if part not in spec.parts or control not in [c.name for c in spec.parts[part].controls]:
+        letter, _, name = s.rejected_input.partition(".")
+        if letter not in spec.parts or name not in [c.name for c in spec.parts[letter].controls]:
             raise _Refusal("synthesis.rejected_input", f"{s.rejected_input!r} is not <part>.<control> of this lab")
     for what in spec.options:
         if what not in SYNTHESIS_ANSWERS:

@@ -315,5 +315,5 @@ def lab_distribution_wheels(dest: Path) -> tuple[list[tuple[str, Path]], list[st
         if built is None:
             pins.append(f"{distribution.name}=={distribution.version}")
         else:  # without its answers, as this package's own labs ship in the image
-            wheels.append((distribution.name, _packaging.retarget_wheel(built, dest, {}, (f"*/{_packaging.LAB_ANSWERS}",))))
+            wheels.append((distribution.name, _packaging.retarget_wheel(built, dest, {}, _packaging.LAB_ANSWER_PATTERNS)))
     return wheels, pins

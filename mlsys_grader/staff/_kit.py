@@ -45,7 +45,7 @@ from ..labs import get_lab, lab_ids
 from ._packaging import (
     FRONT_END,
     FULL,
-    LAB_ANSWERS,
+    LAB_ANSWER_PATTERNS,
     PROJECT_NAME,
     STUDENT,
     LabDistribution,
@@ -288,4 +288,4 @@ def _lab_wheel(distribution: LabDistribution, scratch: Path) -> Path:
         raise KitError(f"{distribution.name} {distribution.version} (labs {', '.join(distribution.labs)}) is installed from "
                        f"an index, so the kit cannot ship it built for {STUDENT.name}: install it from its folder or "
                        "wheel file (pip install PATH) and make the kit again")
-    return retarget_wheel(built, scratch / "student", {PROJECT_NAME: STUDENT.name}, (f"*/{LAB_ANSWERS}",))
+    return retarget_wheel(built, scratch / "student", {PROJECT_NAME: STUDENT.name}, LAB_ANSWER_PATTERNS)

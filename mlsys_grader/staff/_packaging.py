@@ -54,7 +54,7 @@ class WheelSpec:
     name: str
     """The distribution's name (``mlsys-grader-student``); the import package is ``mlsys_grader`` in every build."""
     leave_out: tuple[str, ...] = ()
-    """Paths relative to the repository root (glob patterns: ``mlsys_grader/labs/*/answers.py``), removed from the
+    """Paths relative to the repository root (glob patterns: ``mlsys_grader/labs/*/answers.toml``), removed from the
     copy before it is built; a folder goes with everything in it."""
     dependencies: tuple[str, ...] | None = None
     """The wheel's requirements; ``None`` keeps ``[project] dependencies`` of pyproject.toml."""
@@ -69,10 +69,12 @@ class WheelSpec:
         return f"{re.sub(r'[-_.]+', '_', self.name)}-*.whl"
 
 
-LAB_ANSWERS = "answers.py"
-"""The module of a lab package holding its hand-written answers (the masters' and the references' solutions):
-left out of every build a student or a submission's code can read, and of the lab distributions' wheels shipped
-with them (``*/answers.py``)."""
+LAB_ANSWERS = ("answers.toml", "answers.py")
+"""The files of a lab package holding its hand-written answers (the masters' and the references' solutions): a
+declared lab's ``answers.toml``, or the ``answers.py`` module of a lab written as code; left out of every build a
+student or a submission's code can read, and of the lab distributions' wheels shipped with them (``*/answers.toml``)."""
+LAB_ANSWER_PATTERNS = tuple(f"*/{name}" for name in LAB_ANSWERS)
+""":data:`LAB_ANSWERS` in any package of a wheel, as :func:`retarget_wheel` leaves them out."""
 
 FRONT_END = ("jupyterlab>=4.2,<5",)
 """The student's Jupyter front end (``jupyter lab lab07.ipynb``): JupyterLab, the lightest one (Notebook 7 is
@@ -87,7 +89,7 @@ IMAGE = WheelSpec(
     # root do, and both do without it): the runner, the image check, Otter's tests and a re-run notebook need
     # neither solve nor a builder; the review page is staff's, and the answers are solutions.
     leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/templates/review.html",
-               f"mlsys_grader/labs/*/{LAB_ANSWERS}"),
+               *(f"mlsys_grader/labs/*/{name}" for name in LAB_ANSWERS)),
 )
 """The Gradescope image's ``mlsys-grader``: the same name, version and dependencies (a course lab's requirement on
 ``mlsys-grader`` is met by it), without what only staff run."""
@@ -101,7 +103,7 @@ STUDENT = WheelSpec(
     leave_out=("mlsys_grader/staff", "mlsys_grader/course/_review_app.py", "mlsys_grader/replay/_table.py",
                "mlsys_grader/templates/review.html",
                # each lab's hand-written reference answers are solutions (the master's, the references')
-               f"mlsys_grader/labs/*/{LAB_ANSWERS}"),
+               *(f"mlsys_grader/labs/*/{name}" for name in LAB_ANSWERS)),
     # NOTE: what a student runs, measured by benchmarks/kit.py (issue 20): the notebook API and its charts
     # (matplotlib), the evaluators (mlsysim, pint, pyyaml), the grader's models and pages (pydantic, jinja2), the
     # check command (rich), the replay service's bounded caches (cachetools), a kernel (ipykernel) and a front end

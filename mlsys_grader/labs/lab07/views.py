@@ -136,7 +136,7 @@ def track_facts(lab: Lab, track: str) -> dict[str, str]:
     host = lab.rules.evaluate(track, lab.model_id, baseline)["training_host"]
     context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
                "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
-    ev = lab.rules.evaluator()
+    ev = lab.rules.evaluator()  # type: ignore[attr-defined]  # a declared lab's rules load its evaluator
     return {"device": ev.target_name(track), "training_host": host, "recompile_context": context,
             "scenario": ev.workload(track)}
 
