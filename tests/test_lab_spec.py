@@ -5,9 +5,9 @@ The small lab (``labtiny``, written to a temporary package below) has five parts
 still to come (Labs 05, 04, 06, 10, 12, 13): a part with no controls whose predictions are their label text and whose
 seal is over ``None`` (Labs 13 A, 04); option sets that differ by track, sealed over ``{}`` (Labs 06, 08); a decision
 the notebook computes, gated on two inputs that must differ, whose input the rejected alternative must equal (Labs
-05, 12, 13); a decision that is a list (Lab 06); a decision that is a dict, gated on a computed result (Labs 12, 13).
+05, 12, 13); a decision that is a list (Lab 06), arms each under its own evaluator key (Lab 10); a decision that is a dict, gated on a computed result (Labs 12, 13).
 Its evaluator is a few lines of arithmetic in the package's ``evaluate.py``, not mlsysim: the shared code under test
-is the grader's.  Arms that carry their own ``model_key`` (Lab 10) need the replay check to key each arm: not here.
+is the grader's.  Part D's arms also carry their own ``model_key`` (Lab 10).
 """
 
 from __future__ import annotations
@@ -90,10 +90,11 @@ default = "b"
 choices = ["a", "b", "c"]
 
 [parts.D]
-title = "A list decision"
+title = "A list decision, its arms each under their own key"
 question = "How many are kept?"
 predictions = { some = "Some", all = "All" }
 decision = { kind = "list" }
+arm_keys = true
 
 [[parts.D.controls]]
 name = "keep"
@@ -148,7 +149,8 @@ TINY_EVALUATE = '''\
 
 def replay(model_key, inputs):
     value = float(inputs["scale"]) * (1 + sum(v for k, v in inputs.items() if isinstance(v, int) and k != "scale"))
-    return {"inputs": dict(inputs), "cost_ms": value, "feasible": inputs.get("candidate", "x") == "x"}
+    return {"model_key": model_key, "inputs": dict(inputs), "cost_ms": value,
+            "feasible": inputs.get("candidate", "x") == "x"}
 
 
 def header_facts(track):
@@ -168,8 +170,9 @@ def arm_inputs(lab, track, part, c, upstream):
     if part == "C":
         return ArmInputs({**base, "n": 0, "option": c["rejected"]}, {**base, "n": 1, "option": c["choice"]}, (),
                          {"choice": c["choice"], "rejected": c["rejected"]})
-    if part == "D":
-        return ArmInputs({**base, "n": 0}, {**base, "n": c["keep"]}, (), {"keep": c["keep"]})
+    if part == "D":  # each arm under its own evaluator key, as Lab 10's are
+        return ArmInputs({**base, "n": 0, "model_key": "v1_99.precision.v1"},
+                         {**base, "n": c["keep"], "model_key": "v1_99.sparsity.v1"}, (), {"keep": c["keep"]})
     return ArmInputs({**base, "n": 0, "candidate": "x"}, {**base, "n": 1, "candidate": c["candidate"]}, (),
                      {"candidate": c["candidate"]})
 
@@ -465,6 +468,21 @@ def test_the_rejected_alternative_must_be_the_one_the_part_tested(tiny):
 
     report = grade_bundle(_bundle("labtiny", "edge", other))
     assert ("decision", "Reject the option part C tested against your choice.") in _part_findings(report, "synthesis")
+
+
+def test_arms_that_carry_their_own_model_key_are_replayed_under_it(tiny):
+    plan = tiny.plan(default_replay(), "edge", "D", {"keep": 2}, {})
+    assert (plan.baseline["model_key"], plan.result["model_key"], plan.model_key) == (
+        "v1_99.precision.v1", "v1_99.sparsity.v1", "v1_99_experiments")
+    assert "model_key" not in plan.result["inputs"]
+    honest = grade_bundle(_bundle("labtiny", "edge"))
+    assert honest.parts["D"].score == honest.parts["D"].max_score, _part_findings(honest, "D")
+
+    def rekeyed(data):  # the result arm claimed under the baseline's key: not what that key gives
+        data["evidence"]["D"]["result"]["model_key"] = "v1_99.precision.v1"
+
+    edited = grade_bundle(_bundle("labtiny", "edge", rekeyed))
+    assert edited.parts["D"].score == 0 and _part_findings(edited, "D")
 
 
 def test_the_books_auditor_is_asked_only_of_labs_it_can_replay(tiny):

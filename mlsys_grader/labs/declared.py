@@ -144,9 +144,17 @@ class DeclaredRules:
         self.check_track_menus(track, part, controls)
         arms: ArmInputs = self.judge.arm_inputs(lab, track, part, controls, upstream)
         key = self.model_key(part)
-        baseline = replay.evaluate(lab, track, key, arms.baseline)
-        result = replay.evaluate(lab, track, key, arms.result)
-        alternatives = tuple(replay.evaluate(lab, track, key, item) for item in arms.alternatives)
+        own_keys = self.spec.parts[part].arm_keys
+
+        def evaluated(inputs: dict[str, Any]) -> dict[str, Any]:
+            if not own_keys:
+                return replay.evaluate(lab, track, key, inputs)
+            # Each arm carries its own evaluator key (Lab 10): replayed under it, not under the capture's.
+            return replay.evaluate(lab, track, inputs["model_key"], {k: v for k, v in inputs.items() if k != "model_key"})
+
+        baseline = evaluated(arms.baseline)
+        result = evaluated(arms.result)
+        alternatives = tuple(evaluated(item) for item in arms.alternatives)
         decided = _hook(self.judge, "decide")
         fields = (decided(lab, part, controls, baseline, result) if decided is not None
                   else self.decide(part, controls, baseline, result))

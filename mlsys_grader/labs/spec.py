@@ -123,7 +123,8 @@ class PartDecl(_Strict):
     model_key: str | None = None
     """The evaluator key of this part's arms when it is not the lab's (``{model_id}.{experiment}``)."""
     arm_keys: bool = False
-    """Each arm carries its own ``model_key`` and is replayed under it (Lab 10)."""
+    """Each arm carries its own ``model_key`` and is replayed under it (Lab 10): the judge's arm inputs name it
+    (``model_key``), and the planner evaluates each arm under that key instead of the part's."""
 
 
 class OptionSpec(_Strict):
