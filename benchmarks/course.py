@@ -425,7 +425,7 @@ def otter_comparison(workdir: Path, jobs: int, count: int = 20) -> None:
     root = Path(__file__).resolve().parents[1]
     references = [(lab, track, root / "solutions" / lab / f"reference-{track}.ipynb") for lab in LABS for track in TRACKS]
     references = [(lab, track, nb) for lab, track, nb in references
-                  if nb.is_file() and nb.with_name(f"reference-{track}-submission.json").is_file()]
+                  if nb.is_file() and (root / "examples" / "submissions" / f"{lab}-{track}.json").is_file()]
     autograders = workdir / "autograders"
     if references and not (autograders / "lab07-autograder.zip").is_file():
         built = subprocess.run([sys.executable, "-m", "mlsys_grader", "autograder", "-o", str(autograders), "--no-run-tests"],
@@ -444,7 +444,7 @@ def otter_comparison(workdir: Path, jobs: int, count: int = 20) -> None:
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
             archive.write(notebook, arcname=f"{lab}.ipynb")
-            archive.write(notebook.with_name(f"reference-{track}-submission.json"), arcname=f"{lab}-submission.json")
+            archive.write(root / "examples" / "submissions" / f"{lab}-{track}.json", arcname=f"{lab}-submission.json")
         _write(zips / f"s{i:02d}-{lab}-{track}.zip", buffer.getvalue())
     start = time.perf_counter()
     scores = []

@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{'lab':<6} {'track':<7} {'otter run (s)':>14} {'score':>6}   {'replay first (ms)':>17} {'replay median (ms)':>18} {'score':>6} {'ratio':>8}")
         for lab in LABS:
             notebook = ROOT / "solutions" / lab / f"reference-{args.track}.ipynb"
-            bundle_path = notebook.with_name(f"reference-{args.track}-submission.json")
+            bundle_path = ROOT / "examples" / "submissions" / f"{args.lab}-{args.track}.json"
             if not notebook.is_file() or not bundle_path.is_file():
                 print(f"{lab:<6} {args.track:<7} skipped: {notebook.relative_to(ROOT)} or its bundle is missing")
                 continue

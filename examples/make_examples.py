@@ -1,10 +1,11 @@
-"""Regenerate ``examples/submissions/`` from the reference submissions (explicitly; tests check the result).
+"""Regenerate the examples of ``examples/submissions/`` that have a defect (explicitly; tests check the result).
 
     python examples/make_examples.py
 
-The full-marks examples are the reference submissions of every lab and track (each a
-notebook run top to bottom with a hand-written synthesis, see ``solutions/``); the others
-are derived from them, one defect each, as a student or a tamperer would produce it:
+The full-marks examples are the reference submissions of every lab and track (``<lab>-<track>.json``: each a
+notebook run top to bottom with a hand-written synthesis, see ``solutions/``), which ``mlsys-grader generate
+references`` writes here, once; the others are derived from them, one defect each, as a student or a tamperer
+would produce it:
 
 - ``lab07-cloud-edited-number.json``: part B's compiled total halved in the JSON, resealed;
 - ``lab07-mobile-rationale-without-numbers.json``: a rationale that cites no saved number;
@@ -15,7 +16,6 @@ are derived from them, one defect each, as a student or a tamperer would produce
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -24,7 +24,7 @@ OUT = ROOT / "examples" / "submissions"
 
 
 def _reference(lab: str, track: str) -> dict:
-    return json.loads((ROOT / "solutions" / lab / f"reference-{track}-submission.json").read_text(encoding="utf-8"))
+    return json.loads((OUT / f"{lab}-{track}.json").read_text(encoding="utf-8"))
 
 
 def _sealed(data: dict) -> dict:
@@ -43,14 +43,10 @@ def main() -> int:
     from mlsys_grader import Replay, get_lab, lab_ids, mlsysim_version
     from mlsys_grader.core.capture import record_from_plan
 
-    OUT.mkdir(parents=True, exist_ok=True)
+    references = {f"{lab}-{track}.json" for lab in lab_ids() for track in get_lab(lab).tracks}
     for old in OUT.glob("*.json"):
-        old.unlink()
-    for lab in lab_ids():
-        for track in get_lab(lab).tracks:
-            source = ROOT / "solutions" / lab / f"reference-{track}-submission.json"
-            if source.is_file():
-                shutil.copyfile(source, OUT / f"{lab}-{track}.json")
+        if old.name not in references:
+            old.unlink()
 
     edited = _reference("lab07", "cloud")
     edited["evidence"]["B"]["result"]["compiled_total_ms"] *= 0.5

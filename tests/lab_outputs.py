@@ -41,8 +41,7 @@ def _digest(data: bytes) -> str:
 
 def graded_files() -> Iterator[tuple[str, Path]]:
     """(name, path) of every shipped file a grader reads, the book's exports of the shipped labs included when present."""
-    for folder, pattern in (("examples/submissions", "*"), ("solutions", "*/reference-*-submission.json"),
-                            ("tests/fixtures/scenarios", "*"), ("tests/fixtures/marimo", "*")):
+    for folder, pattern in (("examples/submissions", "*"), ("tests/fixtures/scenarios", "*"), ("tests/fixtures/marimo", "*")):
         for path in sorted((ROOT / folder).glob(pattern)):
             if path.is_file():
                 yield f"{folder}/{path.relative_to(ROOT / folder).as_posix()}", path

@@ -721,7 +721,7 @@ def assert_reports_record(results: dict, bundle_text: str | bytes) -> None:
 
 def _reference(lab: str, track: str) -> tuple[Path, str]:
     notebook = ROOT / "solutions" / lab / f"reference-{track}.ipynb"
-    bundle = notebook.with_name(f"reference-{track}-submission.json")
+    bundle = ROOT / "examples" / "submissions" / f"{lab}-{track}.json"
     if not notebook.is_file() or not bundle.is_file():
         pytest.fail(f"{notebook.relative_to(ROOT)} and its bundle are missing; run solutions/make_references.py")
     return notebook, bundle.read_text(encoding="utf-8")

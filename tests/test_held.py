@@ -25,7 +25,7 @@ from mlsys_grader.replay import Replay
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "submissions"
-HONEST = {"lab02": ROOT / "solutions" / "lab02" / "reference-edge-submission.json",  # full marks in the student's own words
+HONEST = {"lab02": ROOT / "examples" / "submissions" / "lab02-edge.json",  # full marks in the student's own words
           "lab07": EXAMPLES / "lab07-cloud.json", "lab08": EXAMPLES / "lab08-cloud.json", "lab11": EXAMPLES / "lab11-edge.json"}
 RATIONALE = ("rationale_length", "rationale_cites_evidence", "rationale_names_recommendation",
              "rationale_names_rejected", "rationale_names_limitation", "rationale_names_trigger")

@@ -163,7 +163,7 @@ SOLUTIONS = Path(__file__).resolve().parents[1] / "solutions"
 
 
 @pytest.mark.parametrize("source, lab", [
-    (SOLUTIONS / "lab11" / "reference-edge-submission.json", "lab11"),   # a bundle names its lab in its first line
+    (SOLUTIONS.parent / "examples" / "submissions" / "lab11-edge.json", "lab11"),   # a bundle names its lab in its first line
     (SOLUTIONS / "lab02" / "reference-mobile.ipynb", "lab02"),            # a notebook: the bundle saved in its outputs
     (MARIMO / "lab08-cloud.json", "lab08"),                               # the book's marimo snapshot
     (MARIMO / "lab07-cloud.report.md", "lab07"),                          # and its Markdown report

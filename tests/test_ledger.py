@@ -54,7 +54,7 @@ def test_every_valid_bundle_is_usable_evidence_for_the_books_auditor(lab_id, tra
         assert audit(as_schema_2(data))[0] in USABLE  # the same session written by schema 2
 
 
-@pytest.mark.parametrize("path", sorted([*ROOT.glob("solutions/*/reference-*-submission.json"),
+@pytest.mark.parametrize("path", sorted([*(ROOT / "examples" / "submissions").glob("lab*-*.json"),
                                          *(ROOT / "tests" / "fixtures" / "marimo").glob("*.json")]), ids=lambda p: p.name)
 def test_the_shipped_references_and_the_books_own_exports_are_usable_evidence(path):
     status, reason = audit(path)
@@ -64,7 +64,7 @@ def test_the_shipped_references_and_the_books_own_exports_are_usable_evidence(pa
 def test_a_schema_2_reference_is_written_with_the_books_seal_of_its_verified_records():
     """The shipped references are schema 2: each record's own fingerprint verifies, so the ledger holds the book's seal
     of its inputs, and the book's evidence audit finds nothing stale in what the ledger writes."""
-    path = ROOT / "solutions" / "lab11" / "reference-edge-submission.json"
+    path = ROOT / "examples" / "submissions" / "lab11-edge.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["schema_version"] == 2
     (payload,) = ledger_history(read_submission(path).raise_for_error()).values()

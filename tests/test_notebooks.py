@@ -163,7 +163,7 @@ def test_reference_notebook_is_executed_and_its_bundle_earns_full_marks(lab_id, 
     assert _errors(notebook) == []
     assert all(cell.execution_count for cell in notebook.cells if cell.cell_type == "code")
     assert f'TRACK = "{track}"' in notebook.cells[1].source
-    report = grade_file(ROOT / "solutions" / lab_id / f"reference-{track}-submission.json")
+    report = grade_file(ROOT / "examples" / "submissions" / f"{lab_id}-{track}.json")
     assert (report.score, report.max_score, report.findings) == (100, 100, ())
     page = _html(notebook)
     assert page.count("data:image/png;base64,") >= 5 and page.count("mlsys-table") >= 6

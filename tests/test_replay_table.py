@@ -22,7 +22,7 @@ from mlsys_grader.replay import _table as table
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLES = sorted([*(ROOT / "examples" / "submissions").glob("*.json"), *(ROOT / "tests" / "fixtures" / "scenarios").glob("*.json"),
-                  *(ROOT / "solutions").glob("lab*/reference-*-submission.json")])
+                  *(ROOT / "examples" / "submissions").glob("lab*-*.json")])
 
 
 @pytest.fixture

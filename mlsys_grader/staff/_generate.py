@@ -13,7 +13,8 @@ committed files that differ from what would be generated; exit 1 when any does):
   (:func:`~mlsys_grader.staff.regenerate`; ``--check`` is :func:`~mlsys_grader.staff.drift`).
 - **references** — for each track, the student notebook filled in as a diligent student would (``solve``'s
   controls and predictions, the hand-written synthesis), executed top to bottom in a real kernel, written with
-  the bundle it saved beside the master: ``reference-<track>.ipynb`` and ``reference-<track>-submission.json``.
+  the bundle it saved: ``reference-<track>.ipynb`` beside the master and the bundle in the quick start's
+  ``examples/submissions/<lab>-<track>.json`` (beside the notebook for a lab whose master lives elsewhere).
   Execution records times, so ``--check`` executes nothing: it compares what is not a time — every cell's
   source, and the bundle's track, controls, predictions and synthesis answers — with what would be filled in.
 
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import default_rubric
-from ..core.labspec import Control, Lab, NotebookText
+from ..core.labspec import Control, Lab, NotebookText, default_master_path
 from ..core.models import part_key
 from ..core.report import HIDDEN_ITEMS
 from ..labs import get_lab, lab_ids
@@ -331,13 +332,13 @@ def make_reference(root: str | Path, lab_id: str, track: str) -> tuple[Path, flo
     root = Path(root)
     student = nbformat.read(student_path(root, lab_id), as_version=4)
     filled = fill(student, answers(lab_id, track))
-    out = get_lab(lab_id).master_path(root).parent
+    target, bundle = reference_paths(root, lab_id, track)
     with tempfile.TemporaryDirectory(prefix=f"{lab_id}-{track}-") as scratch:
         began = time.perf_counter()
         executed = execute(filled, lab_id, Path(scratch))
         seconds = time.perf_counter() - began
-        shutil.copyfile(Path(scratch) / f"{lab_id}-submission.json", out / f"reference-{track}-submission.json")
-    target = out / f"reference-{track}.ipynb"
+        bundle.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(scratch) / f"{lab_id}-submission.json", bundle)
     nbformat.write(executed, target)
     return target, seconds
 
@@ -386,10 +387,22 @@ def notebooks(root: str | Path, labs: Iterable[str] | None = None, *, check: boo
 
 
 # -- reference submissions ---------------------------------------------------------------------------------------
+EXAMPLES = Path("examples") / "submissions"
+"""Where the quick start grades from: a shipped lab's reference bundles are written there, once (``<lab>-<track>.json``)."""
+
+
 def reference_paths(root: str | Path, lab_id: str, track: str) -> tuple[Path, Path]:
-    """(executed notebook, its bundle) of the reference submission for ``track``, beside the lab's master."""
-    out = get_lab(lab_id).master_path(Path(root)).parent
-    return out / f"reference-{track}.ipynb", out / f"reference-{track}-submission.json"
+    """(executed notebook, its bundle) of the reference submission for ``track``: the notebook beside the lab's master;
+    the bundle in the quick start's examples (``examples/submissions/<lab>-<track>.json``) for a lab whose master is in
+    this tree's ``solutions/``, so it exists once, and beside the notebook (``reference-<track>-submission.json``) for
+    a lab that keeps its master elsewhere (a course's own distribution)."""
+    root = Path(root)
+    lab = get_lab(lab_id)
+    master = lab.master_path(root)
+    notebook = master.parent / f"reference-{track}.ipynb"
+    if master == default_master_path(lab_id, root):
+        return notebook, root / EXAMPLES / f"{lab_id}-{track}.json"
+    return notebook, master.parent / f"reference-{track}-submission.json"
 
 
 def _reference_difference(root: Path, lab_id: str, track: str) -> list[tuple[Path, str]]:

@@ -32,12 +32,18 @@ def test_committed_references_are_what_generate_writes(capsys):
 
 
 def _copy(tmp_path: Path, lab_id: str) -> None:
-    """The lab's master, student notebook and reference submissions, at the same places under ``tmp_path``."""
+    """The lab's master, student notebook and reference submissions (notebooks and bundles), at the same places under
+    ``tmp_path``."""
     master = get_lab(lab_id).master_path(ROOT)
     target = get_lab(lab_id).master_path(tmp_path)
     shutil.copytree(master.parent, target.parent)
     (tmp_path / "assignments").mkdir(exist_ok=True)
     shutil.copyfile(ROOT / "assignments" / f"{lab_id}.ipynb", tmp_path / "assignments" / f"{lab_id}.ipynb")
+    for track in get_lab(lab_id).tracks:
+        bundle = reference_paths(ROOT, lab_id, track)[1]
+        copy = reference_paths(tmp_path, lab_id, track)[1]
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(bundle, copy)
 
 
 def test_an_edited_master_and_a_missing_one_are_named(tmp_path, capsys):
@@ -52,6 +58,15 @@ def test_an_edited_master_and_a_missing_one_are_named(tmp_path, capsys):
     assert all(line.endswith(": missing; run `mlsys-grader generate masters`") for line in lines[1:])
     assert cli.main(["generate", "masters", "--lab", first, "--root", str(tmp_path)]) == cli.EXIT_OK
     assert master.read_text(encoding="utf-8") == get_lab(first).master_path(ROOT).read_text(encoding="utf-8")
+
+
+def test_a_shipped_labs_reference_bundle_is_the_quick_starts_example_once():
+    """``generate references`` writes a shipped lab's bundle where the quick start grades it, and nowhere else."""
+    for lab_id in LABS:
+        for track in get_lab(lab_id).tracks:
+            notebook, bundle = reference_paths(ROOT, lab_id, track)
+            assert bundle == ROOT / "examples" / "submissions" / f"{lab_id}-{track}.json" and bundle.is_file()
+            assert notebook.is_file() and not notebook.with_name(f"reference-{track}-submission.json").exists()
 
 
 def test_a_reference_whose_answers_were_edited_is_named(tmp_path, capsys):
