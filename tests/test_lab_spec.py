@@ -110,7 +110,7 @@ title = "A dict decision behind a computed gate"
 question = "Does it fit?"
 predictions = { fits = "It fits" }
 decision = { kind = "dict" }
-gate = { kind = "result", field = "feasible", equals = true, message = "Capture part E only for a candidate that fits." }
+gate = { kind = "result", result = { feasible = true, misses = 0 }, message = "Capture part E only for a candidate that fits." }
 
 [[parts.E.controls]]
 name = "candidate"
@@ -150,7 +150,7 @@ TINY_EVALUATE = '''\
 def replay(model_key, inputs):
     value = float(inputs["scale"]) * (1 + sum(v for k, v in inputs.items() if isinstance(v, int) and k != "scale"))
     return {"model_key": model_key, "inputs": dict(inputs), "cost_ms": value,
-            "feasible": inputs.get("candidate", "x") == "x"}
+            "feasible": inputs.get("candidate", "x") == "x", "misses": 0}
 
 
 def header_facts(track):
@@ -483,6 +483,23 @@ def test_arms_that_carry_their_own_model_key_are_replayed_under_it(tiny):
 
     edited = grade_bundle(_bundle("labtiny", "edge", rekeyed))
     assert edited.parts["D"].score == 0 and _part_findings(edited, "D")
+
+
+def test_the_recommendation_is_a_parts_saved_decision_or_a_field_of_it(tiny):
+    from mlsys_grader.labs.declared import declared_synthesis_problems
+
+    bundle = solve("labtiny", "edge", seed=3)
+    assert not [p for p in declared_synthesis_problems(tiny.spec, bundle) if "saved decision" in p.message]
+    other = bundle.model_copy(update={"synthesis": bundle.synthesis.model_copy(update={
+        "recommendation": next(v for v in "abc" if v != bundle.synthesis.recommendation)})})
+    [problem] = [p for p in declared_synthesis_problems(tiny.spec, other) if "saved decision" in p.message]
+    assert (problem.expected, problem.actual) == (bundle.evidence["C"].decision, other.synthesis.recommendation)
+    # Lab 12: the decision is a dict, and the recommendation is its "choice"
+    on_e = tiny.spec.model_copy(update={"synthesis": tiny.spec.synthesis.model_copy(update={
+        "recommendation_part": "E", "decision_field": "choice"})})
+    chose_x = bundle.model_copy(update={"synthesis": bundle.synthesis.model_copy(update={"recommendation": "x"})})
+    assert not [p for p in declared_synthesis_problems(on_e, chose_x) if "saved decision" in p.message]
+    assert [p.expected for p in declared_synthesis_problems(on_e, bundle) if "saved decision" in p.message] == ["x"]
 
 
 def test_the_books_auditor_is_asked_only_of_labs_it_can_replay(tiny):

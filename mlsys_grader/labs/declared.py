@@ -236,10 +236,11 @@ def gate_problems(spec: LabSpec, part: str, record: EvidenceRecord) -> list[Prob
         return [Problem(gate.message or f"Part {part} is captured only when {gate.first} differs from {gate.second}.",
                         f"{gate.first} != {second!r}", first)]
     result = record.result if isinstance(record.result, Mapping) else {}
-    if result.get(gate.field) == gate.equals:
+    found = {field: result.get(field) for field in gate.result}
+    if found == gate.result:
         return []
-    return [Problem(gate.message or f"Part {part} is captured only when its result's {gate.field} is {gate.equals!r}.",
-                    gate.equals, result.get(gate.field))]
+    wanted = ", ".join(f"{field} {value!r}" for field, value in gate.result.items())
+    return [Problem(gate.message or f"Part {part} is captured only when its result has {wanted}.", dict(gate.result), found)]
 
 
 def _message(spec: LabSpec, code: str, default: str) -> str:
@@ -273,10 +274,13 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
                                     "a different option", s.rejected_alternative))
     if rule.recommendation_part is not None:
         saved = bundle.evidence.get(part_key(rule.recommendation_part))
-        if saved is None or saved.decision != s.recommendation:
+        decision = getattr(saved, "decision", None)
+        if rule.decision_field is not None:
+            decision = decision.get(rule.decision_field) if isinstance(decision, Mapping) else None
+        if decision is None or decision != s.recommendation:
             problems.append(Problem(_message(spec, "synthesis.recommendation_not_saved",
                                              f"The recommendation must be part {rule.recommendation_part}'s saved decision."),
-                                    getattr(saved, "decision", None), s.recommendation))
+                                    decision, s.recommendation))
     if rule.rejected_input is not None:
         letter, _, name = rule.rejected_input.partition(".")
         tested = bundle.evidence.get(part_key(letter))

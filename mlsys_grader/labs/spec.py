@@ -100,10 +100,10 @@ class GateSpec(_Strict):
     kind: Literal["differs", "result"]
     first: str = ""
     second: str | Scalar = ""
-    """``differs``: control ``first`` must differ from control (or value) ``second``."""
-    field: str = ""
-    equals: Scalar | None = None
-    """``result``: the result arm's ``field`` must equal ``equals``."""
+    """``differs``: input ``first`` must differ from input (or value) ``second`` (Lab 05: ``choice != rejected``)."""
+    result: dict[str, Scalar] = {}
+    """``result``: each field of the result arm must equal its value (Lab 13 E: no misses, no rejections, a useful
+    fraction of 1.0)."""
     message: str = ""
 
 
@@ -142,6 +142,8 @@ class SynthesisSpec(_Strict):
     fields: list[str]
     recommendation_part: str | None = None
     """The part whose saved decision the recommendation must equal (Lab 02: D, Lab 04: D, Lab 05: E)."""
+    decision_field: str | None = None
+    """Where that decision is a dict, the field the recommendation must equal (Lab 12: D's ``choice``)."""
     rejectable: list[str] = []
     """The values the rejected alternative may take (empty: any option but the recommendation)."""
     rejected_input: str | None = None
@@ -339,8 +341,9 @@ def _check(spec: LabSpec) -> None:
         if part.gate is not None and part.gate.kind == "differs" and part.gate.first not in names:
             raise _Refusal(f"parts.{letter}.gate.first", f"{part.gate.first!r} is not a control of part {letter}; "
                            f"expected one of {names}")
-        if part.gate is not None and part.gate.kind == "result" and not part.gate.field:
-            raise _Refusal(f"parts.{letter}.gate.field", "a gate on a computed result names the result's field")
+        if part.gate is not None and part.gate.kind == "result" and not part.gate.result:
+            raise _Refusal(f"parts.{letter}.gate.result", "a gate on a computed result names the result's fields and "
+                           "the values they must have")
     s = spec.synthesis
     unknown_fields = [name for name in s.fields if name not in SYNTHESIS_ANSWERS]
     if unknown_fields:
