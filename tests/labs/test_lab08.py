@@ -51,31 +51,43 @@ def _criteria(report) -> set[tuple[str, str]]:
     return {(f.part, f.criterion) for f in report.findings} - {("synthesis", "generated")}
 
 
-# -- the rules restate the evaluator; only the evaluation module imports it ----------------------------------------------
-def test_the_rules_restate_the_evaluators_constants():
+# -- the declaration restates the evaluator; only the evaluation module imports it --------------------------------------
+def test_the_declaration_restates_the_evaluators_constants():
     from mlsysim.labs.experiments import v1_08_experiments as ev
 
-    from mlsys_grader.labs.lab08 import rules
+    from mlsys_grader.labs.lab08 import judge
 
-    assert _lab().model_id == rules.MODEL_ID == "v1_08_experiments"
-    assert set(ev.TRACKS) == set(_lab().tracks) == set(rules.PHYSICAL_BATCH) == set(rules.PROBE_BATCH)
+    lab = _lab()
+    spec = lab.spec
+    assert spec.evaluator == ev.__name__ and lab.model_id == spec.model_id == "v1_08_experiments"
+    assert set(ev.TRACKS) == set(lab.tracks) == set(spec.constants["physical_batch"]) == set(spec.constants["probe_batch"])
+    assert set(ev.TRACKS) == set(spec.constants["target"]) == set(spec.constants["task"]) == set(spec.constants["label"]) \
+        == set(spec.constants["fix_ranking"])
     for track, settings in ev.TRACKS.items():
-        assert settings["physical_batch"] == rules.PHYSICAL_BATCH[track]
-        assert settings["checkpoint_probe_batch"] == rules.PROBE_BATCH[track]
-        assert settings["hardware"].name == rules.HOSTS[track]
-        assert settings["task"] == rules.TASKS[track]
+        assert settings["physical_batch"] == spec.constant("physical_batch", track)
+        assert settings["checkpoint_probe_batch"] == spec.constant("probe_batch", track)
+        assert settings["hardware"].name == spec.constant("target", track)
+        assert settings["task"] == spec.constant("task", track)
+        assert settings["label"] == spec.constant("label", track)
         policy = ev.batch_policy(track)
-        menu = rules.batch_menu(track)
+        menu = judge.batch_menu(spec, track)
         assert list(menu.values()) == list(policy["choices"].values())  # the book's menu, in its order
         assert menu["baseline"] == policy["baseline"] and menu["accumulate_32"] == policy["choices"][policy["default_key"]]
-        assert ev.optimizer_experiment(track, optimizer="adamw")["target_quality"] == rules.TARGET_QUALITY
-    assert {f"{rules.MODEL_ID}.{name}" for name in rules.EXPERIMENTS.values()} == ev._REPLAY_KEYS
+        assert ev.optimizer_experiment(track, optimizer="adamw")["target_quality"] == spec.constant("target_quality")
+        # part E's default decision: the fix cutting update time most, rejecting the runner-up (ties in the book's order)
+        comparisons = [ev.bottleneck_experiment(track, intervention=name) for name in judge.fixes(spec)]
+        ranked = [c["intervention"] for c in sorted(comparisons, key=lambda c: c["delta_update_time_ms"])]
+        assert spec.constant("fix_ranking", track) == ranked
+    assert {lab.rules.model_key(part) for part in lab.part_ids()} == ev._REPLAY_KEYS  # each part under its experiment
 
 
 @pytest.mark.slow  # a fresh interpreter
 def test_only_the_evaluation_module_imports_mlsysim():
+    """The lab object, its declaration, judge and views load without it."""
     probe = ("import sys\n"
-             "from mlsys_grader.labs.lab08 import LAB, lab, marimo, notebook, references, rules, views, words\n"
+             "from mlsys_grader.labs import get_lab\n"
+             "from mlsys_grader.labs.lab08 import judge, views\n"
+             "LAB = get_lab('lab08')\n"
              "LAB.parts['B'].check_controls({'strategy': 'resident_32'})\n"
              "assert 'mlsysim' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mlsysim'))\n"
              "from mlsys_grader.labs.lab08 import evaluate\n"
@@ -186,8 +198,6 @@ def test_a_hold_without_a_tested_alternative_is_void(track):
     """The book requires a hold to name a tested alternative and its auditor calls the record incompatible: part E
     earns nothing (it was paid 14 of 20), and the rationale is still read (it was held as a grader error on every item,
     whatever it said), solve's template for it included."""
-    from mlsys_grader.labs.lab08.answers import ANSWERS
-
     lab, rubric = _lab(), default_rubric(LAB)
     plan = lab.plan(default_replay(), track, "E", {"intervention": "none", "rejected_alternative": None}, {})
     assert plan.baseline == plan.result  # nothing tested: the intervention is the baseline
@@ -199,7 +209,7 @@ def test_a_hold_without_a_tested_alternative_is_void(track):
     assert "grader_error" not in report.flags and "integrity" in report.flags
     assert [f.part for f in report.findings if f.criterion == "generated"] == ["synthesis"]  # solve's template, still caught
     # an honest rationale on the same forged part E is read like any other, not held
-    data["synthesis"]["rationale"] = ANSWERS[track]["rationale"]
+    data["synthesis"]["rationale"] = lab.reference_answers(track)["rationale"]
     report = grade_bundle(json.dumps(reseal(data)))
     assert not [f for f in report.findings if f.criterion in ("grader", "generated")], [f.message for f in report.findings]
     assert report.parts["synthesis"].score > 0
@@ -292,11 +302,9 @@ def test_the_verdicts_at_every_setting(track):
 # -- the references and solve ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("track", TRACKS)
 def test_each_reference_scores_full_marks_with_its_hand_written_rationale(track):
-    from mlsys_grader.labs.lab08.answers import ANSWERS
-
     path = ROOT / "solutions" / LAB / f"reference-{track}-submission.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert data["synthesis"]["rationale"].split() == ANSWERS[track]["rationale"].split()  # as the notebook's cell holds it
+    assert data["synthesis"]["rationale"].split() == _lab().reference_answers(track)["rationale"].split()  # as the notebook's cell holds it
     report = grade_file(path)
     assert (report.score, report.max_score, report.flags) == (100.0, 100.0, ()), [f.message for f in report.findings]
 

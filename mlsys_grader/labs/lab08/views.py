@@ -1,8 +1,7 @@
 """Lab 08's part views: the book's table, chart and result sentence for each part.
 
-A chart painter receives the matplotlib ``Axes`` (the notebook owns the figure), so nothing here imports matplotlib or
-runs an evaluator for a part's result: the numbers come from the plan.  This module is the lab's
-:class:`~mlsys_grader.core.labspec.LabViews`.
+``view_a`` … ``view_e`` are the parts' views.  A chart painter receives the matplotlib ``Axes`` (the notebook owns the
+figure), so nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come from the plan.
 """
 
 from __future__ import annotations
@@ -11,10 +10,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import PartPlan, View
-from mlsys_grader.core.models import Bundle
 from mlsys_grader.labs.charts import BLUE, GREEN, ORANGE, RED, bars
 
-from . import rules
+from . import judge
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
@@ -29,7 +27,7 @@ def _seconds(arm: Mapping[str, Any]) -> str:
     return "—" if arm["total_time_seconds"] is None else f"{arm['total_time_seconds']:.1f}"
 
 
-def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
     names = ("SGD", "ADAM", "ADAMW")
     rows = [{"Optimizer": name, "Weights (GB)": f"{arm['memory']['weights_gb']:.1f}",
              "Gradients (GB)": f"{arm['memory']['gradients_gb']:.1f}",
@@ -37,6 +35,7 @@ def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
              "Total (GB)": f"{arm['memory']['total_memory_gb']:.1f}", "Updates to target": arm["updates_to_target"]}
             for name, arm in zip(names, plan.alternatives, strict=True)]
     adamw, chosen = plan.alternatives[2], plan.result
+    host = judge.declaration().constant("target", track)
 
     def draw(ax: Any) -> None:
         bars(ax, ["SGD", "Adam", "AdamW"], [
@@ -46,7 +45,7 @@ def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
         ], ylabel="Training memory (GB)", stacked=True)
 
     return View(rows, draw, (
-        f"{verdict_words}: on the {rules.HOSTS[track]} development host, AdamW optimizer state is "
+        f"{verdict_words}: on the {host} development host, AdamW optimizer state is "
         f"{adamw['memory']['optimizer_state_gb']:.1f} GB; inference weights alone are {adamw['memory']['inference_weights_gb']:.1f} GB. "
         f"Your optimizer conclusion is {plan.decision}, with {chosen['updates_to_target']} illustrative updates to target."))
 
@@ -60,7 +59,7 @@ def _batch_row(label: str, arm: Mapping[str, Any]) -> dict[str, Any]:
             "Update time (ms)": f"{timing['update_time_ms']:.1f}", "Total time (s)": _seconds(arm), "Outcome": status(arm)}
 
 
-def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [_batch_row("Baseline", base), _batch_row("Intervention", result)]
     memory = result["memory"]
@@ -94,7 +93,7 @@ def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
         kind="success" if result["feasible"] and result["reached_target"] else "danger")
 
 
-def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Format": arm["memory"]["precision"].upper(), "Memory (GB)": f"{arm['memory']['total_memory_gb']:.1f}",
              "Update time (ms)": f"{arm['timing']['update_time_ms']:.1f}", "Optimizer stage (ms)": f"{arm['timing']['optimizer_ms']:.1f}",
@@ -112,7 +111,7 @@ def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
         kind="success" if result["reached_target"] else "danger")
 
 
-def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result, timing = plan.baseline, plan.result, plan.alternatives[0]
     rows = [{"Policy": label, "Activations (GB)": f"{arm['activations_gb']:.1f}", "Total (GB)": f"{arm['total_memory_gb']:.1f}",
              "Capacity (GB)": f"{arm['available_memory_gb']:.1f}", "Fits": "yes" if arm["feasible"] else "NO"}
@@ -131,7 +130,7 @@ def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
         kind="success" if result["feasible"] else "danger")
 
 
-def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     rows = [{"Fix": comparison["intervention"].title(), "Update-time change (ms)": f"{comparison['delta_update_time_ms']:+.1f}",
              "Memory change (GB)": f"{comparison['delta_memory_gb']:+.1f}", "Total time (s)": _seconds(comparison["result"]),
              "Dominant stage": comparison["result"]["timing"]["dominant_stage"], "Outcome": status(comparison["result"])}
@@ -143,7 +142,7 @@ def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
         ax.axhline(0.0, color="#8C8C8C")
         ax.set_ylabel("Change in update time (ms)")
 
-    fix = rules.selected_fix({"intervention": plan.decision, "rejected_alternative": (plan.upstream or {}).get("rejected_alternative")})
+    fix = judge.selected_fix({"intervention": plan.decision, "rejected_alternative": (plan.upstream or {}).get("rejected_alternative")})
     if fix is None:
         decided = "Choose the first fix (or hold, naming the tested alternative you reject) when you capture."
     else:
@@ -154,30 +153,8 @@ def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     return View(rows, draw, f"{verdict_words} cuts update time the most against the identical baseline. {decided}")
 
 
-VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
-
-
-def render(track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-    """The part's view for ``plan``'s arms, its observation opening with ``verdict_words``."""
-    return VIEWS[part](plan, track, verdict_words)
-
-
-def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
-    """The book's header boxes: track, context, teaching workload, deliverable."""
-    return [("Track", track_label(track)), ("Context", rules.TASKS[track]), ("Teaching workload", "GPT-2 on a development host"),
-            ("Deliverable", "Training design recommendation")]
-
-
-def track_label(track: str) -> str:
-    return {"tinyml": "TinyML"}.get(track, track.title())
-
-
 def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The development host, the track's label and task, and part D's probe batch."""
-    return {"device": rules.HOSTS[track], "label": track_label(track), "probe_batch": str(rules.PROBE_BATCH[track]),
-            "scenario": rules.TASKS[track]}
-
-
-def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
-    """None: the synthesis holds the recommendation (it must equal part E's saved decision)."""
-    return []
+    spec = lab.spec
+    return {"device": spec.constant("target", track), "label": spec.constant("label", track),
+            "probe_batch": str(spec.constant("probe_batch", track)), "scenario": spec.constant("task", track)}
