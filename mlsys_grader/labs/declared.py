@@ -248,6 +248,35 @@ def _message(spec: LabSpec, code: str, default: str) -> str:
     return problem.message if problem is not None else default
 
 
+def _expected(spec: LabSpec, code: str, default: Any) -> Any:
+    problem = spec.problems.get(code)
+    return problem.expected if problem is not None and problem.expected is not None else default
+
+
+def _recommendation_part_problems(spec: LabSpec, bundle: Bundle) -> list[Problem]:
+    """The recommendation is the decision saved in the declared part (a field of it, for a dict decision), when it is one
+    of the listed options (an unlisted one is named already); on a hold, the rejected alternative is the one that part
+    tested (its declared ``alternative_control``, Lab 08 E)."""
+    s, rule = bundle.synthesis, spec.synthesis
+    letter = str(rule.recommendation_part)
+    record = bundle.evidence.get(part_key(letter))
+    saved = record.decision if record is not None else None
+    if rule.decision_field is not None:
+        saved = saved.get(rule.decision_field) if isinstance(saved, Mapping) else None
+    listed = [choice.value for choice in options(spec, "recommendation")]
+    if (not listed or s.recommendation in listed) and s.recommendation != saved:
+        return [Problem(_message(spec, "synthesis.recommendation_not_decision",
+                                 f"The recommendation must be part {letter}'s saved decision."), saved, s.recommendation)]
+    decision = spec.parts[letter].decision
+    if record is None or decision is None or decision.alternative_control is None or s.recommendation not in decision.hold:
+        return []
+    tested = record.inputs.get(decision.alternative_control) if isinstance(record.inputs, Mapping) else None
+    if s.rejected_alternative == tested:
+        return []
+    return [Problem(_message(spec, "synthesis.hold_rejected_untested",
+                             f"On a hold, reject the alternative part {letter} tested."), tested, s.rejected_alternative)]
+
+
 def options(spec: LabSpec, what: str) -> tuple[Choice, ...]:
     return tuple(choice_of(option) for option in spec.options.get(what, ()))
 
@@ -271,16 +300,10 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
         elif s.recommendation == s.rejected_alternative:
             problems.append(Problem(_message(spec, "synthesis.rejected_equals_recommended",
                                              "The rejected alternative must differ from the recommendation."),
-                                    "a different option", s.rejected_alternative))
+                                    _expected(spec, "synthesis.rejected_equals_recommended", "a different option"),
+                                    s.rejected_alternative))
     if rule.recommendation_part is not None:
-        saved = bundle.evidence.get(part_key(rule.recommendation_part))
-        decision = getattr(saved, "decision", None)
-        if rule.decision_field is not None:
-            decision = decision.get(rule.decision_field) if isinstance(decision, Mapping) else None
-        if decision is None or decision != s.recommendation:
-            problems.append(Problem(_message(spec, "synthesis.recommendation_not_saved",
-                                             f"The recommendation must be part {rule.recommendation_part}'s saved decision."),
-                                    decision, s.recommendation))
+        problems += _recommendation_part_problems(spec, bundle)
     if rule.rejected_input is not None:
         letter, _, name = rule.rejected_input.partition(".")
         tested = bundle.evidence.get(part_key(letter))

@@ -171,7 +171,11 @@ class MarimoSpec(_Strict):
 
 
 class ProblemSpec(_Strict):
+    """A problem the lab reports, by its stable code: its words, and what it says was expected where the lab words
+    that too."""
+
     message: str
+    expected: str | None = None
 
 
 class EvidenceSpec(_Strict):

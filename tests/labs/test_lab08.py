@@ -302,7 +302,7 @@ def test_the_verdicts_at_every_setting(track):
 # -- the references and solve ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("track", TRACKS)
 def test_each_reference_scores_full_marks_with_its_hand_written_rationale(track):
-    path = ROOT / "solutions" / LAB / f"reference-{track}-submission.json"
+    path = ROOT / "examples" / "submissions" / f"{LAB}-{track}.json"
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["synthesis"]["rationale"].split() == _lab().reference_answers(track)["rationale"].split()  # as the notebook's cell holds it
     report = grade_file(path)

@@ -39,15 +39,15 @@ import math
 import random
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import ArmInputs, Binding, DecisionCopy, InferredControls, PartPlan, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
-from mlsys_grader.labs.declared import declared_synthesis_problems, read_controls, spec_of
+from mlsys_grader.labs.declared import read_controls, spec_of
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
-    from mlsys_grader.core.models import Bundle, EvidenceRecord, PartId
+    from mlsys_grader.core.models import EvidenceRecord
     from mlsys_grader.core.replayer import Replayer
     from mlsys_grader.labs.spec import LabSpec
 
@@ -292,31 +292,6 @@ def decision_problems(track: str, part: str, plan: PartPlan, record: EvidenceRec
 
 def _message(spec: LabSpec, code: str) -> str:
     return spec.problems[code].message
-
-
-def _recommendation_part_rules(spec: LabSpec, bundle: Bundle) -> list[Problem]:
-    """The recommendation is the decision saved in the declared recommendation part (E); on a hold, the rejected
-    alternative is the one that part tested."""
-    s, part = bundle.synthesis, cast("PartId", spec.synthesis.recommendation_part)
-    values = [option.value for option in spec.options["recommendation"]]
-    record = bundle.evidence.get(part)
-    saved = record.decision if record is not None else None
-    if s.recommendation in values and s.recommendation != saved:
-        return [Problem(_message(spec, "synthesis.recommendation_not_decision"), saved, s.recommendation)]
-    _, hold, alternative = _decision(spec)
-    if s.recommendation in hold and record is not None:
-        tested = record.inputs.get(alternative) if isinstance(record.inputs, Mapping) else None
-        if s.rejected_alternative != tested:
-            return [Problem(_message(spec, "synthesis.hold_rejected_untested"), tested, s.rejected_alternative)]
-    return []
-
-
-def synthesis_problems(spec: LabSpec, bundle: Bundle) -> list[Problem]:
-    """The declared synthesis rules with part E's (:func:`_recommendation_part_rules`) in their place; a rejected
-    alternative equal to the recommendation expects "a different fix", as the lab has always worded it."""
-    same = _message(spec, "synthesis.rejected_equals_recommended")
-    return [problem._replace(expected="a different fix") if (problem.message, problem.expected) == (same, "a different option")
-            else problem for problem in declared_synthesis_problems(spec, bundle, _recommendation_part_rules)]
 
 
 # -- reference answers --------------------------------------------------------
