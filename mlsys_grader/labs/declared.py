@@ -16,7 +16,7 @@ code only for what the spec cannot say:
 What the judge may define (each optional unless marked): ``arm_inputs`` (required), ``displayed_prediction``
 (required), ``accepted_predictions``, ``infer_controls``, ``decide``, ``model_key``, ``decision_problems``,
 ``more_synthesis_problems``, ``synthesis_problems`` (replacing the declared rules), ``contrast``,
-``decision_options``, ``reference_choices``, ``reference_rationale``, ``reference_synthesis``, ``synthesis_choices``,
+``decision_options`` (or ``complete_decision``, when a decision sets more than one control), ``reference_choices``, ``reference_rationale``, ``reference_synthesis``, ``synthesis_choices``,
 ``final_choice_terms``, ``evidence_quantities``, ``marimo_binding``, ``marimo_answers``, ``marimo_decision_copies``,
 ``marimo_missing``.  ``docs/adding-a-lab.md`` says what each is for.
 """
@@ -412,6 +412,9 @@ class DeclaredReferences:
 
     def complete_decision(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
                           rng: random.Random | None) -> dict[str, Any]:
+        own_completion = _hook(self.judge, "complete_decision")
+        if own_completion is not None:
+            return own_completion(lab, replay, track, part, controls, rng)
         controls = dict(controls)
         decision = self.spec.parts[part].decision
         own = _hook(self.judge, "decision_options")

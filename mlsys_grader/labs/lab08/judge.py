@@ -295,13 +295,22 @@ def _message(spec: LabSpec, code: str) -> str:
 
 
 # -- reference answers --------------------------------------------------------
-def contrast(lab: Lab, track: str, part: str, controls: dict[str, Any], rng: random.Random | None) -> dict[str, Any]:
-    """Part E's fix (or a hold) and a different tested alternative: drawn with ``rng``, else the fix that cuts update time
-    most, rejecting the runner-up (the declared ``fix_ranking``, what the comparisons of every part E plan rank)."""
+def ranked_fixes(lab: Lab, replay: Replayer, track: str) -> list[str]:
+    """Part E's fixes, the one cutting update time most first (from the comparisons every part E plan holds)."""
+    comparisons = lab.plan(replay, track, "E", {"intervention": None, "rejected_alternative": None}, {}).alternatives
+    return [c["intervention"] for c in sorted(comparisons, key=lambda c: c["delta_update_time_ms"])]
+
+
+def complete_decision(lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                      rng: random.Random | None) -> dict[str, Any]:
+    """``controls`` with part E's fix (or a hold) and a different tested alternative: drawn with ``rng``, else the fix
+    that cuts update time most, rejecting the runner-up."""
+    controls = dict(controls)
     if part != "E":
         return controls
     if rng is None:
-        controls["intervention"], controls["rejected_alternative"] = lab.spec.constant("fix_ranking", track)[:2]
+        ranked = ranked_fixes(lab, replay, track)
+        controls["intervention"], controls["rejected_alternative"] = ranked[0], ranked[1]
         return controls
     intervention = rng.choice(lab.parts["E"].control("intervention").choices)
     controls["intervention"] = intervention
