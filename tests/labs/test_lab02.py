@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 import itertools
 import json
 import subprocess
@@ -23,9 +24,12 @@ from mlsys_grader.core.capture import record_from_plan
 from mlsys_grader.course._gradebook import grade_candidate, resolve_rubrics
 from mlsys_grader.course._ingest import Candidate
 from mlsys_grader.labs import get_lab
-from mlsys_grader.labs.lab02 import rules
+from mlsys_grader.labs.lab02 import judge
 
 LAB = "lab02"
+SPEC = get_lab(LAB).spec
+CANDIDATES = tuple(SPEC.constant("candidates"))
+PAYLOAD_LEVELS, CONNECTION_LEVELS = tuple(SPEC.constant("payload_levels")), tuple(SPEC.constant("connection_levels"))
 MARIMO = Path(__file__).resolve().parents[1] / "fixtures" / "marimo"
 
 
@@ -35,28 +39,33 @@ def book_seal(track: str, upstream_inputs: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def test_the_rules_restate_the_evaluators_constants():
+def test_the_declaration_restates_the_evaluators_constants():
     from mlsysim.labs.experiments import v1_02_experiments as ev
 
-    assert ev.MODEL_KEY == rules.MODEL_KEY == get_lab(LAB).model_id
-    assert set(ev.TRACKS) == set(get_lab(LAB).tracks)
+    assert SPEC.evaluator == ev.__name__ and ev.MODEL_KEY == SPEC.model_id == get_lab(LAB).model_id
+    assert set(ev.TRACKS) == set(get_lab(LAB).tracks) == set(SPEC.tracks)
+    for table in ("payload_options_mb", "connection_options_mbps", "distance_km", "baseline_duty_cycle"):
+        assert set(SPEC.constants[table]) == set(ev.TRACKS), table
     for track, profile in ev.TRACKS.items():
-        assert tuple(profile["payload_options_mb"]) == rules.PAYLOAD_OPTIONS_MB[track]
-        assert tuple(profile["connection_options_mbps"]) == rules.CONNECTION_OPTIONS_MBPS[track]
-        assert profile["distance_km"] == rules.DISTANCE_KM[track]
-        assert profile["baseline_duty_cycle"] == rules.BASELINE_DUTY_CYCLE[track]
+        assert tuple(profile["payload_options_mb"]) == tuple(SPEC.constant("payload_options_mb", track))
+        assert tuple(profile["connection_options_mbps"]) == tuple(SPEC.constant("connection_options_mbps", track))
+        assert profile["distance_km"] == SPEC.constant("distance_km", track)
+        assert profile["baseline_duty_cycle"] == SPEC.constant("baseline_duty_cycle", track)
         # every step of the book's duty-cycle slider on this track is an allowed setting here
         step = profile.get("duty_cycle_step", 0.05)
         allowed = set(get_lab(LAB).parts["C"].control("duty_cycle").values())
         assert {round(i * step, 10) for i in range(round(1 / step) + 1)} <= allowed
-    assert tuple(ev.FILTERING_ALTERNATIVES) == rules.CANDIDATES[1:]
+    assert tuple(ev.FILTERING_ALTERNATIVES) == CANDIDATES[1:]
+    assert SPEC.constant("horizon_hours") == inspect.signature(ev.sustained_operation).parameters["horizon_hours"].default
 
 
 @pytest.mark.slow  # a fresh interpreter
 def test_only_the_evaluation_module_imports_mlsysim():
-    """The lab object, its rules, words, views, notebook text, marimo mapping and references load without it."""
+    """The lab object, its declaration, judge and views load without it."""
     probe = ("import sys\n"
-             "from mlsys_grader.labs.lab02 import LAB, lab, marimo, notebook, references, rules, views, words\n"
+             "from mlsys_grader.labs import get_lab\n"
+             "from mlsys_grader.labs.lab02 import judge, views\n"
+             "LAB = get_lab('lab02')\n"
              "LAB.parts['B'].check_controls({'memory_scale': 1.5, 'execution_scale': 3.5})\n"
              "assert 'mlsysim' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mlsysim'))\n"
              "from mlsys_grader.labs.lab02 import evaluate\n"
@@ -77,8 +86,8 @@ def book_arms(track: str, part: str, controls: dict, a_controls: dict | None) ->
 
     profile = ev.TRACKS[track]
     if part == "A":
-        payload = profile["payload_options_mb"][rules.PAYLOAD_LEVELS.index(controls["payload"])]
-        rate = profile["connection_options_mbps"][rules.CONNECTION_LEVELS.index(controls["connection"])]
+        payload = profile["payload_options_mb"][PAYLOAD_LEVELS.index(controls["payload"])]
+        rate = profile["connection_options_mbps"][CONNECTION_LEVELS.index(controls["connection"])]
         base = ev.placement_accounting(track, payload_mb=profile["payload_options_mb"][0],
                                        connection_mbps=profile["connection_options_mbps"][-1], filter_id="raw")
         return base, ev.placement_accounting(track, payload_mb=payload, connection_mbps=rate, filter_id="raw"), [], {
@@ -103,7 +112,7 @@ def book_arms(track: str, part: str, controls: dict, a_controls: dict | None) ->
 
 def _settings(track: str):
     """Every allowed setting of every part; part D also with every placement decision and rejected design."""
-    decisions = [(choice, rejected) for choice in (*rules.CANDIDATES, "none") for rejected in rules.CANDIDATES
+    decisions = [(choice, rejected) for choice in (*CANDIDATES, "none") for rejected in CANDIDATES
                  if choice != rejected]
     for part, controls, upstream in every_setting(LAB):
         if part != "D":
@@ -151,7 +160,7 @@ def test_a_verdict_follows_the_deadline_and_no_setting_ties():
     """Part A is judged on whether the selected request crosses the deadline; no allowed setting makes remote and local
     latency equal to the notebook's one decimal, so "tie" is never accepted."""
     for track in TRACKS:
-        for controls in ({"payload": p, "connection": c} for p in rules.PAYLOAD_LEVELS for c in rules.CONNECTION_LEVELS):
+        for controls in ({"payload": p, "connection": c} for p in PAYLOAD_LEVELS for c in CONNECTION_LEVELS):
             plan = plan_for(LAB, track, "A", controls)
             accepted = get_lab(LAB).accepted_predictions(track, "A", plan)
             assert accepted == {"fail" if plan.result["remote_latency_ms"] > plan.result["deadline_ms"] else "pass"}
@@ -162,7 +171,7 @@ def test_a_verdict_follows_the_deadline_and_no_setting_ties():
 def test_d_accepts_every_design_that_satisfies_every_requirement():
     lab = get_lab(LAB)
     cloud = plan_for(LAB, "cloud", "D", {"connectivity_available": True}, {"A": {"payload": "largest", "connection": "middle"}})
-    assert rules.feasible_designs(cloud) == ["local", "event_filter"]
+    assert judge.feasible_designs(cloud) == ["local", "event_filter"]
     assert lab.accepted_predictions("cloud", "D", cloud) == {"local", "event_filter"}
     assert lab.displayed_prediction("cloud", "D", cloud) == "local"
     offline = plan_for(LAB, "cloud", "D", {"connectivity_available": False}, {"A": {"payload": "largest", "connection": "middle"}})
@@ -290,7 +299,7 @@ def test_the_books_exports_earn_full_marks(name):
     assert [f[:2] for f in result["findings"]] == [["bundle", "prediction"]], result["findings"]
     export = json.loads((MARIMO / name).read_text(encoding="utf-8"))
     captures = export["result_snapshot"]["captures"]
-    assert sorted(captures) == ["A", "B", "C", "D"] and {c["model_key"] for c in captures.values()} == {rules.MODEL_KEY}
+    assert sorted(captures) == ["A", "B", "C", "D"] and {c["model_key"] for c in captures.values()} == {SPEC.model_id}
     d = captures["D"]
     d_upstream = {key: value for key, value in d["inputs"].items() if key != "compared_design"}
     assert d["upstream_fingerprint"] == book_seal(export["track"], d_upstream) != book_seal(export["track"], d["inputs"])
@@ -322,16 +331,16 @@ def test_an_export_whose_part_a_moved_after_part_d_is_stale_and_not_the_labs(tmp
 
 def test_solved_d_choices_cover_every_rejected_design():
     seen = {solved(LAB, track, seed)["controls"]["D"]["rejected"] for track in TRACKS for seed in range(6)}
-    assert seen == set(rules.CANDIDATES[1:])
+    assert seen == set(CANDIDATES[1:])
     assert {solved(LAB, track, seed)["controls"]["D"]["choice"] for track in TRACKS for seed in range(3)} == {"local"}
 
 
 def test_every_track_has_its_own_payload_menu_in_the_scenario():
     lab = get_lab(LAB)
-    for track, (small, middle, large) in rules.PAYLOAD_OPTIONS_MB.items():
+    for track, (small, middle, large) in SPEC.constants["payload_options_mb"].items():
         text = lab.scenario(track, "A")
         assert text is not None and all(f"{value:g} MB" in text for value in (small, middle, large)), text
-    assert list(itertools.chain.from_iterable(rules.PAYLOAD_OPTIONS_MB.values()))
+    assert list(itertools.chain.from_iterable(SPEC.constants["payload_options_mb"].values()))
 
 
 def test_a_final_decision_the_lab_does_not_offer_is_judged_not_a_grader_error():

@@ -1,13 +1,6 @@
-"""Lab 02 — Where Should Inference Run?, one package split along its seams (see :mod:`.lab`).
+"""Lab 02 — Where Should Inference Run?, declared: ``lab.toml`` (the parts, options, words and text), :mod:`.judge`
+(what only code says), :mod:`.views` (each part's table and chart) and :mod:`.evaluate` (the only module importing
+mlsysim).
 
-``LAB`` is the lab object the registry loads (``mlsys_grader.labs``); importing this
-package does not import mlsysim (only :mod:`.evaluate` does, on first evaluation).
+The registry loads it with :func:`mlsys_grader.labs.declared.load_lab`; importing this package imports nothing.
 """
-
-from __future__ import annotations
-
-from .lab import LAB, LAB_ID
-from .rules import CANDIDATES, MODEL_KEY, PARTS
-from .words import LIMITATIONS, PLACEMENTS, REJECTABLE, TRIGGERS
-
-__all__ = ["CANDIDATES", "LAB", "LAB_ID", "LIMITATIONS", "MODEL_KEY", "PARTS", "PLACEMENTS", "REJECTABLE", "TRIGGERS"]

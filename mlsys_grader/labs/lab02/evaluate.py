@@ -1,8 +1,7 @@
 """Lab 02's evaluation: the only module of the lab that touches mlsysim (``v1_02_experiments``).
 
-The rest of the lab (rules, words, views, notebook text) reaches it through
-:func:`mlsys_grader.labs.lab02.rules.evaluator`, on first use, so the lab's rules load
-without mlsysim.
+The rest of the lab reaches it through the lab's rules (``lab.rules.evaluator()``, :mod:`mlsys_grader.labs.declared`),
+on first use, so the lab loads without mlsysim.
 """
 
 from __future__ import annotations
@@ -18,11 +17,6 @@ MODEL_KEY: str = ev.MODEL_KEY
 def replay(model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The evaluator's arm for JSON-safe ``inputs``, shaped as the book's notebook captures it."""
     return ev.replay(model_key, inputs)
-
-
-def track_profiles() -> dict[str, dict[str, Any]]:
-    """The evaluator's track profiles (``v1_02_experiments.TRACKS``), for the tests that pin :mod:`.rules` to them."""
-    return {track: dict(profile) for track, profile in ev.TRACKS.items()}
 
 
 def header_facts(track: str) -> list[tuple[str, str]]:

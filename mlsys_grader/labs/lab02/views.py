@@ -1,23 +1,22 @@
 """Lab 02's part views: the book's table, chart and result sentence for each part.
 
-A chart painter receives the matplotlib ``Axes`` (the notebook owns the figure), so nothing here imports matplotlib
-or runs an evaluator for a part's result: the numbers come from the plan.  This module is the lab's
-:class:`~mlsys_grader.core.labspec.LabViews`.
+``view_a`` … ``view_d`` are the parts' views.  A chart painter receives the matplotlib ``Axes`` (the notebook owns
+the figure), so nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come from the
+plan.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mlsys_grader.core.labspec import PartPlan, View
-from mlsys_grader.core.models import Bundle
 from mlsys_grader.labs.charts import BLUE, GREEN, MUTED, ORANGE, RED, bars
 
-from . import rules
-from .rules import CANDIDATES
+from . import judge
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.labs.declared import DeclaredRules
 
 DESIGN_LABELS = {"local": "Local", "raw": "Raw remote", "event_filter": "Event filter", "feature_summary": "Feature summary"}
 """Part D's designs as the book's chart and table name them."""
@@ -28,7 +27,7 @@ def status(feasible: Any, violations: Any) -> str:
     return "PASS" if feasible else "FAIL · " + ", ".join(violations or ())
 
 
-def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Run": label, "Payload": f"{arm['raw_payload_mb']:.2f} MB", "Link": f"{arm['connection_mbps']:.1f} Mb/s",
              "Remote latency": f"{arm['remote_latency_ms']:.1f} ms", "Deadline": f"{arm['deadline_ms']:.1f} ms",
@@ -49,7 +48,7 @@ def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
         f"boundary at this link is {result['deadline_boundary_payload_mb']:.2f} MB."), kind="danger" if missed else "success")
 
 
-def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     rows = [{"Run": label, "Memory": f"{arm['required_memory_mb']:.2f} / {arm['memory_capacity_mb']:.2f} MB",
              "Execution": f"{arm['execution_ms']:.1f} / {arm['deadline_ms']:.1f} ms",
@@ -68,7 +67,7 @@ def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
         "execution time; changing sequential work does not change memory."), kind="success" if result["feasible"] else "danger")
 
 
-def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline, plan.result
     low = plan.alternatives[0] if plan.alternatives else base
     runs = (("Reference", base), ("Selected", result), ("Always off", low))
@@ -88,8 +87,8 @@ def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
         "fails the mission."), kind="success" if result["sustained_feasible"] else "danger")
 
 
-def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
-    designs = dict(zip(CANDIDATES, plan.alternatives, strict=False))
+def view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+    designs = dict(zip(judge.candidates(), plan.alternatives, strict=False))
     rows = [{"Design": DESIGN_LABELS[name],
              "Latency": "Unavailable" if arm["latency_ms"] is None else f"{arm['latency_ms']:.1f} ms",
              "Upload": f"{arm['uploaded_payload_mb']:.3f} MB", "Information retained": f"{arm['retained_information_pct']:.1f}%",
@@ -100,7 +99,7 @@ def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
                color=[GREEN if arm["feasible"] else RED for arm in designs.values()])
         ax.set_ylabel("Request latency (ms)")
 
-    feasible = rules.feasible_designs(plan)
+    feasible = judge.feasible_designs(plan)
     named = ", ".join(DESIGN_LABELS[name].lower() for name in feasible) if feasible else "no design"
     return View(rows, draw, (
         f"{verdict_words}: {named} {'satisfies' if len(feasible) <= 1 else 'satisfy'} every stated requirement under "
@@ -108,29 +107,14 @@ def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
         "information is a supplied observation."), kind="success" if feasible else "danger")
 
 
-VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d}
-
-
-def render(track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-    """The part's view for ``plan``'s arms, its observation opening with ``verdict_words``."""
-    return VIEWS[part](plan, track, verdict_words)
-
-
-def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
-    """The track, its context and the deliverable, as the book's header shows them."""
-    return rules.evaluator().header_facts(track)
-
-
 def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The track's context, and part A's payload and link menus in the book's words."""
-    payloads, rates = rules.PAYLOAD_OPTIONS_MB[track], rules.CONNECTION_OPTIONS_MBPS[track]
-    return {"scenario": rules.evaluator().scenario(track),
-            "payloads": ", ".join(f'`"{level}"` {value:g} MB' for level, value in zip(rules.PAYLOAD_LEVELS, payloads, strict=True)),
-            "rates": ", ".join(f'`"{level}"` {value:g} Mb/s' for level, value in zip(rules.CONNECTION_LEVELS, rates, strict=True)),
+    spec = lab.spec
+    payloads, rates = spec.constant("payload_options_mb", track), spec.constant("connection_options_mbps", track)
+    return {"scenario": cast("DeclaredRules", lab.rules).evaluator().scenario(track),
+            "payloads": ", ".join(f'`"{level}"` {value:g} MB'
+                                  for level, value in zip(spec.constant("payload_levels"), payloads, strict=True)),
+            "rates": ", ".join(f'`"{level}"` {value:g} Mb/s'
+                               for level, value in zip(spec.constant("connection_levels"), rates, strict=True)),
             "reference_payload": f"{payloads[0]:g} MB", "reference_rate": f"{rates[-1]:g} Mb/s",
-            "reference_duty": f"{rules.BASELINE_DUTY_CYCLE[track]:.0%}"}
-
-
-def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
-    """None: the synthesis holds the recommendation (which must be part D's captured placement)."""
-    return []
+            "reference_duty": f"{spec.constant('baseline_duty_cycle', track):.0%}"}
