@@ -180,8 +180,13 @@ class DeclaredRules:
         return read_controls(self.spec, part, record)
 
     def upstream_inputs(self, part: str, inputs: Any) -> Any:
-        seal = self.spec.parts[part].seal or self.spec.seal
-        return inputs if seal == "inputs" else {} if seal == "empty" else None
+        declared = self.spec.parts[part]
+        seal = declared.seal or self.spec.seal
+        if seal != "inputs":
+            return {} if seal == "empty" else None
+        if declared.seal_omits and isinstance(inputs, Mapping):
+            return {key: value for key, value in inputs.items() if key not in declared.seal_omits}
+        return inputs
 
     def build_variants(self) -> tuple[BuildVariant, ...]:
         return self._variants
@@ -264,9 +269,12 @@ def _recommendation_part_problems(spec: LabSpec, bundle: Bundle) -> list[Problem
     if rule.decision_field is not None:
         saved = saved.get(rule.decision_field) if isinstance(saved, Mapping) else None
     listed = [choice.value for choice in options(spec, "recommendation")]
+    if record is None and "synthesis.recommendation_part_missing" in spec.problems:  # a lab that words it apart (Lab 02)
+        return [Problem(_message(spec, "synthesis.recommendation_part_missing", ""), f"part {letter} decision", None)]
     if (not listed or s.recommendation in listed) and s.recommendation != saved:
-        return [Problem(_message(spec, "synthesis.recommendation_not_decision",
-                                 f"The recommendation must be part {letter}'s saved decision."), saved, s.recommendation)]
+        message = _message(spec, "synthesis.recommendation_not_decision",
+                           f"The recommendation must be part {letter}'s saved decision.")
+        return [Problem(message.format(decision=saved), saved, s.recommendation)]
     decision = spec.parts[letter].decision
     if record is None or decision is None or decision.alternative_control is None or s.recommendation not in decision.hold:
         return []
@@ -321,13 +329,14 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
                                              f"Recommend 'hold' only after capturing part {rule.hold_part} with decision "
                                              "'hold'."),
                                     f"part {rule.hold_part} decision 'hold'", getattr(held, "decision", None)))
-    for field, what in (("reevaluation_trigger", "re-evaluation trigger"), ("residual_risk", "remaining limitation")):
+    for field, code, what in (("reevaluation_trigger", "synthesis.trigger_unlisted", "re-evaluation trigger"),
+                              ("residual_risk", "synthesis.limitation_unlisted", "remaining limitation")):
         if field not in spec.options:
             continue
         value = getattr(s, field)
         listed = [option.value or option.label for option in spec.options[field]]
         if value not in listed:
-            problems.append(Problem(f"Choose a {what} from the lab's list.", listed, value))
+            problems.append(Problem(_message(spec, code, f"Choose a {what} from the lab's list."), listed, value))
     return problems
 
 

@@ -120,6 +120,8 @@ class PartDecl(_Strict):
     decision: DecisionSpec | None = None
     gate: GateSpec | None = None
     seal: Literal["inputs", "empty", "none"] | None = None
+    seal_omits: list[str] = []
+    """Inputs the book's seal leaves out of a part sealed over its inputs (Lab 02 D: ``compared_design``)."""
     model_key: str | None = None
     """The evaluator key of this part's arms when it is not the lab's (``{model_id}.{experiment}``)."""
     arm_keys: bool = False

@@ -14,15 +14,15 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import ArmInputs, Binding, InferredControls, PartPlan, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
-from mlsys_grader.labs.declared import DeclaredRules, read_controls, spec_of
+from mlsys_grader.labs.declared import read_controls, spec_of
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
-    from mlsys_grader.core.models import Bundle, EvidenceRecord
+    from mlsys_grader.core.models import EvidenceRecord
     from mlsys_grader.core.replayer import Replayer
     from mlsys_grader.labs.spec import LabSpec
 
@@ -145,34 +145,6 @@ def infer_controls(lab: Lab, replay: Replayer, track: str, part: str, record: Ev
         {"payload": payload, "connection": connection}, {})
 
 
-def upstream_inputs(part: str, inputs: Any) -> Any:
-    """What the book's notebook seals a capture over (its ``upstream_inputs``): parts A–C their own ``inputs``; part D
-    its ``inputs`` without ``compared_design`` (part A's payload and link, the connectivity, the choice and the
-    rejected design), so a change to part A after part D was captured leaves part D stale."""
-    if part == "D" and isinstance(inputs, Mapping):
-        return {key: value for key, value in inputs.items() if key != "compared_design"}
-    return inputs
-
-
-def _seal_through_the_judge() -> None:
-    """Bridge: :meth:`DeclaredRules.upstream_inputs` reads only the declared ``seal`` ("inputs", "empty", "none"),
-    which cannot say "the inputs without ``compared_design``"; until it consults a judge's ``upstream_inputs``, this
-    makes it do so (for a judge that defines one: only this lab's).  Remove it when the shared class does."""
-    declared = DeclaredRules.upstream_inputs
-    if getattr(declared, "consults_the_judge", False):
-        return
-
-    def consulting(self: DeclaredRules, part: str, inputs: Any) -> Any:
-        own = getattr(self.judge, "upstream_inputs", None)
-        return own(part, inputs) if callable(own) else declared(self, part, inputs)
-
-    consulting.consults_the_judge = True  # type: ignore[attr-defined]
-    DeclaredRules.upstream_inputs = consulting  # type: ignore[method-assign]
-
-
-_seal_through_the_judge()
-
-
 # -- judging ----------------------------------------------------------------
 def feasible_designs(plan: PartPlan) -> list[str]:
     """Part D's designs that satisfy every stated requirement, in the book's order."""
@@ -240,37 +212,6 @@ def decision_problems(track: str, part: str, plan: PartPlan, record: EvidenceRec
                                 f"{'empty' if expected is None else 'that design'}; recapture part D.",
                                 recorded_inputs(expected) if expected is not None else None,
                                 "missing" if chosen is None else recorded_inputs(chosen)))
-    return problems
-
-
-def synthesis_problems(spec: LabSpec, bundle: Bundle) -> list[Problem]:
-    """The synthesis rules: a listed placement recommended that is the decision captured in the declared
-    ``recommendation_part``, a different tested design rejected, a listed trigger and limitation (the declared rules'
-    order, in this lab's words: :func:`mlsys_grader.labs.declared.declared_synthesis_problems` says neither)."""
-    s = bundle.synthesis
-    said = {code: problem.message for code, problem in spec.problems.items()}
-    problems: list[Problem] = []
-    values = [option.value for option in spec.options["recommendation"]]
-    if s.recommendation not in values:
-        problems.append(Problem(said["synthesis.recommendation_unlisted"], values, s.recommendation))
-    rejectable = list(spec.synthesis.rejectable)
-    if s.rejected_alternative not in rejectable:
-        problems.append(Problem(said["synthesis.rejected_unlisted"], rejectable, s.rejected_alternative))
-    elif s.recommendation == s.rejected_alternative:
-        problems.append(Problem(said["synthesis.rejected_equals_recommended"], "a different placement", s.rejected_alternative))
-    part = spec.synthesis.recommendation_part
-    captured = cast("Mapping[str, EvidenceRecord]", bundle.evidence).get(part) if part is not None else None
-    decision = captured.decision if captured is not None else None
-    if captured is None:
-        problems.append(Problem(said["synthesis.recommendation_part_missing"], f"part {part} decision", None))
-    elif s.recommendation in values and s.recommendation != decision:
-        problems.append(Problem(said["synthesis.recommendation_not_decision"].format(decision=decision), decision,
-                                s.recommendation))
-    for field, code in (("reevaluation_trigger", "synthesis.trigger_unlisted"),
-                        ("residual_risk", "synthesis.limitation_unlisted")):
-        value, listed = getattr(s, field), [option.value for option in spec.options[field]]
-        if value not in listed:
-            problems.append(Problem(said[code], listed, value))
     return problems
 
 
