@@ -1,10 +1,8 @@
-"""Code a lab package repeats from another lab package: the functions whose bodies are the same in two labs.
+"""No lab package repeats a function of another: what two labs share lives once, in the shared modules of ``labs/``.
 
-A lab is meant to be a declaration plus what only code can say, so a function body written again in a second lab
-is a rule that will have to be fixed twice.  The bodies compared are the functions' syntax trees without their
-docstrings (names, arguments and statements, any length); the ones that are still repeated today are listed in
-:data:`REPEATED`, to leave as they move into shared modules.  The test fails on a repeat that is not listed (a new
-lab copied from an old one) and on a listed one that is gone (take it off the list: the list only shrinks).
+A lab is a declaration plus what only code can say, so a function body written again in a second lab is a rule that
+would have to be fixed twice.  The bodies compared are the functions' syntax trees without their docstrings (names,
+arguments and statements, any length, nested functions included).
 """
 
 from __future__ import annotations
@@ -14,27 +12,6 @@ from collections import defaultdict
 from pathlib import Path
 
 LABS = Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs"
-
-REPEATED = {
-    "evaluate.replay": {"lab02", "lab07"},
-    "marimo.answers": {"lab07", "lab08"},
-    "marimo.decision_copies": {"lab02", "lab07"},
-    "references._answers": {"lab02", "lab07", "lab08", "lab11"},
-    "references.reference_answers": {"lab02", "lab07", "lab08", "lab11"},
-    "references.reference_synthesis": {"lab07", "lab08"},
-    "rules.build_variants": {"lab02", "lab08", "lab11"},
-    "rules.evaluate": {"lab02", "lab07", "lab08"},
-    "rules.evaluator": {"lab02", "lab07", "lab08", "lab11"},
-    "rules.model_key": {"lab08", "lab11"},
-    "rules.upstream_inputs": {"lab07", "lab11"},
-    "views.captured_decision": {"lab02", "lab07", "lab08"},
-    "views.header_facts": {"lab02", "lab07", "lab11"},
-    "views.render": {"lab02", "lab07", "lab08", "lab11"},
-    "words.final_choice_terms": {"lab07", "lab08"},
-    "words.synthesis_choices": {"lab07", "lab08"},
-}
-"""``module.function`` → the lab packages that hold the same body, as of the four shipped labs."""
-
 
 def _body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     statements = node.body
@@ -62,12 +39,8 @@ def repeated_bodies(root: Path = LABS) -> dict[str, set[str]]:
     return found
 
 
-def test_no_lab_package_repeats_another_labs_function_beyond_the_listed_ones():
-    found = repeated_bodies()
-    new = {name: labs for name, labs in found.items() if not labs <= REPEATED.get(name, set())}
-    assert not new, f"function bodies repeated from another lab package (share them instead): {new}"
-    gone = {name: labs - found.get(name, set()) for name, labs in REPEATED.items() if labs - found.get(name, set())}
-    assert not gone, f"no longer repeated in these labs: take them off REPEATED (it only shrinks): {gone}"
+def test_no_lab_package_repeats_another_labs_function():
+    assert repeated_bodies() == {}, "function bodies repeated across lab packages: share them in mlsys_grader/labs/"
 
 
 def test_a_copied_function_is_found_whatever_its_docstring(tmp_path):

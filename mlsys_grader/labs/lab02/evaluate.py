@@ -6,17 +6,9 @@ on first use, so the lab loads without mlsysim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from mlsysim.labs.experiments import v1_02_experiments as ev
 
 MODEL_KEY: str = ev.MODEL_KEY
-
-
-def replay(model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The evaluator's arm for JSON-safe ``inputs``, shaped as the book's notebook captures it."""
-    return ev.replay(model_key, inputs)
 
 
 def header_facts(track: str) -> list[tuple[str, str]]:

@@ -28,15 +28,9 @@ if TYPE_CHECKING:
 
 
 @cache
-def _spec() -> LabSpec:
-    """The lab's declaration, for the judgements that are handed no lab."""
-    return spec_of(__package__)
-
-
-@cache
 def candidates() -> tuple[str, ...]:
     """Part D's designs in the book's order: local execution and the three remote filtering choices."""
-    return tuple(_spec().constant("candidates"))
+    return tuple(spec_of(__package__).constant("candidates"))
 
 
 # -- building ---------------------------------------------------------------
@@ -283,7 +277,7 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
 def marimo_binding(captures: Mapping[str, Any]) -> Binding:
     """Each part's violations of its chosen arm (else its result), as ``binding_constraints`` repeats them."""
     found: Binding = {}
-    for part in _spec().parts:
+    for part in spec_of(__package__).parts:
         capture = captures.get(part)
         arm = (capture.get("chosen_result") or capture.get("result") or {}) if isinstance(capture, Mapping) else None
         if isinstance(arm, Mapping):

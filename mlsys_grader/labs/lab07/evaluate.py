@@ -6,18 +6,10 @@ on first use, so the lab loads without mlsysim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from mlsysim.labs.experiments import v1_07_experiments as ev
 
 MODEL_KEY: str = ev.MODEL_KEY
 OPERATION_COUNT: int = len(ev.OPERATION_GRAPH)
-
-
-def replay(model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The evaluator's arm for JSON-safe ``inputs``, shaped as the seed captures it."""
-    return ev.replay(model_key, inputs)
 
 
 def tensor_elements(track: str) -> int:
