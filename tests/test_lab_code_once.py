@@ -13,6 +13,7 @@ from pathlib import Path
 
 LABS = Path(__file__).resolve().parents[1] / "mlsys_grader" / "labs"
 
+
 def _body(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     statements = node.body
     if statements and isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant) \
