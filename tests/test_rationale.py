@@ -146,9 +146,9 @@ def test_lab11_candidates_are_named_by_their_hardware_as_people_write_it(track, 
 def test_candidate_names_come_from_the_hardware_registry_and_never_overlap():
     lab = get_lab("lab11")
     from mlsys_grader.labs.lab11.evaluate import ev
-    from mlsys_grader.labs.lab11.words import track_options as _track_options
+    from mlsys_grader.labs.lab11.judge import track_options as _track_options
     for track in TRACKS:
-        options, _ = _track_options(track)
+        options, _ = _track_options(lab, track)
         names = {o.value: {R.normalise(k) for k in o.keywords} for o in options if o.value in ("primary", "alternative")}
         scenario = ev.get_track_scenario(track)
         assert R.normalise(scenario.hardware.name) in names["primary"], track

@@ -18,7 +18,7 @@ from conftest import TRACKS, assert_scenario, every_setting, grid, plan_for, res
 
 from mlsys_grader.api import default_replay, grade_bundle, mlsysim_version
 from mlsys_grader.labs import get_lab
-from mlsys_grader.labs.lab11 import rules
+from mlsys_grader.labs.lab11 import judge
 from mlsys_grader.staff import bundle_from_controls
 
 LAB = "lab11"
@@ -27,20 +27,25 @@ C_SETTINGS = tuple({"shape": shape, "operation": operation}
                    for shape, operation in itertools.product(("aligned", "misaligned"), ("gemm", "scatter")))
 
 
-def test_the_rules_restate_the_evaluators_model_id():
+def test_the_declaration_restates_the_evaluators_model_id():
     from mlsysim.labs.experiments import v1_11_experiments as ev
 
-    assert rules.MODEL_ID == ev.MODEL_ID == get_lab(LAB).model_id
-    assert {rules.model_key(part) for part in rules.PARTS} == {f"{ev.MODEL_ID}.{name}" for name in rules.EXPERIMENTS.values()}
+    lab = get_lab(LAB)
+    assert lab.spec.evaluator == ev.__name__ and lab.spec.model_id == ev.MODEL_ID == lab.model_id
+    assert {lab.rules.model_key(part) for part in lab.parts} == {
+        f"{ev.MODEL_ID}.{name}" for name in ("roofline", "tile_mapping", "execution_path", "application_comparison",
+                                             "accelerator_ranking")}
+    assert set(lab.spec.tracks) == set(ev.TRACK_SCENARIOS)
 
 
 @pytest.mark.slow  # a fresh interpreter
 def test_only_the_evaluation_module_imports_mlsysim():
-    """The lab object, its rules (thresholds included), words, views, notebook text, marimo mapping and
-    references load without it."""
+    """The lab object, its declaration, judge (thresholds included), views and scenario data load without it."""
     probe = ("import sys\n"
-             "from mlsys_grader.labs.lab11 import LAB, lab, marimo, notebook, references, rules, views, words\n"
-             "assert rules.D_SMALL_GAIN == 1.10 and LAB.parts['D'].depends_on == ('C',)\n"
+             "from mlsys_grader.labs import get_lab\n"
+             "from mlsys_grader.labs.lab11 import domain, judge, views\n"
+             "LAB = get_lab('lab11')\n"
+             "assert judge.D_SMALL_GAIN == 1.10 and LAB.parts['D'].depends_on == ('C',)\n"
              "assert 'mlsysim' not in sys.modules, sorted(m for m in sys.modules if m.startswith('mlsysim'))\n"
              "from mlsys_grader.labs.lab11 import evaluate\n"
              "assert 'mlsysim' in sys.modules\n")
@@ -74,7 +79,7 @@ def test_arms_built_from_the_data_are_the_seeds_construction_through_mlsysim(tra
 
     count = 0
     for part, controls, upstream in _inputs_of_every_setting(track):
-        built = rules.arm_inputs(track, part, controls, upstream)
+        built = judge.arm_inputs(get_lab(LAB), track, part, controls, upstream)
         seed = evaluate.seed_arm_inputs(track, part, controls, upstream)
         assert json.dumps(built) == json.dumps(seed), (track, part, controls)
         count += 1
@@ -87,7 +92,7 @@ def test_an_unknown_track_is_refused_in_the_evaluators_words():
     with pytest.raises(ValueError) as seed:
         evaluate.seed_arm_inputs("desktop", "A", {"change": "compute", "factor": 2}, {})
     with pytest.raises(ValueError) as built:
-        rules.arm_inputs("desktop", "A", {"change": "compute", "factor": 2}, {})
+        judge.arm_inputs(get_lab(LAB), "desktop", "A", {"change": "compute", "factor": 2}, {})
     assert str(built.value) == str(seed.value) == "unknown track 'desktop'; expected one of tinyml, mobile, edge, cloud"
 
 
@@ -96,7 +101,7 @@ def test_the_candidates_are_the_scenarios_hardware():
 
     for track in TRACKS:
         scenario = ev.get_track_scenario(track)
-        assert rules.candidates(track) == {
+        assert judge.candidates(track) == {
             role: (hardware.name, ev.to_jsonable(hardware)["registry_ref"] or "")
             for role, hardware in (("primary", scenario.hardware), ("alternative", scenario.alternative))}
 
@@ -107,13 +112,13 @@ def test_part_e_reads_its_budget_scale_in_any_time_unit():
 
     bundle = solved(LAB, "edge", 2)
     e = EvidenceRecord.model_validate(bundle["evidence"]["E"])
-    found = rules.infer("edge", "E", e)
+    found = judge.infer("edge", "E", e)
     budget = e.inputs["ranking"]["latency_budget"]
     in_seconds = e.model_copy(update={"inputs": {**e.inputs, "ranking": {
         **e.inputs["ranking"], "latency_budget": {"magnitude": budget["magnitude"] / 1000, "unit": "s"}}}})
-    assert budget["unit"] == rules.scenario("edge")["latency_budget"]["unit"] == "ms"
+    assert budget["unit"] == judge.scenario("edge")["latency_budget"]["unit"] == "ms"
     assert found is not None and found[0]["budget_scale"] == bundle["controls"]["E"]["budget_scale"]
-    assert rules.infer("edge", "E", in_seconds) == found
+    assert judge.infer("edge", "E", in_seconds) == found
     assert "mlsysim" in sys.modules
 
 
@@ -132,6 +137,40 @@ def test_every_recorded_number_equals_mlsysim_itself():
 def test_the_sweep_covers_the_whole_domain():
     """21 + 6 + 4 + 4×25 + 3×30 settings: part D on each of part C's four settings."""
     assert sum(1 for _ in every_setting(LAB)) == 221
+
+
+def test_part_e_keeps_the_ranking_its_choice_names():
+    """The baseline for primary and hold, the alternative's ranking for alternative, the full ranking otherwise (the
+    judge's ``decide`` reads it from the planner, which does not pass it)."""
+    lab = get_lab(LAB)
+    for choice, kept in (("primary", "baseline"), ("hold", "baseline"), ("alternative", "result"), ("none", "ranking"),
+                         (None, "ranking"), ("bogus", "ranking")):
+        plan = lab.plan(default_replay(), "edge", "E", {"objective": "latency", "budget_scale": 0.05, "choice": choice,
+                                                        "rejected": "primary"}, {})
+        arm = {"baseline": plan.baseline, "result": plan.result, "ranking": plan.alternatives[0]}[kept]
+        assert plan.chosen_result is arm and plan.decision == {"recommendation": choice, "rejected": "primary"}
+        assert plan.result_role == ("chosen candidate" if choice == "alternative" else "rejected alternative")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_part_e_decision_is_completed_by_one_draw_over_the_accepted_pairs(seed):
+    """Choice and rejected candidate together, drawn as ``rng.choice`` over the (choice, rejected) pairs the rules
+    accept, so ``solve``'s random stream is the seed's."""
+    import random
+
+    lab = get_lab(LAB)
+    for track, scale in itertools.product(TRACKS, (0.05, 1.0)):
+        controls = {"objective": "energy", "budget_scale": scale, "choice": None, "rejected": None}
+        feasible = judge.feasible_candidates(lab.plan(default_replay(), track, "E", controls, {}))
+        pairs = [(name, "alternative" if name == "primary" else "primary") for name, ok in feasible.items() if ok]
+        pairs += [("hold", "alternative")] if feasible.get("primary") else []
+        pairs = pairs or [("none", "primary"), ("none", "alternative")]
+        ours, seeds = random.Random(seed), random.Random(seed)
+        done = lab.complete_decision(default_replay(), track, "E", controls, ours)
+        assert (done["choice"], done["rejected"]) == seeds.choice(pairs) and ours.random() == seeds.random()
+        assert list(done) == ["objective", "budget_scale", "choice", "rejected"]
+        first = lab.complete_decision(default_replay(), track, "E", {"objective": "energy", "budget_scale": scale}, None)
+        assert (first["choice"], first["rejected"]) == pairs[0] and list(first)[2:] == ["choice", "rejected"]
 
 
 # -- part E's deployment decision (scenario fixtures) ----------------------------------------------------------
@@ -159,7 +198,7 @@ def _d_plan(track: str, speedup: int, c_setting: dict):
 def test_d_tinyml_2x_kernel_keeping_a_third_of_the_gain_is_less_than_half(c_setting, end_to_end):
     plan = _d_plan("tinyml", 2, c_setting)
     view, accepted = shown(LAB, "tinyml", "D", plan)
-    assert rules.whole_path_gain(plan.result["outputs"])[0] == end_to_end
+    assert judge.whole_path_gain(plan.result["outputs"])[0] == end_to_end
     assert accepted == {"under_half"}
     assert view.observation.startswith(f"Less than half: a 2× kernel gain becomes {end_to_end:.2f}× end to end")
 
@@ -184,7 +223,7 @@ def _d_rows() -> list[tuple[str, dict, int, float, float, frozenset]]:
     for track, c_setting in itertools.product(TRACKS, C_SETTINGS):
         for speedup in lab.parts["D"].control("speedup").values():
             plan = _d_plan(track, speedup, c_setting)
-            s, _, g = rules.whole_path_gain(plan.result["outputs"])
+            s, _, g = judge.whole_path_gain(plan.result["outputs"])
             rows.append((track, c_setting, speedup, s, g, lab.accepted_predictions(track, "D", plan)))
     return rows
 
@@ -201,8 +240,8 @@ def test_d_small_gain_band_applies_where_the_notebook_shows_1_05():
     assert aligned_scatter[14] == (1.04, {"small"})
     assert aligned_scatter[16] == (1.05, {"small", "under_half"})
     # Nothing is shown between 1.05× and 1.31×, so the rest of the band (and 1.10 itself) is never reached.
-    assert max(s for *_, s, g, a in rows if s <= rules.D_SMALL_BAND[1]) == 1.05
-    assert min(s for *_, s, g, a in rows if s > rules.D_SMALL_BAND[1]) == 1.31
+    assert max(s for *_, s, g, a in rows if s <= judge.D_SMALL_BAND[1]) == 1.05
+    assert min(s for *_, s, g, a in rows if s > judge.D_SMALL_BAND[1]) == 1.31
 
 
 @pytest.mark.slow  # sweeps the part's whole domain on every track
@@ -210,7 +249,7 @@ def test_d_share_band_cannot_occur_because_at_most_a_third_of_the_gain_survives(
     rows = _d_rows()
     best = max(rows, key=lambda row: row[4])
     assert best[0] == "tinyml" and best[1] == C_SETTINGS[2] and best[2] == 2 and best[4] == 0.34
-    assert best[4] < rules.D_NEAR_BAND[0]
+    assert best[4] < judge.D_NEAR_BAND[0]
     assert not any("near" in accepted for *_, accepted in rows)
 
 
@@ -226,7 +265,7 @@ def test_d_share_band_accepts_both_neighbours_when_half_the_gain_survives():
         upstream = {"C": {**c_result, "outputs": {**c_result["outputs"],
                                                     "latency": {"magnitude": kernel_factor * other_ms, "unit": "ms"}}}}
         plan = lab.plan(default_replay(), "tinyml", "D", {"speedup": 2}, upstream)
-        _, _, g = rules.whole_path_gain(plan.result["outputs"])
+        _, _, g = judge.whole_path_gain(plan.result["outputs"])
         answers[kernel_factor] = (g, lab.displayed_prediction("tinyml", "D", plan), lab.accepted_predictions("tinyml", "D", plan))
     assert answers[1.6] == (0.44, "under_half", {"under_half"})
     assert answers[1.7] == (0.46, "under_half", {"near", "under_half"})
@@ -243,7 +282,7 @@ def test_a_switch_bands_apply_and_without_a_switch_q_is_0_or_1():
         for controls in grid(lab, "A"):
             plan = plan_for(LAB, track, "A", controls)
             base, result = plan.baseline["outputs"], plan.result["outputs"]
-            q = rules.roofline_gain(base, result)[2]
+            q = judge.roofline_gain(base, result)[2]
             accepted = lab.accepted_predictions(track, "A", plan)
             if base["bottleneck"] == result["bottleneck"]:
                 shares.add(q)

@@ -3,10 +3,10 @@
 It replays arms, and it is where the track scenarios' data comes from: :func:`scenario_data`
 is what :mod:`.domain` holds (``python -m mlsys_grader.labs.lab11.evaluate`` writes it), and
 :func:`seed_arm_inputs` builds each part's evaluator inputs from the track's scenario as the
-seed's cell that computes every arm does — the reference :func:`.rules.arm_inputs` equals over
+seed's cell that computes every arm does — the reference :func:`.judge.arm_inputs` equals over
 the whole domain (``tests/labs/test_lab11.py``).  The rest of the lab reaches this module
-through :func:`.rules.evaluator`, on first use, so grading that the replay table answers never
-loads mlsysim.
+through the lab's rules (``lab.rules.evaluator()``, :mod:`mlsys_grader.labs.declared`), on first
+use, so grading that the replay table answers never loads mlsysim.
 """
 
 from __future__ import annotations
@@ -21,10 +21,18 @@ from mlsysim.core.units import Q_
 from mlsysim.labs.experiments import v1_11_experiments as ev
 
 from mlsys_grader.core.labspec import ArmInputs
-
-from .rules import EXPERIMENTS, PARTS, QUALITY_OBSERVATION
+from mlsys_grader.labs.declared import part_specs, spec_of
 
 MODEL_ID: str = ev.MODEL_ID
+SPEC = spec_of(__package__)
+"""The lab's declaration: each part's model key names its experiment, and part E's budget scales are its control's."""
+PACKET_TRACK: ev.Track = "tinyml"
+"""The track of a replay packet: the evaluators only check it is one of theirs (each arm's inputs carry its hardware,
+so no experiment reads it), and the shared planner does not pass the arm's track to :func:`replay`."""
+
+
+def _experiment(part: str) -> str:
+    return str(SPEC.parts[part].model_key).removeprefix(f"{MODEL_ID}.")
 
 
 def _is_track(track: str) -> TypeGuard[ev.Track]:
@@ -42,9 +50,9 @@ def _jsonable(track: str, experiment: str, inputs: Mapping[str, Any]) -> dict[st
     return ev.make_replay_packet(track=_track(track), experiment=experiment, inputs=inputs)["inputs"]
 
 
-def replay(track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+def replay(model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """The evaluator's arm for JSON-safe ``inputs``: ``{"inputs", "outputs"}`` as the seed shapes it."""
-    result = ev.replay_experiment({"track_id": track, "model_key": model_key, "inputs": inputs})
+    result = ev.replay_experiment({"track_id": PACKET_TRACK, "model_key": model_key, "inputs": inputs})
     return {"inputs": inputs, "outputs": ev.to_jsonable(result)}
 
 
@@ -97,7 +105,7 @@ def scenario_data(track: str) -> dict[str, Any]:
         "postprocess_time": j(sc.postprocess_time), "candidates": j(ev.scenario_candidates(t)),
         "latency_budget": j(sc.latency_budget),
         "budgets": {str(scale): j(ev.scenario_budgets(t, scale=scale))
-                    for scale in PARTS["E"].control("budget_scale").values()},
+                    for scale in part_specs(SPEC)["E"].control("budget_scale").values()},
     }
 
 
@@ -115,9 +123,9 @@ def domain_source() -> str:
 # -- building (mirrors the seed's cell that computes every arm) --------------
 def seed_arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mapping[str, Any]) -> ArmInputs:
     """The evaluator inputs of a part's arms for validated controls ``c`` (``upstream``: dependency part → result arm),
-    built through mlsysim as the seed does: the reference :func:`.rules.arm_inputs` is checked against."""
+    built through mlsysim as the seed does: the reference :func:`.judge.arm_inputs` is checked against."""
     sc = ev.get_track_scenario(_track(track))
-    experiment = EXPERIMENTS[part]
+    experiment = _experiment(part)
     alternatives: list[dict] = []
     if part == "A":
         demand = ev.scenario_gemm_demand(_track(track))
@@ -136,7 +144,7 @@ def seed_arm_inputs(track: str, part: str, c: Mapping[str, Any], upstream: Mappi
         bd = ev.scenario_execution_dimensions(_track(track), aligned=True)
         sd = ev.scenario_execution_dimensions(_track(track), aligned=c["shape"] == "aligned")
         common = dict(hardware=sc.hardware, fallback_hardware=sc.fallback, contract=sc.contract,
-                      precision=sc.precision, quality_observation=QUALITY_OBSERVATION)
+                      precision=sc.precision, quality_observation=SPEC.constant("quality_observation"))
         base = dict(common, operation="gemm", m=bd[0], n=bd[1], k=bd[2])
         result = dict(common, operation=c["operation"], m=sd[0], n=sd[1], k=sd[2])
     elif part == "D":

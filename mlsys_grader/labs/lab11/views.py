@@ -1,8 +1,8 @@
 """Lab 11's part views: the seeds' table, chart and "Observed analytically" sentence for each part.
 
-A chart painter receives the matplotlib ``Axes`` (the notebook owns the figure), so
-nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come
-from the plan.  This module is the lab's :class:`~mlsys_grader.core.labspec.LabViews`.
+``view_a`` … ``view_e`` are the parts' views.  A chart painter receives the matplotlib ``Axes`` (the notebook
+owns the figure), so nothing here imports matplotlib or runs an evaluator for a part's result: the numbers come
+from the plan.
 """
 
 from __future__ import annotations
@@ -11,18 +11,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from mlsys_grader.core.labspec import PartPlan, View
-from mlsys_grader.core.models import Bundle
 from mlsys_grader.labs.charts import BLUE, GREEN, MUTED, ORANGE, RED, bars, q, readable_payload
 
-from . import rules
-from .notebook import DECISION_LABELS
-from .rules import roofline_gain, whole_path_gain
+from .judge import evaluator, roofline_gain, whole_path_gain
 
 if TYPE_CHECKING:
     from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.core.models import Bundle
 
 
-def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Intensity": f"{q(arm['arithmetic_intensity'], 'flop/byte'):.1f} FLOP/B",
              "Bottleneck": arm["bottleneck"], "Latency": readable_payload(arm["latency"], 4)}
@@ -39,7 +37,7 @@ def _view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
         "resource cannot lower latency."))
 
 
-def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Tile": str(tuple(arm["tile"])), "Fused": arm["fused"],
              "Local need": readable_payload(arm["scratchpad_required"], 4),
@@ -57,7 +55,7 @@ def _view_b(plan: PartPlan, track: str, verdict_words: str) -> View:
         "A failed mapping has no fabricated runtime penalty; it must be remapped."), kind="success" if fits else "danger")
 
 
-def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
     base, result = plan.baseline["outputs"], plan.result["outputs"]
     rows = [{"Run": label, "Operation": arm["operation"], "Original": str(tuple(arm["original_dimensions"])),
              "Executed": str(tuple(arm["executed_dimensions"])), "Path": arm["path"],
@@ -76,7 +74,7 @@ def _view_c(plan: PartPlan, track: str, verdict_words: str) -> View:
         "Padding adds counted work; unsupported work names the fallback device."))
 
 
-def _view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_d(plan: PartPlan, track: str, verdict_words: str) -> View:
     out = plan.result["outputs"]
     stages = (("Host", "host_time", BLUE), ("Transfer", "transfer_time", ORANGE), ("Launch", "launch_time", GREEN),
               ("Kernel", "kernel_time", RED), ("Postprocess", "postprocess_time", MUTED))
@@ -103,7 +101,7 @@ _OBJECTIVES = {
 }
 
 
-def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
+def view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
     ranking = plan.alternatives[0]["outputs"]
     rows = [{"Candidate": row["candidate_id"].title(), "Hardware": row["hardware_name"], "Path": row["execution_path"],
              "Latency": readable_payload(row["latency"]), "Energy": readable_payload(row["accelerator_energy"]),
@@ -131,22 +129,9 @@ def _view_e(plan: PartPlan, track: str, verdict_words: str) -> View:
         f"displayed illustrative budgets. {budgets}"), kind="success" if ranking["recommendation"] else "danger")
 
 
-VIEWS = {"A": _view_a, "B": _view_b, "C": _view_c, "D": _view_d, "E": _view_e}
-
-
-def render(track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-    """The part's view for ``plan``'s arms, its observation opening with ``verdict_words``."""
-    return VIEWS[part](plan, track, verdict_words)
-
-
-def header_facts(lab: Lab, track: str) -> list[tuple[str, str]]:
-    """The track, its accelerator and its workload, as the seed's header shows them."""
-    return rules.evaluator().header_facts(track)
-
-
 def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The track's accelerator and the investigation in one line."""
-    return rules.evaluator().track_facts(track)
+    return evaluator().track_facts(track)
 
 
 def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
@@ -155,6 +140,6 @@ def captured_decision(lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
     chosen = record.decision if record is not None else None
     if not isinstance(chosen, Mapping):
         return []
-    labels = DECISION_LABELS[("E", "choice")]
+    labels = lab.decision_labels[("E", "choice")]
     return [("Recommendation (part E)", labels.get(chosen.get("recommendation") or "", "—")),
             ("Rejected candidate (part E)", labels.get(chosen.get("rejected") or "", "—"))]
