@@ -192,7 +192,7 @@ def infer_controls(lab, replay, track, part, record):
     return InferredControls({"candidate": inputs.get("candidate")}, {})
 
 
-def decide(lab, part, controls, baseline, result):
+def decide(lab, part, controls, baseline, result, alternatives):
     chosen = {"decision": None, "chosen_result": result, "result_role": "tested intervention"}
     if part == "C":
         return {**chosen, "decision": controls["choice"]}

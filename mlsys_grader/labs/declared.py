@@ -4,7 +4,8 @@
 the core grades with.  Its seams are the shared implementations below, each reading the spec and calling the lab's
 code only for what the spec cannot say:
 
-* :class:`DeclaredRules`: evaluation (``evaluate.replay``, loaded on first use, the only module importing mlsysim),
+* :class:`DeclaredRules`: evaluation (the book's ``replay``, or the lab's ``evaluate.arm``; ``evaluate`` is loaded on
+  first use, the only module importing mlsysim),
   plans (the judge's ``arm_inputs``, arms evaluated through the replay service, the decision from the declared hold),
   controls read back from a record, the book's seal, build variants, predictions and the decision and synthesis rules;
 * :class:`DeclaredWords`: the closed answers, their terms and the evidence walker (:mod:`.evidence`);
@@ -122,11 +123,12 @@ class DeclaredRules:
         return import_evaluator(f"{self.package}.evaluate")
 
     def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """One arm: the lab's own ``evaluate.replay`` where it shapes arms itself, else the book's evaluator module's
-        ``replay(model_key, inputs)`` (the spec's ``evaluator``, loaded with only the mlsysim modules it imports)."""
-        own = getattr(self.evaluator(), "replay", None)
+        """One arm: the lab's own ``evaluate.arm(track, model_key, inputs)`` where it shapes arms itself, else the book's
+        evaluator module's ``replay(model_key, inputs)`` (the spec's ``evaluator``, loaded with only the mlsysim modules
+        it imports)."""
+        own = getattr(self.evaluator(), "arm", None)
         if callable(own):
-            return own(model_key, inputs)
+            return own(track, model_key, inputs)
         from . import import_evaluator
 
         return import_evaluator(self.spec.evaluator).replay(model_key, inputs)
@@ -163,7 +165,7 @@ class DeclaredRules:
         result = evaluated(arms.result)
         alternatives = tuple(evaluated(item) for item in arms.alternatives)
         decided = _hook(self.judge, "decide")
-        fields = (decided(lab, part, controls, baseline, result) if decided is not None
+        fields = (decided(lab, part, controls, baseline, result, alternatives) if decided is not None
                   else self.decide(part, controls, baseline, result))
         return PartPlan(part=part, model_key=key, upstream=arms.upstream, baseline=baseline, result=result,
                         alternatives=alternatives, **fields)

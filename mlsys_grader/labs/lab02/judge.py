@@ -12,7 +12,7 @@ menus, distances and duty cycles are the spec's constants, pinned to the evaluat
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -92,8 +92,8 @@ def arm_inputs(lab: Lab, track: str, part: str, c: Mapping[str, Any], upstream: 
                       "choice": c["choice"], "rejected": c["rejected"], "compared_design": compared})
 
 
-def decide(lab: Lab, part: str, controls: Mapping[str, Any], baseline: dict[str, Any],
-           result: dict[str, Any]) -> dict[str, Any]:
+def decide(lab: Lab, part: str, controls: Mapping[str, Any], baseline: dict[str, Any], result: dict[str, Any],
+           alternatives: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Part D's decision: the chosen design's arm (the result, which shows it), none with no feasible design (the
     result is then the rejected design)."""
     if part != "D":

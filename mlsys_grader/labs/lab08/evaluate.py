@@ -25,9 +25,9 @@ _WITHOUT_INPUTS: dict[str, tuple[str, Callable[..., dict[str, Any]]]] = {
 """A part's experiment → (the one setting, the experiment computing its alternatives from the track and that setting)."""
 
 
-def replay(model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The evaluator's arm for JSON-safe ``inputs``, shaped as the book captures it (an alternative that keeps no inputs
-    computed by its experiment)."""
+def arm(track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The evaluator's arm for JSON-safe ``inputs`` (their ``track_id`` is ``track``), shaped as the book captures it (an
+    alternative that keeps no inputs computed by its experiment)."""
     without = _WITHOUT_INPUTS.get(model_key.rpartition(".")[2])
     if without is not None and set(inputs) == {"track_id", without[0]}:
         setting, experiment = without

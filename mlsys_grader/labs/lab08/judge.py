@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -147,8 +147,8 @@ _ROLES = {"A": "chosen optimizer", "B": "chosen batch strategy", "C": "chosen pr
           "E": "chosen systems intervention"}
 
 
-def decide(lab: Lab, part: str, controls: Mapping[str, Any], baseline: dict[str, Any],
-           result: dict[str, Any]) -> dict[str, Any]:
+def decide(lab: Lab, part: str, controls: Mapping[str, Any], baseline: dict[str, Any], result: dict[str, Any],
+           alternatives: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Every part records its choice as the book's notebook words it (part B as physical batch × accumulation steps) and
     keeps its chosen arm; part E's declared hold keeps the unchanged baseline, the tested arm its rejected alternative."""
     if part == "B":

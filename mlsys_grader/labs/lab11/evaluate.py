@@ -26,11 +26,6 @@ from mlsys_grader.labs.declared import part_specs, spec_of
 MODEL_ID: str = ev.MODEL_ID
 SPEC = spec_of(__package__)
 """The lab's declaration: each part's model key names its experiment, and part E's budget scales are its control's."""
-PACKET_TRACK: ev.Track = "tinyml"
-"""The track of a replay packet: the evaluators only check it is one of theirs (each arm's inputs carry its hardware,
-so no experiment reads it), and the shared planner does not pass the arm's track to :func:`replay`."""
-
-
 def _experiment(part: str) -> str:
     return str(SPEC.parts[part].model_key).removeprefix(f"{MODEL_ID}.")
 
@@ -50,9 +45,9 @@ def _jsonable(track: str, experiment: str, inputs: Mapping[str, Any]) -> dict[st
     return ev.make_replay_packet(track=_track(track), experiment=experiment, inputs=inputs)["inputs"]
 
 
-def replay(model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """The evaluator's arm for JSON-safe ``inputs``: ``{"inputs", "outputs"}`` as the seed shapes it."""
-    result = ev.replay_experiment({"track_id": PACKET_TRACK, "model_key": model_key, "inputs": inputs})
+def arm(track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The evaluator's arm of ``track`` for JSON-safe ``inputs``: ``{"inputs", "outputs"}`` as the seed shapes it."""
+    result = ev.replay_experiment({"track_id": track, "model_key": model_key, "inputs": inputs})
     return {"inputs": inputs, "outputs": ev.to_jsonable(result)}
 
 

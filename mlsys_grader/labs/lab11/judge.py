@@ -28,19 +28,15 @@ in the notebook's calculation notes (``lab.toml``):
   pinned mlsysim ``g <= 0.34`` at every allowed setting, so "nearly the kernel speedup" is never the answer and the
   ``g`` band never applies.
 
-Two hooks work around what the shared code does not hand a judge: :func:`decide` reads the plan's evaluated
-alternatives (part E's full ranking, kept by a "none" decision) from the planner's frame, since
-:meth:`~mlsys_grader.labs.declared.DeclaredRules.plan` does not pass them; and :func:`decision_options` completes
-part E's two decision controls (the choice and the rejected candidate) from one draw, since the shared completion
-sets one control.
+Part E's decision keeps the plan's evaluated ranking when it keeps neither candidate (:func:`decide`), and
+:func:`complete_decision` draws its two controls (the choice and the rejected candidate) together.
 """
 
 from __future__ import annotations
 
 import json
 import random
-import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -49,7 +45,7 @@ from mlsys_grader._mlsysim import pint_errors
 from mlsys_grader.core.labspec import ArmInputs, Binding, Choice, ChoiceTerms, DecisionCopy, InferredControls, PartPlan, Problem
 from mlsys_grader.core.rationale import RATIO, compared, device_names, magnitude_in, share
 from mlsys_grader.labs import import_evaluator
-from mlsys_grader.labs.declared import DeclaredRules, choice_of, declared_synthesis_problems
+from mlsys_grader.labs.declared import choice_of, declared_synthesis_problems
 from mlsys_grader.labs.spec import OptionSpec
 
 from .domain import SCENARIOS
@@ -197,31 +193,15 @@ def arm_inputs(lab: Lab, track: str, part: str, c: Mapping[str, Any], upstream: 
     return ArmInputs(base_in, result_in, tuple(alternatives), upstream_inputs)
 
 
-def _evaluated_alternatives() -> Sequence[dict[str, Any]]:
-    """The evaluated alternatives of the plan being built (part E: the full ranking).
-
-    :meth:`DeclaredRules.plan` evaluates them just before it calls :func:`decide` but does not pass them, so they are
-    read from its frame; a planner without them is refused rather than guessed.
-    """
-    frame = sys._getframe(1)
-    planner = DeclaredRules.plan.__code__
-    while frame is not None and frame.f_code is not planner:
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None or "alternatives" not in frame.f_locals:
-        raise RuntimeError("lab11: part E's decision needs the plan's evaluated ranking; DeclaredRules.plan no longer "
-                           "holds it as 'alternatives'")
-    return frame.f_locals["alternatives"]
-
-
-def decide(lab: Lab, part: str, controls: Mapping[str, Any], baseline: dict[str, Any],
-           result: dict[str, Any]) -> dict[str, Any]:
+def decide(lab: Lab, part: str, controls: Mapping[str, Any], baseline: dict[str, Any], result: dict[str, Any],
+           alternatives: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """The decision fields of a part's plan: part E's choice and rejected candidate, and the ranking its choice keeps
     (the baseline for the declared holds, the tested alternative's for "alternative", else the full ranking)."""
     decision = lab.spec.parts[part].decision
     if decision is None:
         return {}
     choice, rejected = controls[str(decision.control)], controls[str(decision.alternative_control)]
-    chosen = baseline if choice in decision.hold else result if choice == "alternative" else _evaluated_alternatives()[0]
+    chosen = baseline if choice in decision.hold else result if choice == "alternative" else alternatives[0]
     return {"decision": {"recommendation": choice, "rejected": rejected}, "chosen_result": chosen,
             "result_role": "chosen candidate" if choice == "alternative" else "rejected alternative"}
 
@@ -532,33 +512,14 @@ def contrast(lab: Lab, track: str, part: str, controls: dict[str, Any], rng: ran
     return controls
 
 
-class _Draw(Sequence[str]):
-    """Part E's (choice, rejected) pairs as the shared completion draws from them: it draws one choice (with its
-    ``rng``, else the first), and reading a pair writes its rejected candidate into the controls being completed."""
-
-    def __init__(self, pairs: list[tuple[str, str]], controls: dict[str, Any]) -> None:
-        self._pairs, self._controls = pairs, controls
-
-    def __len__(self) -> int:
-        return len(self._pairs)
-
-    def __getitem__(self, index: int) -> str:  # type: ignore[override]
-        choice, rejected = self._pairs[index]
-        self._controls["rejected"] = rejected
-        return choice
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(choice for choice, _ in self._pairs)
-
-
-def decision_options(lab: Lab, replay: Replayer, track: str, part: str, controls: dict[str, Any]) -> Sequence[str]:
-    """The deployment decisions the rules accept for part E's ranking, each with its rejected candidate: a feasible
-    candidate rejecting the other, a hold of a feasible primary rejecting the alternative, else "none" rejecting either.
-
-    The shared completion sets one control from what this returns; the rejected candidate is the second one, so the
-    pairs are a :class:`_Draw` that writes it into ``controls`` (the dict being completed) as the choice is drawn: one
-    draw over the pairs, as the seed's ``rng.choice(options)``.
-    """
+def complete_decision(lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                      rng: random.Random | None) -> dict[str, Any]:
+    """``controls`` with a part E decision the rules accept and its rejected candidate, drawn together with ``rng`` (else
+    the first): a feasible candidate rejecting the other, a hold of a feasible primary rejecting the alternative, else
+    "none" rejecting either."""
+    controls = dict(controls)
+    if part != "E":
+        return controls
     probe = lab.plan(replay, track, "E", {**controls, "choice": "none", "rejected": "primary"}, {})
     feasible = feasible_candidates(probe)
     options = [(name, "alternative" if name == "primary" else "primary") for name, ok in feasible.items() if ok]
@@ -566,8 +527,8 @@ def decision_options(lab: Lab, replay: Replayer, track: str, part: str, controls
         options.append(("hold", "alternative"))
     if not options:
         options = [("none", "primary"), ("none", "alternative")]
-    controls.setdefault("choice", None)  # the choice before the rejected candidate, as the seed orders them
-    return _Draw(options, controls)
+    controls["choice"], controls["rejected"] = rng.choice(options) if rng else options[0]
+    return controls
 
 
 def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str:
