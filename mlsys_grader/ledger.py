@@ -19,10 +19,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from .core.capture import book_sealed
-from .core.labspec import Lab
 from .core.models import Bundle, EvidenceRecord
 from .errors import UnknownLabError
-from .labs import get_lab
+from .labs import Lab, get_lab
 
 LEDGER_SCHEMA_VERSION: Final = 1
 """The payload schema the book's ledger auditor accepts."""

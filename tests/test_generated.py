@@ -26,8 +26,8 @@ from mlsys_grader import __version__, get_lab, grade_bundle, mlsysim_version, so
 from mlsys_grader.api import default_replay, default_rubric
 from mlsys_grader.core import generated
 from mlsys_grader.core.capture import plan_all
-from mlsys_grader.core.labspec import Lab
 from mlsys_grader.core.models import PARTS, SCHEMA_VERSION, load_bundle
+from mlsys_grader.labs import Lab
 from mlsys_grader.staff import bundle_from_controls
 
 ROOT = Path(__file__).resolve().parents[1]

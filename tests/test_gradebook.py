@@ -278,20 +278,20 @@ def test_stored_results_without_collusion_data_are_graded_again(small_course, tm
 def _lab07_with_a_bug():
     """Lab 07 whose part C plan fails with an error of the grader's own (not the evaluator's)."""
     LAB = get_lab("lab07")
-    rules = LAB.rules
+    judge = LAB.judge
 
     class _RulesWithABug:
-        """Lab 07's rules, except that part C's plan hits a bug of the grader's own."""
+        """Lab 07's judge, except that part C's plan hits a bug of the grader's own."""
 
         def __getattr__(self, name):
-            return getattr(rules, name)
+            return getattr(judge, name)
 
-        def plan(self, lab, replay, track, part, controls, upstream):
+        def arm_inputs(self, lab, track, part, controls, upstream):
             if part == "C":
                 raise KeyError("fused_region_count")
-            return rules.plan(lab, replay, track, part, controls, upstream)
+            return judge.arm_inputs(lab, track, part, controls, upstream)
 
-    return LAB.replace(rules=_RulesWithABug())
+    return LAB.replace(judge=_RulesWithABug())
 
 
 def test_a_grader_error_makes_the_row_regrade_everywhere(tmp_path):

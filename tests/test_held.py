@@ -290,21 +290,21 @@ def test_findings_of_a_check_that_failed_midway_are_dropped_and_what_it_judged_i
 def test_a_plan_that_fails_on_part_b_is_held_like_a_check_that_fails():
     """One mechanism: the part's rebuild (``PartState.grader_error``) and a failing check give the same finding."""
     LAB = get_lab("lab07")
-    rules = LAB.rules
+    judge = LAB.judge
 
     class _RulesWithABug:
-        """Lab 07's rules, except that part B's plan hits a bug of the grader's own."""
+        """Lab 07's judge, except that part B's plan hits a bug of the grader's own."""
 
         def __getattr__(self, name):
-            return getattr(rules, name)
+            return getattr(judge, name)
 
-        def plan(self, lab, replay, track, part, controls, upstream):
+        def arm_inputs(self, lab, track, part, controls, upstream):
             if part == "B":
                 raise KeyError("compilation_count")
-            return rules.plan(lab, replay, track, part, controls, upstream)
+            return judge.arm_inputs(lab, track, part, controls, upstream)
 
     data = _honest("lab07")
-    report = _grade("lab07", data, lab=LAB.replace(rules=_RulesWithABug()))
+    report = _grade("lab07", data, lab=LAB.replace(judge=_RulesWithABug()))
     [held] = report.findings
     assert (held.part, held.criterion, held.message, held.actual) == ("B", "grader", PART_HELD.format(part="B"),
                                                                        "KeyError: 'compilation_count'")

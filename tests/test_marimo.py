@@ -18,13 +18,12 @@ import pytest
 
 from mlsys_grader.api import default_replay
 from mlsys_grader.cli import EXIT_OK, EXIT_UNGRADABLE, main
-from mlsys_grader.core.labspec import Lab
 from mlsys_grader.course._ingest import Candidate, discover, load_candidate
 from mlsys_grader.course._options import resolve_rubrics
 from mlsys_grader.course._worker import check_file, grade_candidate
 from mlsys_grader.intake._marimo import export_bundle, export_from_json, export_from_markdown
 from mlsys_grader.intake._reader import LOCK_TIME_NOTE
-from mlsys_grader.labs import get_lab
+from mlsys_grader.labs import Lab, get_lab
 
 MARIMO = Path(__file__).parent / "fixtures" / "marimo"
 GENUINE_JSON = ("lab07-cloud.json", "lab07-tinyml.json", "lab11-edge.json", "lab11-tinyml.json")

@@ -218,7 +218,7 @@ def test_a_registered_lab_shows_its_own_views_header_and_synthesis_options(regis
     from mlsys_grader.student import open_lab
 
     lab = get_lab(COPY)
-    assert lab.module == f"course_labs.{COPY}" and lab.rules is get_lab("lab07").rules
+    assert lab.module == f"course_labs.{COPY}" and lab.judge is get_lab("lab07").judge and lab.spec is get_lab("lab07").spec
     assert lab.master_path(ROOT) == registered / "solutions" / f"{COPY}-master.ipynb"
     session = open_lab(COPY, "cloud", directory=registered)
     assert session.synthesis_options().keys() == {"recommendation", "rejected_alternative", "reevaluation_trigger",

@@ -39,7 +39,7 @@ def _copied(cache_dir: Path, lab_id: str, into: Path) -> Path:
 def _live(lab_id: str, key: str) -> dict:
     """The arm ``key`` names, evaluated live through mlsysim (the same normalisation as ``evaluate``)."""
     track, model_key, inputs = json.loads(key)
-    return json.loads(json.dumps(get_lab(lab_id).rules.evaluate(track, model_key, inputs), sort_keys=True))
+    return json.loads(json.dumps(get_lab(lab_id).evaluate_arm(track, model_key, inputs), sort_keys=True))
 
 
 DOMAIN_SIZES = {"lab02": 2420, "lab07": 1604, "lab08": 96, "lab11": 1624}

@@ -125,21 +125,21 @@ def test_a_bug_in_a_labs_plan_is_held_for_staff_not_blamed_on_the_student():
     """Measured: a KeyError injected into a lab's plan became a replay finding, 91/100, an integrity
     flag and "recapture the part"."""
     LAB = get_lab("lab07")
-    rules = LAB.rules
+    judge = LAB.judge
 
     class _RulesWithABug:
-        """Lab 07's rules, except that part C's plan hits a bug of the grader's own (a KeyError)."""
+        """Lab 07's judge, except that part C's plan hits a bug of the grader's own (a KeyError)."""
 
         def __getattr__(self, name):
-            return getattr(rules, name)
+            return getattr(judge, name)
 
-        def plan(self, lab, replay, track, part, controls, upstream):
+        def arm_inputs(self, lab, track, part, controls, upstream):
             if part == "C":
                 raise KeyError("fused_region_count")
-            return rules.plan(lab, replay, track, part, controls, upstream)
+            return judge.arm_inputs(lab, track, part, controls, upstream)
 
     bundle = bundle_from_mapping(solved("lab07", "edge", 4))
-    report = grade(bundle, LAB.replace(rules=_RulesWithABug()), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, LAB.replace(judge=_RulesWithABug()), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part == "C"]
     assert all(f.criterion == "grader" for f in report.findings if f.part not in ("C", "synthesis"))
@@ -157,19 +157,19 @@ def test_a_check_that_fails_is_a_grader_error_not_a_crash():
     """Measured: the failure became one ``grader`` finding on ``bundle``, so nothing was held and part E's
     decision was paid (tests/test_held.py holds every check to this)."""
     LAB = get_lab("lab07")
-    rules = LAB.rules
+    judge = LAB.judge
 
     class _BrokenRules:
-        """Lab 07's rules, except that the decision rule fails."""
+        """Lab 07's judge, except that the decision rule fails."""
 
         def __getattr__(self, name):
-            return getattr(rules, name)
+            return getattr(judge, name)
 
         def decision_problems(self, track, part, plan, record):
             raise AttributeError("'NoneType' object has no attribute 'status'")
 
     bundle = bundle_from_mapping(solved("lab07", "cloud", 1))
-    report = grade(bundle, LAB.replace(rules=_BrokenRules()), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
+    report = grade(bundle, LAB.replace(judge=_BrokenRules()), default_rubric("lab07"), Replay(), mlsysim_version=mlsysim_version(), grader_version="test")
     assert set(report.flags) - {"generated"} == {"grader_error"}
     [finding] = [f for f in report.findings if f.part != "synthesis"]
     assert (finding.part, finding.criterion, finding.rubric_item) == ("E", "grader", None)

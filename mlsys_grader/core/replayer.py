@@ -11,23 +11,25 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from .labspec import Lab
     from .memos import Memos
     from .values import PartPlan
 
 
 @runtime_checkable
 class Replayer(Protocol):
-    """Evaluations and plans of any lab, memoised, and the memos the checks read through."""
+    """Evaluations and plans of any lab, memoised, and the memos the checks read through.
+
+    ``lab`` is a :class:`mlsys_grader.labs.Lab` (the core names no lab class: it reaches a lab through the Protocols of
+    :mod:`.roles`, and the replay service, above the labs, takes the lab itself)."""
 
     @property
     def memos(self) -> Memos: ...
 
-    def evaluate(self, lab: Lab, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    def evaluate(self, lab: Any, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
         """The arm the lab's pinned evaluator gives for JSON-safe ``inputs`` (shared: treat it as read-only)."""
         ...
 
-    def plan(self, lab: Lab, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
+    def plan(self, lab: Any, track: str, part: str, controls: Mapping[str, Any], upstream: Mapping[str, Any]) -> PartPlan:
         """A part's arms for validated ``controls`` (``upstream``: each dependency's result arm), built by the lab's
         rules through :meth:`evaluate` (shared: a plan is never changed)."""
         ...

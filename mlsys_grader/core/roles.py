@@ -1,10 +1,9 @@
 """The lab contract: one small Protocol per role.
 
-What the core asks of a lab (the consumer Protocols: :class:`LabRules`, :class:`RationaleWords`,
-:class:`ReferenceAnswers`, :class:`Presentation`, :class:`MarimoMapping`, and :class:`GradingLab`, what ``grade``
-needs), and what a lab package provides (one Protocol per seam, each implemented by one module of the lab:
-:class:`PartRules`, :class:`LabWords`, :class:`LabViews`, :class:`LabReferences`).  :class:`~.labspec.Lab`
-assembles the seams and implements every consumer Protocol.
+What the core asks of a lab (:class:`LabRules`, :class:`RationaleWords`, :class:`ReferenceAnswers`,
+:class:`Presentation`, :class:`MarimoMapping`, and :class:`GradingLab`, what ``grade`` needs), and what a lab's code
+provides (:class:`LabCode`, its judge).  :class:`mlsys_grader.labs.Lab` is a lab's declaration and its code, and
+implements every Protocol the core asks for.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .values import (
+    ArmInputs,
     Choice,
     ChoiceTerms,
     InferredControls,
@@ -28,15 +28,14 @@ from .values import (
 )
 
 if TYPE_CHECKING:
-    from .labspec import Lab
     from .models import Bundle, EvidenceRecord
     from .replayer import Replayer
     from .values import BuildVariant
 
 
 # -- the contract: one small Protocol per role ------------------------------------------------------------------
-# The core types each use of a lab with the narrowest of these; :class:`Lab` implements them all (plans through the
-# replay service the caller hands in), assembled from the seams a lab provides (below).
+# The core types each use of a lab with the narrowest of these; :class:`mlsys_grader.labs.Lab` implements them all
+# (evaluations and plans through the replay service the caller hands in).
 @runtime_checkable
 class LabRules(Protocol):
     """What the part checks need: the lab's parts and plans, the answers its numbers support, its decision rules."""
@@ -51,8 +50,22 @@ class LabRules(Protocol):
     def synthesis_fields(self) -> tuple[str, ...]: ...
 
     def part_ids(self) -> tuple[str, ...]: ...
+    def evaluate_arm(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """Run the pinned evaluator on JSON-safe ``inputs`` and return the arm as the book shapes it (the only call that
+        may import mlsysim; :meth:`Replayer.evaluate` memoises it and consults a replay table first)."""
+        ...
+    def build_plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                   upstream: Mapping[str, Any]) -> PartPlan:
+        """Build a part's arms from validated ``controls``, evaluating through ``replay.evaluate(lab, …)``
+        (:meth:`Replayer.plan` memoises it)."""
+        ...
     def plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
              upstream: Mapping[str, Any]) -> PartPlan: ...
+    def upstream_inputs(self, part: str, inputs: Any) -> Any:
+        """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
+        ``inputs`` are these: the settings whose change makes the capture stale, which its seal covers
+        (:func:`.seal.book_seal`)."""
+        ...
     def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str: ...
     def build_variants(self) -> tuple[BuildVariant, ...]: ...
     def infer_controls(self, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None: ...
@@ -139,127 +152,20 @@ class GradingLab(LabRules, RationaleWords, ReferenceAnswers, Protocol):
     reference answers the ``generated`` check re-renders (no views, no notebook text, no marimo layout)."""
 
 
-
-# -- what a lab package provides: one small Protocol per seam ----------------------------------------------------
-# A lab's modules implement these (a module with these functions is one: ``rules=rules``), and :class:`Lab` assembles
-# them.  A function that needs the assembled lab (to evaluate, plan, or name an option) takes it first.
+# -- what a lab's code provides -----------------------------------------------------------------------------------
 @runtime_checkable
-class PartRules(Protocol):
-    """The lab's rules (its ``rules`` module): live evaluation, how a part's plan is built, and the judgements on it."""
+class LabCode(Protocol):
+    """What only code says of a lab (its ``judge`` module): the evaluator inputs of a part's arms for its controls, and
+    the verdict the numbers give.  Every other function a judge may define is an optional hook
+    (:mod:`mlsys_grader.labs.declared` lists them); the rest of a lab is its declaration."""
 
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """Run the pinned evaluator on JSON-safe ``inputs`` and return the arm as the seed shapes it (the only
-        call that may import mlsysim; :meth:`Replayer.evaluate` memoises it and consults a replay table first)."""
-        ...
-
-    def plan(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
-             upstream: Mapping[str, Any]) -> PartPlan:
-        """Build a part's arms from validated ``controls``, evaluating through ``replay.evaluate(lab, …)`` (see
-        :meth:`Replayer.plan`, which memoises it)."""
-        ...
-
-    def infer_controls(self, lab: Lab, replay: Replayer, track: str, part: str,
-                       record: EvidenceRecord) -> InferredControls | None:
-        """Recover the controls and upstream results that would produce ``record``, or None (plans through ``replay``)."""
-        ...
-
-    def upstream_inputs(self, part: str, inputs: Mapping[str, Any]) -> Any:
-        """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
-        ``inputs`` are these: the settings whose change makes the capture stale, which its seal covers
-        (:func:`.seal.book_seal`)."""
-        ...
-
-    def build_variants(self) -> tuple[BuildVariant, ...]:
-        """The fields another build of the book's evaluators gives differently, and the values it gives (the lab's table;
-        empty when every build agrees): the replay check tolerates them with a note (:mod:`.drift`)."""
+    def arm_inputs(self, lab: Any, track: str, part: str, controls: Mapping[str, Any],
+                   upstream: Mapping[str, Any]) -> ArmInputs:
+        """The evaluator inputs of the part's baseline, result and alternative arms for validated ``controls``
+        (``upstream``: each dependency's result arm), and the inputs its record keeps."""
         ...
 
     def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
         """The prediction value the notebook shows as observed for these arms (in the lab's option words, next to the
-        result, so it is what a student reads as the answer; :meth:`accepted_predictions` always holds it)."""
-        ...
-
-    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
-        """Prediction values judged right for these arms: the displayed one and any answer the numbers equally
-        support (a tie, or a judgement inside the band around one of its thresholds)."""
-        ...
-
-    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
-        """Each decision rule the record breaks."""
-        ...
-
-    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
-        """Each synthesis rule the bundle breaks."""
-        ...
-
-
-@runtime_checkable
-class LabWords(Protocol):
-    """What the rationale reader matches (the lab's ``words`` module)."""
-
-    def synthesis_choices(self, lab: Lab) -> dict[str, tuple[Choice, ...]]:
-        """The closed synthesis answers the notebook offers: field → its options."""
-        ...
-
-    def final_choice_terms(self, lab: Lab, bundle: Bundle) -> ChoiceTerms:
-        """Every option a rationale may name on this bundle's track, and which of them are the submission's
-        recommendation and rejected alternative (see :mod:`.rationale`)."""
-        ...
-
-    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]:
-        """(magnitude, unit) for every quantity a record shows the student, and for what a student derives from
-        them (:func:`.rationale.compared`, :func:`.rationale.share`).  ``unit`` is a pint unit of mlsysim's
-        registry, or :data:`.rationale.RATIO` / :data:`.rationale.FRACTION` for "3.7x" / "88 %"."""
-        ...
-
-
-@runtime_checkable
-class LabViews(Protocol):
-    """What the notebook shows (the lab's ``views`` module).  Nothing here may run an evaluator for a part's
-    result: the numbers come from the plan, so what a student sees is what the evidence keeps."""
-
-    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-        """The part's table, chart and observation (opening with ``verdict_words``) for ``plan``'s arms."""
-        ...
-
-    def header_facts(self, lab: Lab, track: str) -> list[tuple[str, str]]:
-        """The notebook header's meta boxes (label, value) for ``track``."""
-        ...
-
-    def track_facts(self, lab: Lab, track: str) -> dict[str, str]:
-        """What the book fills in from ``track`` (a device's or host's name…; ``scenario``: the investigation in one
-        line, for the closing report)."""
-        ...
-
-    def captured_decision(self, lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
-        """(heading, the book's label) for the answers a part's captured decision gives, which the closing report
-        lists before the synthesis answers (none when the synthesis holds the recommendation)."""
-        ...
-
-
-@runtime_checkable
-class LabReferences(Protocol):
-    """What ``solve`` and the ``generated`` check use (the lab's ``references`` module)."""
-
-    def sample_controls(self, lab: Lab, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
-        """Valid, contrasting controls; seeded draws cover the domain, ``None`` gives defaults."""
-        ...
-
-    def complete_decision(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
-                          rng: random.Random | None) -> dict[str, Any]:
-        """``controls`` with decision controls set to values the lab's rules accept."""
-        ...
-
-    def reference_synthesis(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
-        """Synthesis answers a diligent student would give for these plans."""
-        ...
-
-    def reference_rationale(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str,
-                            limitation: str) -> str | None:
-        """The rationale :meth:`reference_synthesis` writes for this trigger and limitation, or None if it writes none."""
-        ...
-
-    def reference_answers(self, lab: Lab, track: str) -> dict[str, Any]:
-        """The hand-written synthesis answers for the default bundle on ``track`` (the fields the lab asks for): what the
-        master's solution and the reference submissions answer.  LookupError when there are none (staff data)."""
+        result, so it is what a student reads as the answer; the accepted predictions always hold it)."""
         ...

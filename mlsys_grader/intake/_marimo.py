@@ -19,7 +19,7 @@ All of these findings are ``integrity`` findings that void the part they name:
 
 * each capture's ``upstream_fingerprint`` is the lab's own seal (:func:`~mlsys_grader.core.seal.book_seal` of
   ``{"track": track, "inputs": upstream_inputs}``, where ``upstream_inputs`` is what the lab's notebook seals the
-  capture over, :meth:`~mlsys_grader.core.roles.PartRules.upstream_inputs` of its inputs: Lab 07 and Lab 11 seal
+  capture over, :meth:`~mlsys_grader.core.roles.LabRules.upstream_inputs` of its inputs: Lab 07 and Lab 11 seal
   each capture's own inputs); a capture whose track or inputs no longer match it was edited;
 * a capture that disagrees with a copy of it elsewhere in the report was edited;
 * the lab renders its download only once its own audit is complete (every part captured,
@@ -336,7 +336,7 @@ def _fingerprint_finding(export: MarimoExport, part: str, capture: Mapping[str, 
 
     def seal(on_track: Any, over: Any) -> str:
         """The lab's seal of a capture with these inputs (over what the lab declares it seals: its upstream inputs)."""
-        return book_seal(on_track, lab.rules.upstream_inputs(part, over) if isinstance(over, Mapping) else over)
+        return book_seal(on_track, lab.upstream_inputs(part, over) if isinstance(over, Mapping) else over)
 
     actual = seal(track, inputs)
     if recorded == actual:

@@ -1,22 +1,21 @@
 """The lab registry: the only place that lists labs.
 
-A lab is one package (or module) exposing ``LAB`` (a :class:`~mlsys_grader.core.labspec.Lab`, assembled from
-the package's seams) with its rubric ``rubric.toml`` in that package (``<lab_id>.toml`` beside a module), and one
-Otter master notebook where ``LAB.master_path`` says (docs/adding-a-lab.md).  Everything lab-specific is in
-the lab's package (``labs/lab07/``: rules, evaluate, words, views, notebook, marimo,
-references, answers); nothing outside this package names a lab.  Labs come from three places,
-later ones overriding earlier ones:
+A lab is one package declaring it: ``lab.toml`` (:mod:`.spec`) with its ``judge``, ``views`` and ``evaluate``
+modules, assembled into a :class:`Lab` (:mod:`.declared`), and one Otter master notebook where ``LAB.master_path``
+says (docs/adding-a-lab.md); a module whose ``LAB`` is a :class:`Lab` (a shipped lab's ``replace``, with
+``<lab_id>.toml`` beside it for its rubric) is one too.  Everything lab-specific is in the lab's package
+(``labs/lab07/``); nothing outside it names a lab.  Labs come from three places, later ones overriding earlier ones:
 
-1. the labs shipped here (``lab07``, ``lab08``, ``lab11``);
+1. the labs shipped here (``lab02``, ``lab07``, ``lab08``, ``lab11``);
 2. installed packages that declare an entry point in the group ``mlsys_grader.labs``
-   (name: the lab id, value: the module), so a course can add a lab without forking::
+   (name: the lab id, value: the package or module), so a course can add a lab without forking::
 
        [project.entry-points."mlsys_grader.labs"]
        lab05 = "mycourse.lab05"
 
 3. :func:`register_lab` calls at run time (tests, notebooks of a course).
 
-Modules are imported on first use, and loading a lab does not import mlsysim: a lab imports it
+Packages are imported on first use, and loading a lab does not import mlsysim: a lab imports it
 only where it evaluates (its ``evaluate`` module, through :func:`import_evaluator`, which loads just
 the mlsysim modules that module imports), so grading that the replay table answers never loads it.
 """
@@ -28,10 +27,9 @@ import importlib.util
 from functools import lru_cache
 from importlib import metadata, resources
 
-from .._mlsysim import import_evaluator as import_evaluator  # public: a lab's rules load their evaluators with it
-from .._mlsysim import import_mlsysim
-from ..core.labspec import Lab
+from .._mlsysim import import_evaluator as import_evaluator  # public: a lab loads its evaluators with it
 from ..errors import RubricError, UnknownLabError
+from .declared import Lab
 
 ENTRY_POINT_GROUP = "mlsys_grader.labs"
 _BUILTIN = {"lab02": "mlsys_grader.labs.lab02", "lab07": "mlsys_grader.labs.lab07", "lab08": "mlsys_grader.labs.lab08",
@@ -81,8 +79,8 @@ def get_lab(lab_id: str) -> Lab:
 
         lab = load_lab(module) if is_declared(module) else importlib.import_module(module).LAB
         if not isinstance(lab, Lab):
-            raise UnknownLabError(f"module {module}: LAB must be a mlsys_grader.core.labspec.Lab, assembled from the lab's "
-                                  f"seams (got {type(lab).__name__}); docs/adding-a-lab.md", lab=lab_id)
+            raise UnknownLabError(f"module {module}: a lab is a package declaring it (lab.toml), or a module whose LAB is "
+                                  f"a mlsys_grader.labs.Lab (got {type(lab).__name__}); docs/adding-a-lab.md", lab=lab_id)
         if lab.lab_id != lab_id:
             raise UnknownLabError(f"module {module} implements lab {lab.lab_id!r}, registered as {lab_id!r}")
         lab.module = module  # what the replay table's key digests (the package of the registered module)
@@ -123,8 +121,6 @@ def rubric_text(lab_id: str) -> str:
 
 
 def load_evaluators(lab: Lab) -> None:
-    """Load the evaluators of ``lab`` (its rules' ``evaluator()``, which loads just the mlsysim modules they import;
-    the whole of mlsysim for a lab whose rules have none): what a worker that replays ``lab`` live does before its
-    first task (:meth:`mlsys_grader.replay.Replay.prepare`)."""
-    evaluator = getattr(lab.rules, "evaluator", None)
-    evaluator() if callable(evaluator) else import_mlsysim()
+    """Load the evaluators of ``lab`` (its ``evaluate`` module, which loads just the mlsysim modules it imports): what a
+    worker that replays ``lab`` live does before its first task (:meth:`mlsys_grader.replay.Replay.prepare`)."""
+    lab.evaluator()

@@ -1,46 +1,48 @@
-"""A declared lab, assembled: ``lab.toml`` plus the lab's ``judge.py``, ``views.py`` and ``evaluate.py``.
+"""A lab: its declaration (``lab.toml``) and its code (``judge.py``, ``views.py``, ``evaluate.py``), with every rule
+the labs share.
 
-:func:`load_lab` reads the package's :class:`~.spec.LabSpec` and builds the :class:`~mlsys_grader.core.labspec.Lab`
-the core grades with.  Its seams are the shared implementations below, each reading the spec and calling the lab's
-code only for what the spec cannot say:
+:func:`load_lab` reads the package's :class:`~.spec.LabSpec` and builds the :class:`Lab` the core grades with.  The
+lab's code says only what the spec cannot; everything else is here, once:
 
-* :class:`DeclaredRules`: evaluation (the book's ``replay``, or the lab's ``evaluate.arm``; ``evaluate`` is loaded on
-  first use, the only module importing mlsysim),
-  plans (the judge's ``arm_inputs``, arms evaluated through the replay service, the decision from the declared hold),
-  controls read back from a record, the book's seal, build variants, predictions and the decision and synthesis rules;
-* :class:`DeclaredWords`: the closed answers, their terms and the evidence walker (:mod:`.evidence`);
-* :class:`DeclaredViews`: the judge's part views, the header, what a capture's decision shows;
-* :class:`DeclaredReferences`: ``solve``'s controls, decisions and synthesis, and the hand-written answers
-  (``answers.toml``, left out of what students install);
+* evaluation (the book's ``replay``, or the lab's ``evaluate.arm`` where it shapes its arms; ``evaluate`` is loaded on
+  first use, the only module importing mlsysim);
+* planning (the judge's ``arm_inputs``, each arm evaluated through the replay service, the decision from the declared
+  hold), controls read back from a record, the book's seal as declared, build variants;
+* the declared capture gates and synthesis rules (:func:`declared_synthesis_problems`);
+* the closed answers, their terms and the evidence walker (:mod:`.evidence`);
+* ``solve``'s controls, decisions and synthesis, and the hand-written answers (``answers.toml``, left out of what
+  students install);
 * the marimo export's layout, from the declared field names.
 
-What the judge may define (each optional unless marked): ``arm_inputs`` (required), ``displayed_prediction``
-(required), ``accepted_predictions``, ``infer_controls``, ``decide``, ``model_key``, ``decision_problems``,
-``more_synthesis_problems``, ``synthesis_problems`` (replacing the declared rules), ``contrast``,
-``decision_options`` (or ``complete_decision``, when a decision sets more than one control), ``reference_choices``, ``reference_rationale``, ``reference_synthesis``, ``synthesis_choices``,
-``final_choice_terms``, ``evidence_quantities``, ``marimo_binding``, ``marimo_answers``, ``marimo_decision_copies``,
-``marimo_missing``.  ``docs/adding-a-lab.md`` says what each is for.
+What the judge must define (:class:`~mlsys_grader.core.roles.LabCode`): ``arm_inputs`` and ``displayed_prediction``.
+What it may define, each where its lab differs: ``accepted_predictions``, ``infer_controls``, ``decide``,
+``model_key``, ``decision_problems``, ``more_synthesis_problems``, ``synthesis_problems`` (replacing the declared
+rules), ``contrast``, ``decision_options`` (or ``complete_decision``, when a decision sets more than one control),
+``reference_choices``, ``reference_rationale``, ``reference_synthesis``, ``synthesis_choices``, ``final_choice_terms``,
+``evidence_quantities``, ``marimo_binding`` (required with ``[marimo]``), ``marimo_answers``,
+``marimo_decision_copies``, ``marimo_missing``; its views ``view_a`` … ``view_e``, ``track_facts`` and
+``captured_decision``.  ``docs/adding-a-lab.md`` says what each is for.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import random
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from types import MappingProxyType, ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from ..core.labspec import (
-    SYNTHESIS_ANSWERS,
     ArmInputs,
     Choice,
     ChoiceTerms,
     Control,
     InferredControls,
-    Lab,
     LabText,
     MarimoLayout,
     NotebookText,
@@ -48,12 +50,15 @@ from ..core.labspec import (
     PartSpec,
     PartText,
     Problem,
+    RecordedArms,
     View,
     arm_inputs,
+    default_master_path,
     default_synthesis_choices,
     hand_written_answers,
 )
 from ..core.models import part_key
+from ..core.seal import book_seal
 from ..core.values import BuildVariant
 from ..errors import DomainError
 from . import evidence
@@ -105,117 +110,6 @@ def lab_text(spec: LabSpec) -> LabText:
                                                      for t in text.decision_labels}),
                    learning_objectives=tuple(text.learning_objectives), big_takeaways=tuple(text.big_takeaways),
                    source_trace=text.source_trace)
-
-
-class DeclaredRules:
-    """The lab's :class:`~mlsys_grader.core.labspec.PartRules`, from its spec and its judge."""
-
-    def __init__(self, spec: LabSpec, package: str, judge: ModuleType) -> None:
-        self.spec, self.package, self.judge = spec, package, judge
-        self._variants = tuple(BuildVariant(part=v.part, field=v.field, tracks=tuple(v.tracks), values=tuple(v.values),
-                                            build=v.build, why=v.why) for v in spec.build_variants)
-
-    @cache  # noqa: B019 - one per lab, alive as long as the process
-    def evaluator(self) -> ModuleType:
-        """The lab's ``evaluate`` module, imported on first use with only the mlsysim modules it imports."""
-        from . import import_evaluator
-
-        return import_evaluator(f"{self.package}.evaluate")
-
-    def evaluate(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
-        """One arm: the lab's own ``evaluate.arm(track, model_key, inputs)`` where it shapes arms itself, else the book's
-        evaluator module's ``replay(model_key, inputs)`` (the spec's ``evaluator``, loaded with only the mlsysim modules
-        it imports)."""
-        own = getattr(self.evaluator(), "arm", None)
-        if callable(own):
-            return own(track, model_key, inputs)
-        from . import import_evaluator
-
-        return import_evaluator(self.spec.evaluator).replay(model_key, inputs)
-
-    def model_key(self, part: str) -> str:
-        own = _hook(self.judge, "model_key")
-        if own is not None:
-            return own(part)
-        return self.spec.parts[part].model_key or self.spec.model_id
-
-    def check_track_menus(self, track: str, part: str, controls: Mapping[str, Any]) -> None:
-        """DomainError for a control value another track's menu offers but ``track``'s does not (Lab 06's A and D)."""
-        for control in self.spec.parts[part].controls:
-            if control.choices_by_track and control.name in controls and not control.decision:
-                menu = self.spec.menu(part, control.name, track)
-                if controls[control.name] not in menu:
-                    raise DomainError(f"part {part!r}: {control.name} must be one of {', '.join(map(repr, menu))} on "
-                                      f"track {track!r} (got {controls[control.name]!r})")
-
-    def plan(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
-             upstream: Mapping[str, Any]) -> PartPlan:
-        self.check_track_menus(track, part, controls)
-        arms: ArmInputs = self.judge.arm_inputs(lab, track, part, controls, upstream)
-        key = self.model_key(part)
-        own_keys = self.spec.parts[part].arm_keys
-
-        def evaluated(inputs: dict[str, Any]) -> dict[str, Any]:
-            if not own_keys:
-                return replay.evaluate(lab, track, key, inputs)
-            # Each arm carries its own evaluator key (Lab 10): replayed under it, not under the capture's.
-            return replay.evaluate(lab, track, inputs["model_key"], {k: v for k, v in inputs.items() if k != "model_key"})
-
-        baseline = evaluated(arms.baseline)
-        result = evaluated(arms.result)
-        alternatives = tuple(evaluated(item) for item in arms.alternatives)
-        decided = _hook(self.judge, "decide")
-        fields = (decided(lab, part, controls, baseline, result, alternatives) if decided is not None
-                  else self.decide(part, controls, baseline, result))
-        return PartPlan(part=part, model_key=key, upstream=arms.upstream, baseline=baseline, result=result,
-                        alternatives=alternatives, **fields)
-
-    def decide(self, part: str, controls: Mapping[str, Any], baseline: dict[str, Any],
-               result: dict[str, Any]) -> dict[str, Any]:
-        """A part's decision fields from its declaration: a hold keeps the baseline, any other decision the result."""
-        decision = self.spec.parts[part].decision
-        if decision is None or decision.control is None:
-            return {}
-        value = controls[decision.control]
-        hold = value in decision.hold
-        return {"decision": value, "chosen_result": baseline if hold else result,
-                "result_role": "rejected alternative" if hold else "tested intervention"}
-
-    def infer_controls(self, lab: Lab, replay: Replayer, track: str, part: str,
-                       record: EvidenceRecord) -> InferredControls | None:
-        own = _hook(self.judge, "infer_controls")
-        if own is not None:
-            return own(lab, replay, track, part, record)
-        return read_controls(self.spec, part, record)
-
-    def upstream_inputs(self, part: str, inputs: Any) -> Any:
-        declared = self.spec.parts[part]
-        seal = declared.seal or self.spec.seal
-        if seal != "inputs":
-            return {} if seal == "empty" else None
-        if declared.seal_omits and isinstance(inputs, Mapping):
-            return {key: value for key, value in inputs.items() if key not in declared.seal_omits}
-        return inputs
-
-    def build_variants(self) -> tuple[BuildVariant, ...]:
-        return self._variants
-
-    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
-        return self.judge.displayed_prediction(track, part, plan)
-
-    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
-        own = _hook(self.judge, "accepted_predictions")
-        return own(track, part, plan) if own is not None else frozenset({self.displayed_prediction(track, part, plan)})
-
-    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
-        own = _hook(self.judge, "decision_problems")
-        return gate_problems(self.spec, part, record) + (own(track, part, plan, record) if own is not None else [])
-
-    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
-        own = _hook(self.judge, "synthesis_problems")
-        if own is not None:
-            return own(self.spec, bundle)
-        return declared_synthesis_problems(self.spec, bundle, _hook(self.judge, "more_synthesis_problems"))
 
 
 def read_controls(spec: LabSpec, part: str, record: EvidenceRecord) -> InferredControls | None:
@@ -349,115 +243,302 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
     return problems
 
 
-class DeclaredWords:
-    """The lab's :class:`~mlsys_grader.core.labspec.LabWords`: its options, their terms, the evidence walker."""
+@final
+class Lab:
+    """One lab: its declaration (``lab.toml``, a :class:`~.spec.LabSpec`) and its code (``judge`` and ``views``), with
+    every rule the labs share.  It implements each Protocol the core asks of a lab (:mod:`mlsys_grader.core.roles`).
 
-    def __init__(self, spec: LabSpec, judge: ModuleType) -> None:
-        self.spec, self.judge = spec, judge
-        self.recommendations = options(spec, "recommendation")
-        rejectable = spec.synthesis.rejectable or [c.value for c in self.recommendations]
-        self.rejectable = tuple(c for c in self.recommendations if c.value in rejectable)
+    The spec says the data and the shared functions above say what every lab does with it; the judge's functions say
+    only what code must (:class:`~mlsys_grader.core.roles.LabCode`: the arms and the verdicts, and the optional hooks
+    this module's docstring lists).  A lab holds no state beyond what it is built from: evaluations and plans go
+    through the :class:`~mlsys_grader.core.replayer.Replayer` the caller hands in, which memoises them (and may answer
+    from a verified table).  It is not subclassed: a variant is :meth:`replace` with another id, title, parts, tracks,
+    master or code.
+    """
 
-    @cache  # noqa: B019 - one per lab, alive as long as the process
+    def __init__(self, spec: LabSpec, package: str, judge: Any, views: Any, *, lab_id: str | None = None,
+                 title: str | None = None, parts: Mapping[str, PartSpec] | None = None,
+                 tracks: tuple[str, ...] | None = None, module: str = "",
+                 master: Callable[[Path], Path] | None = None) -> None:
+        self.spec, self.package, self.judge, self.views = spec, package, judge, views
+        self.lab_id = lab_id or spec.id
+        self.title = title or spec.title
+        self.model_id = spec.model_id
+        self.parts: Mapping[str, PartSpec] = MappingProxyType(dict(parts if parts is not None else part_specs(spec)))
+        """The lab's parts in notebook order (a subset of the bundle's part letters A–E)."""
+        self.tracks = tracks or tuple(spec.tracks)
+        self.triggers = options(spec, "reevaluation_trigger")
+        self.limitations = options(spec, "residual_risk")
+        self.synthesis_fields = tuple(spec.synthesis.fields)
+        """The synthesis answers the notebook asks for, in its order."""
+        self.text = lab_text(spec)
+        self.marimo_layout = marimo_layout(spec, judge)
+        """The layout of the book's marimo export of this lab; None when the book has no marimo lab for it."""
+        self.module = module
+        """The module the registry loaded the lab from (:func:`mlsys_grader.labs.get_lab` sets it): the replay table
+        digests the source of its package."""
+        self._master = master
+        self._recommendations = options(spec, "recommendation")
+        rejectable = spec.synthesis.rejectable or [c.value for c in self._recommendations]
+        self._rejectable = tuple(c for c in self._recommendations if c.value in rejectable)
+        self._variants = tuple(BuildVariant(part=v.part, field=v.field, tracks=tuple(v.tracks), values=tuple(v.values),
+                                            build=v.build, why=v.why) for v in spec.build_variants)
+        self._devices: dict[str, tuple[str, ...]] = {}
+
+    def replace(self, **changes: Any) -> Lab:
+        """A new lab with ``changes`` (``lab_id``, ``title``, ``parts``, ``tracks``, ``master``, ``judge``, ``views``);
+        the registry sets its ``module`` when it loads it."""
+        allowed = {"lab_id", "title", "parts", "tracks", "master", "judge", "views"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise TypeError(f"Lab.replace takes {', '.join(sorted(allowed))} (got {', '.join(unknown)})")
+        arguments: dict[str, Any] = {"lab_id": self.lab_id, "title": self.title, "parts": self.parts,
+                                     "tracks": self.tracks, "master": self._master, "judge": self.judge,
+                                     "views": self.views, **changes}
+        judge, views = arguments.pop("judge"), arguments.pop("views")
+        return Lab(self.spec, self.package, judge, views, **arguments)
+
+    def __repr__(self) -> str:
+        return f"<Lab {self.lab_id} from {self.module}>"
+
+    # -- the book's words ----------------------------------------------------------------------------------------
+    @property
+    def notebook(self) -> NotebookText | None:
+        return self.text.notebook
+
+    @property
+    def scenarios(self) -> Mapping[str, str]:
+        return self.text.scenarios
+
+    @property
+    def track_labels(self) -> Mapping[tuple[str, str], Mapping[str, str]]:
+        return self.text.track_labels
+
+    @property
+    def decision_labels(self) -> Mapping[tuple[str, str], Mapping[str, str]]:
+        return self.text.decision_labels
+
+    @property
+    def learning_objectives(self) -> tuple[str, ...]:
+        return self.text.learning_objectives
+
+    @property
+    def big_takeaways(self) -> tuple[str, ...]:
+        return self.text.big_takeaways
+
+    @property
+    def source_trace(self) -> str:
+        return self.text.source_trace
+
+    # -- evaluators ----------------------------------------------------------------------------------------------
+    def evaluator(self) -> ModuleType:
+        """The lab's ``evaluate`` module, imported on first use with only the mlsysim modules it imports
+        (:func:`mlsys_grader.labs.import_evaluator`: the whole package is slow to import)."""
+        from . import import_evaluator
+
+        return import_evaluator(f"{self.package}.evaluate")
+
+    def evaluate_arm(self, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """One arm through the pinned evaluator: the lab's own ``evaluate.arm(track, model_key, inputs)`` where it shapes
+        arms itself, else the book's evaluator module's ``replay(model_key, inputs)`` (the spec's ``evaluator``).  The
+        only call that may import mlsysim; :meth:`Replayer.evaluate` memoises it and consults a replay table first."""
+        own = getattr(self.evaluator(), "arm", None)
+        if callable(own):
+            return own(track, model_key, inputs)
+        from . import import_evaluator
+
+        return import_evaluator(self.spec.evaluator).replay(model_key, inputs)
+
+    def evaluate(self, replay: Replayer, track: str, model_key: str, inputs: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`evaluate_arm` through ``replay`` (memoised there: the returned arm is shared, read-only)."""
+        return replay.evaluate(self, track, model_key, inputs)
+
+    @staticmethod
+    def arm_inputs(arm: Mapping[str, Any]) -> Any:
+        """The inputs an arm records (:func:`~mlsys_grader.core.values.arm_inputs`)."""
+        return arm_inputs(arm)
+
+    # -- building ------------------------------------------------------------------------------------------------
+    def model_key(self, part: str) -> str:
+        """The evaluator key of ``part``'s arms: the judge's ``model_key``, the part's declared one, or the lab's."""
+        own = _hook(self.judge, "model_key")
+        if own is not None:
+            return own(part)
+        return self.spec.parts[part].model_key or self.spec.model_id
+
+    def plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+             upstream: Mapping[str, Any]) -> PartPlan:
+        """A part's arms for validated ``controls``; ``upstream`` maps each dependency to its result arm.
+
+        Through ``replay`` (:meth:`Replayer.plan`), which memoises it: calls with the same arguments share one frozen
+        :class:`PartPlan`, built by :meth:`build_plan`.
+        """
+        return replay.plan(self, track, part, controls, upstream)
+
+    def check_track_menus(self, track: str, part: str, controls: Mapping[str, Any]) -> None:
+        """DomainError for a control value another track's menu offers but ``track``'s does not (Lab 06's A and D)."""
+        for control in self.spec.parts[part].controls:
+            if control.choices_by_track and control.name in controls and not control.decision:
+                menu = self.spec.menu(part, control.name, track)
+                if controls[control.name] not in menu:
+                    raise DomainError(f"part {part!r}: {control.name} must be one of {', '.join(map(repr, menu))} on "
+                                      f"track {track!r} (got {controls[control.name]!r})")
+
+    def build_plan(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+                   upstream: Mapping[str, Any]) -> PartPlan:
+        """Build a part's plan: the judge's arm inputs, each arm evaluated through ``replay`` (under the part's key, or
+        its own where the part declares ``arm_keys``), and the decision the part declares."""
+        self.check_track_menus(track, part, controls)
+        arms: ArmInputs = self.judge.arm_inputs(self, track, part, controls, upstream)
+        key = self.model_key(part)
+        own_keys = self.spec.parts[part].arm_keys
+
+        def evaluated(inputs: dict[str, Any]) -> dict[str, Any]:
+            if not own_keys:
+                return replay.evaluate(self, track, key, inputs)
+            # Each arm carries its own evaluator key (Lab 10): replayed under it, not under the capture's.
+            return replay.evaluate(self, track, inputs["model_key"], {k: v for k, v in inputs.items() if k != "model_key"})
+
+        baseline = evaluated(arms.baseline)
+        result = evaluated(arms.result)
+        alternatives = tuple(evaluated(item) for item in arms.alternatives)
+        decided = _hook(self.judge, "decide")
+        fields = (decided(self, part, controls, baseline, result, alternatives) if decided is not None
+                  else self.decide(part, controls, baseline, result))
+        return PartPlan(part=part, model_key=key, upstream=arms.upstream, baseline=baseline, result=result,
+                        alternatives=alternatives, **fields)
+
+    def decide(self, part: str, controls: Mapping[str, Any], baseline: dict[str, Any],
+               result: dict[str, Any]) -> dict[str, Any]:
+        """A part's decision fields from its declaration: a hold keeps the baseline, any other decision the result."""
+        decision = self.spec.parts[part].decision
+        if decision is None or decision.control is None:
+            return {}
+        value = controls[decision.control]
+        hold = value in decision.hold
+        return {"decision": value, "chosen_result": baseline if hold else result,
+                "result_role": "rejected alternative" if hold else "tested intervention"}
+
+    def infer_controls(self, replay: Replayer, track: str, part: str, record: EvidenceRecord) -> InferredControls | None:
+        """The controls and upstream results that would produce ``record``, or None: the judge's reading, else the
+        declared controls read back by name (:func:`read_controls`)."""
+        own = _hook(self.judge, "infer_controls")
+        if own is not None:
+            return own(self, replay, track, part, record)
+        return read_controls(self.spec, part, record)
+
+    def upstream_inputs(self, part: str, inputs: Any) -> Any:
+        """What the book's notebook passes to ``capture_evidence`` as ``upstream_inputs`` for a capture of ``part`` whose
+        ``inputs`` are these (what its seal covers): as the part declares it."""
+        declared = self.spec.parts[part]
+        seal = declared.seal or self.spec.seal
+        if seal != "inputs":
+            return {} if seal == "empty" else None
+        if declared.seal_omits and isinstance(inputs, Mapping):
+            return {key: value for key, value in inputs.items() if key not in declared.seal_omits}
+        return inputs
+
+    def fingerprint(self, track: str, part: str, upstream: Mapping[str, Any]) -> str:
+        """The book's seal of a part's record whose inputs are ``upstream``: over the upstream inputs the lab declares."""
+        return book_seal(track, self.upstream_inputs(part, upstream))
+
+    def build_variants(self) -> tuple[BuildVariant, ...]:
+        """The fields another build of the book's evaluators gives differently (``[[build_variants]]``)."""
+        return self._variants
+
+    # -- judging -------------------------------------------------------------------------------------------------
+    def displayed_prediction(self, track: str, part: str, plan: PartPlan) -> str:
+        return str(self.judge.displayed_prediction(track, part, plan))
+
+    def accepted_predictions(self, track: str, part: str, plan: PartPlan) -> frozenset[str]:
+        own = _hook(self.judge, "accepted_predictions")
+        return own(track, part, plan) if own is not None else frozenset({self.displayed_prediction(track, part, plan)})
+
+    def decision_problems(self, track: str, part: str, plan: PartPlan, record: EvidenceRecord) -> list[Problem]:
+        """The part's declared capture gate, then the judge's decision rules."""
+        own = _hook(self.judge, "decision_problems")
+        return gate_problems(self.spec, part, record) + (own(track, part, plan, record) if own is not None else [])
+
+    def synthesis_problems(self, bundle: Bundle) -> list[Problem]:
+        own = _hook(self.judge, "synthesis_problems")
+        if own is not None:
+            return own(self.spec, bundle)
+        return declared_synthesis_problems(self.spec, bundle, _hook(self.judge, "more_synthesis_problems"))
+
+    # -- the rationale reader's words ----------------------------------------------------------------------------
     def devices(self, track: str) -> tuple[str, ...]:
         """What ``{device}`` stands for on ``track``: device words, the target as registered and as people write it."""
-        from ..core.rationale import device_names
+        if track not in self._devices:
+            from ..core.rationale import device_names
 
-        name = self.spec.constants.get("target", {}).get(track)
-        registered = () if name is None else device_names(name)
-        return (tuple(self.spec.words.device_words) + registered
-                + tuple(self.spec.words.device_nicknames.get(track, ())))
+            name = self.spec.constants.get("target", {}).get(track)
+            registered = () if name is None else device_names(name)
+            self._devices[track] = (tuple(self.spec.words.device_words) + registered
+                                    + tuple(self.spec.words.device_nicknames.get(track, ())))
+        return self._devices[track]
 
-    def synthesis_choices(self, lab: Lab) -> dict[str, tuple[Choice, ...]]:
+    def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]:
         own = _hook(self.judge, "synthesis_choices")
         if own is not None:
-            return own(lab)
-        if not self.recommendations:
-            return default_synthesis_choices(lab)
-        return {"recommendation": self.recommendations, "rejected_alternative": self.rejectable,
-                **default_synthesis_choices(lab)}
+            return own(self)
+        if not self._recommendations:
+            return default_synthesis_choices(self)
+        return {"recommendation": self._recommendations, "rejected_alternative": self._rejectable,
+                **default_synthesis_choices(self)}
 
-    def final_choice_terms(self, lab: Lab, bundle: Bundle) -> ChoiceTerms:
+    def final_choice_terms(self, bundle: Bundle) -> ChoiceTerms:
         own = _hook(self.judge, "final_choice_terms")
         if own is not None:
-            return own(lab, bundle)
+            return own(self, bundle)
         s = bundle.synthesis
-        recommended = {c.value for c in self.recommendations if c.value == s.recommendation}
-        rejected = {c.value for c in self.rejectable if c.value == s.rejected_alternative}
-        return ChoiceTerms(f"{lab.lab_id}:{bundle.track}", self.recommendations, frozenset(recommended),
+        recommended = {c.value for c in self._recommendations if c.value == s.recommendation}
+        rejected = {c.value for c in self._rejectable if c.value == s.rejected_alternative}
+        return ChoiceTerms(f"{self.lab_id}:{bundle.track}", self._recommendations, frozenset(recommended),
                            frozenset(rejected), slots=(("device", self.devices(bundle.track)),))
 
-    def evidence_quantities(self, record: Any) -> list[tuple[float, str]]:
+    def evidence_quantities(self, record: RecordedArms) -> list[tuple[float, str]]:
         own = _hook(self.judge, "evidence_quantities")
         return own(record) if own is not None else evidence.quantities(self.spec.evidence, record)
 
-
-class DeclaredViews:
-    """The lab's :class:`~mlsys_grader.core.labspec.LabViews`: its ``views.py`` and the header its evaluator words."""
-
-    def __init__(self, rules: DeclaredRules, views: ModuleType) -> None:
-        self.rules, self.views = rules, views
-
-    def render(self, track: str, part: str, plan: PartPlan, verdict_words: str) -> View:
-        return getattr(self.views, f"view_{part.lower()}")(plan, track, verdict_words)
-
-    def header_facts(self, lab: Lab, track: str) -> list[tuple[str, str]]:
-        return self.rules.evaluator().header_facts(track)
-
-    def track_facts(self, lab: Lab, track: str) -> dict[str, str]:
-        own = _hook(self.views, "track_facts")
-        return own(lab, track) if own is not None else {}
-
-    def captured_decision(self, lab: Lab, bundle: Bundle) -> list[tuple[str, str]]:
-        own = _hook(self.views, "captured_decision")
-        return own(lab, bundle) if own is not None else []
-
-
-class DeclaredReferences:
-    """The lab's :class:`~mlsys_grader.core.labspec.LabReferences`: what ``solve`` writes, and the hand-written answers."""
-
-    def __init__(self, spec: LabSpec, package: str, judge: ModuleType) -> None:
-        self.spec, self.package, self.judge = spec, package, judge
-
-    def sample_controls(self, lab: Lab, replay: Replayer, track: str, part: str,
-                        rng: random.Random | None) -> dict[str, Any]:
-        spec = lab.parts[part]
+    # -- reference answers ---------------------------------------------------------------------------------------
+    def sample_controls(self, replay: Replayer, track: str, part: str, rng: random.Random | None) -> dict[str, Any]:
+        """Valid, contrasting controls: seeded draws cover the domain, ``None`` gives the defaults."""
+        spec = self.parts[part]
         controls = spec.defaults() if rng is None else {control.name: control.sample(rng) for control in spec.controls}
         contrast = _hook(self.judge, "contrast")
         if contrast is not None:
-            controls = contrast(lab, track, part, controls, rng)
-        return self.complete_decision(lab, replay, track, part, controls, rng)
+            controls = contrast(self, track, part, controls, rng)
+        return self.complete_decision(replay, track, part, controls, rng)
 
-    def complete_decision(self, lab: Lab, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
+    def complete_decision(self, replay: Replayer, track: str, part: str, controls: Mapping[str, Any],
                           rng: random.Random | None) -> dict[str, Any]:
+        """``controls`` with decision controls set to values the lab's rules accept (drawn with ``rng``, else the first)."""
         own_completion = _hook(self.judge, "complete_decision")
         if own_completion is not None:
-            return own_completion(lab, replay, track, part, controls, rng)
+            return own_completion(self, replay, track, part, controls, rng)
         controls = dict(controls)
         decision = self.spec.parts[part].decision
         own = _hook(self.judge, "decision_options")
         if decision is None or decision.control is None or own is None:
             return controls
-        choices = own(lab, replay, track, part, controls)
+        choices = own(self, replay, track, part, controls)
         controls[decision.control] = rng.choice(choices) if rng else choices[0]
         return controls
 
-    def reference_rationale(self, lab: Lab, track: str, plans: Mapping[str, PartPlan], trigger: str,
-                            limitation: str) -> str | None:
+    def reference_rationale(self, track: str, plans: Mapping[str, PartPlan], trigger: str, limitation: str) -> str | None:
         own = _hook(self.judge, "reference_rationale")
-        return own(lab, track, plans, trigger, limitation) if own is not None else None
+        return own(self, track, plans, trigger, limitation) if own is not None else None
 
-    def reference_synthesis(self, lab: Lab, track: str, plans: Mapping[str, PartPlan],
-                            rng: random.Random) -> dict[str, Any]:
+    def reference_synthesis(self, track: str, plans: Mapping[str, PartPlan], rng: random.Random) -> dict[str, Any]:
         own = _hook(self.judge, "reference_synthesis")
         if own is not None:
-            return own(lab, track, plans, rng)
-        recommendation, rejected = self.judge.reference_choices(lab, plans)
-        trigger = rng.choice(lab.triggers)
-        risk = rng.choice(lab.limitations)
+            return own(self, track, plans, rng)
+        recommendation, rejected = self.judge.reference_choices(self, plans)
+        trigger = rng.choice(self.triggers)
+        risk = rng.choice(self.limitations)
         return {"recommendation": recommendation, "rejected_alternative": rejected,
                 "reevaluation_trigger": trigger.value, "residual_risk": risk.value,
-                "rationale": self.reference_rationale(lab, track, plans, trigger.value, risk.value)}
+                "rationale": self.reference_rationale(track, plans, trigger.value, risk.value)}
 
     def _answers(self) -> Mapping[str, Mapping[str, Any]]:
         path = resources.files(self.package).joinpath(ANSWERS_FILE)
@@ -465,8 +546,61 @@ class DeclaredReferences:
             raise ModuleNotFoundError(f"{self.package}/{ANSWERS_FILE}")
         return tomllib.loads(path.read_text(encoding="utf-8"))
 
-    def reference_answers(self, lab: Lab, track: str) -> dict[str, Any]:
-        return hand_written_answers(lab.lab_id, track, self._answers)
+    def reference_answers(self, track: str) -> dict[str, Any]:
+        return hand_written_answers(self.lab_id, track, self._answers)
+
+    # -- what the notebook shows ---------------------------------------------------------------------------------
+    def part_ids(self) -> tuple[str, ...]:
+        """The lab's part letters, in notebook order."""
+        return tuple(self.parts)
+
+    def view(self, track: str, part: str, plan: PartPlan) -> View:
+        """What the notebook shows for a part's result: the lab's view given the verdict of
+        :meth:`displayed_prediction` in the part's option words (the one place that decides it)."""
+        verdict = self.displayed_prediction(track, part, plan)
+        shown = getattr(self.views, f"view_{part.lower()}")(plan, track, self.parts[part].predictions[verdict])
+        return dataclasses.replace(shown, verdict=verdict)
+
+    def header_facts(self, track: str) -> list[tuple[str, str]]:
+        return self.evaluator().header_facts(track)
+
+    def track_facts(self, track: str) -> dict[str, str]:
+        own = _hook(self.views, "track_facts")
+        return own(self, track) if own is not None else {}
+
+    def captured_decision(self, bundle: Bundle) -> list[tuple[str, str]]:
+        own = _hook(self.views, "captured_decision")
+        return own(self, bundle) if own is not None else []
+
+    def scenario(self, track: str, part: str) -> str | None:
+        """The part's scenario in the book's words for ``track`` (Markdown), or None when it reads the same on every track."""
+        template = self.scenarios.get(part)
+        return template.format(**self.track_facts(track)) if template else None
+
+    def option_label(self, what: str, value: str, track: str, default: str) -> str:
+        """The label the book shows on ``track`` for option ``value`` of the synthesis answer ``what``
+        (``default``, the option's own label, when the book words it the same on every track)."""
+        labels = self.track_labels.get((what, value))
+        if not labels:
+            return default
+        return labels.get(track, labels.get("*", default))
+
+    def master_path(self, root: Path) -> Path:
+        """The lab's Otter master notebook, for the source tree at ``root``: where the lab's ``master`` says
+        (a lab from another package may keep it beside its module), else :func:`default_master_path`."""
+        return self._master(Path(root)) if self._master is not None else default_master_path(self.lab_id, root)
+
+    # -- shared helpers ------------------------------------------------------------------------------------------
+    def choice(self, options: Sequence[Choice], value: str | None) -> Choice | None:
+        """The option whose value is ``value``, or None."""
+        return next((option for option in options if option.value == value), None)
+
+    def option(self, options: Sequence[Choice], value: str | None) -> Choice:
+        """The option whose value is ``value``; LookupError when none is (for values the lab itself chose)."""
+        found = self.choice(options, value)
+        if found is None:
+            raise LookupError(f"{self.lab_id}: no option {value!r}; expected one of {[o.value for o in options]}")
+        return found
 
 
 def marimo_layout(spec: LabSpec, judge: ModuleType) -> MarimoLayout | None:
@@ -520,14 +654,7 @@ def load_lab(package: str) -> Lab:
     spec = spec_of(package)
     judge = importlib.import_module(f"{package}.judge")
     views = importlib.import_module(f"{package}.views")
-    rules = DeclaredRules(spec, package, judge)
-    words = DeclaredWords(spec, judge)
-    return Lab(lab_id=spec.id, title=spec.title, model_id=spec.model_id, parts=part_specs(spec),
-               triggers=options(spec, "reevaluation_trigger"), limitations=options(spec, "residual_risk"),
-               rules=rules, words=words, views=DeclaredViews(rules, views),
-               references=DeclaredReferences(spec, package, judge), text=lab_text(spec),
-               marimo_layout=marimo_layout(spec, judge), tracks=tuple(spec.tracks),
-               synthesis_fields=tuple(spec.synthesis.fields), spec=spec)
+    return Lab(spec, package, judge, views)
 
 
 _PART_POINTS = {5: (3, 6, 3, 2, 2), 4: (4, 7, 4, 3, 2), 3: (5, 9, 5, 4, 4), 2: (8, 14, 8, 6, 6), 1: (16, 28, 16, 12, 12)}
@@ -558,6 +685,14 @@ def rubric_toml(spec: LabSpec) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ANSWERS_FILE", "SYNTHESIS_ANSWERS", "DeclaredReferences", "DeclaredRules", "DeclaredViews", "DeclaredWords",
-           "declared_synthesis_problems", "is_declared", "lab_text", "load_lab", "marimo_layout", "options",
+__all__ = ["ANSWERS_FILE", "Lab", "declared_synthesis_problems", "is_declared", "lab_text", "load_lab", "marimo_layout", "options",
            "part_specs", "read_controls", "rubric_toml", "spec_of"]
+
+
+if TYPE_CHECKING:
+    from ..core.roles import GradingLab, LabRules, MarimoMapping, Presentation, RationaleWords, ReferenceAnswers
+
+    def _implements_every_role(lab: Lab) -> tuple[LabRules, RationaleWords, ReferenceAnswers, Presentation,
+                                                   MarimoMapping, GradingLab]:
+        """Checked by mypy: a :class:`Lab` is each of the core's Protocols (``isinstance`` checks names only)."""
+        return lab, lab, lab, lab, lab, lab

@@ -16,11 +16,12 @@ from typing import Any
 from cachetools import LRUCache
 
 from ..core.jsonio import canonical_dumps
-from ..core.labspec import Lab, PartPlan
+from ..core.labspec import PartPlan
 from ..core.memos import Memos
 from ..core.models import SCHEMA_VERSION, bundle_from_mapping
 from ..core.rationale import ready_reader
 from ..errors import GraderError
+from ..labs import Lab
 
 CACHE_SIZE = 8192
 """Evaluations (and, apart, plans) a replay keeps, least recently used first out."""
@@ -121,7 +122,7 @@ class Replay:
             arm = self._arms.get((lab, key))
             if arm is None:
                 # One JSON round trip normalises the arm to exactly what a bundle holds.
-                arm = json.loads(canonical_dumps(lab.rules.evaluate(track, model_key, inputs)))
+                arm = json.loads(canonical_dumps(lab.evaluate_arm(track, model_key, inputs)))
                 self._arms[(lab, key)] = arm
         if self._record is not None:
             self._record[key] = arm
@@ -133,5 +134,5 @@ class Replay:
         key = (lab, track, part, tuple(sorted(controls.items())), canonical_dumps(upstream) if upstream else "")
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = lab.rules.plan(lab, self, track, part, controls, upstream)
+            plan = self._plans[key] = lab.build_plan(self, track, part, controls, upstream)
         return plan

@@ -35,9 +35,9 @@ from typing import Any
 
 from ..core.context import evaluator_errors
 from ..core.jsonio import canonical_dumps
-from ..core.labspec import Lab
 from ..core.replayer import Replayer
 from ..errors import ReplayTableError
+from ..labs import Lab
 from ._replay import Replay
 
 FORMAT = 2

@@ -36,10 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from ..api import default_rubric
-from ..core.labspec import Control, Lab, NotebookText, default_master_path
+from ..core.labspec import Control, NotebookText, default_master_path
 from ..core.models import part_key
 from ..core.report import HIDDEN_ITEMS
-from ..labs import get_lab, lab_ids
+from ..labs import Lab, get_lab, lab_ids
 from ._assign import drift, regenerate, student_path
 from ._solve import solve
 

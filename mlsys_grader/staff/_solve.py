@@ -16,10 +16,9 @@ from typing import Any
 from .. import api
 from .._version import __version__
 from ..core.capture import plan_all, record_from_plan
-from ..core.labspec import Lab
 from ..core.models import Bundle, EvidenceRecord, PartId, PartRun, Scalar, Synthesis, part_key
 from ..errors import UnknownLabError
-from ..labs import get_lab
+from ..labs import Lab, get_lab
 from ..replay import Replay
 
 # A session as a student works it: a few minutes reading before each part's prediction is

@@ -56,12 +56,12 @@ from ..core.capture import book_sealed, record_from_plan
 from ..core.embed import bundle_display_data
 from ..core.grading import RECAPTURE_CRITERIA
 from ..core.jsonio import canonical_dumps
-from ..core.labspec import Lab, PartPlan
+from ..core.labspec import PartPlan
 from ..core.models import Bundle, EvidenceRecord, PartRun, Synthesis, load_bundle, part_key, submission_filename
 from ..core.report import GradeReport
 from ..core.text import visible
 from ..errors import BundleFormatError, DomainError, UnknownLabError
-from ..labs import get_lab
+from ..labs import Lab, get_lab
 from ..replay import Replay
 from . import _advice
 from ._advice import choices_text, listing, literal, near_miss, refused_choice, refused_control

@@ -33,14 +33,10 @@ from mlsys_grader.api import default_replay
 from mlsys_grader.core.jsonio import canonical_dumps
 from mlsys_grader.core.labspec import (
     GradingLab,
-    Lab,
-    LabReferences,
+    LabCode,
     LabRules,
     LabText,
-    LabViews,
-    LabWords,
     MarimoMapping,
-    PartRules,
     Presentation,
     RationaleWords,
     ReferenceAnswers,
@@ -80,17 +76,18 @@ def test_a_lab_plays_every_role_of_the_contract(lab_id):
 
 
 @pytest.mark.parametrize("lab_id", LABS)
-def test_a_lab_is_assembled_from_seams_that_each_implement_one_small_protocol(lab_id):
-    """No lab subclasses anything: ``LAB`` is a :class:`Lab` whose seams are the lab's own modules (or objects),
-    each one of the provider Protocols; the registry recorded where it loaded the lab from."""
-    from mlsys_grader.labs import lab_modules
+def test_a_lab_is_its_declaration_and_one_small_code_protocol(lab_id):
+    """No lab subclasses anything: a lab is a :class:`Lab` of its declaration and its code (its judge, a
+    :class:`LabCode`), with nothing forwarded to other seams; the registry recorded where it loaded the lab from."""
+    from mlsys_grader.labs import Lab, lab_modules
 
     lab = get_lab(lab_id)
     assert type(lab) is Lab and lab.module == lab_modules()[lab_id]
-    seams = {"rules": PartRules, "words": LabWords, "views": LabViews, "references": LabReferences}
-    assert [name for name, role in seams.items() if not isinstance(getattr(lab, name), role)] == []
-    assert isinstance(lab.text, LabText)
+    assert isinstance(lab.judge, LabCode) and lab.spec.id == lab_id and isinstance(lab.text, LabText)
+    assert not [name for name in ("rules", "words", "views_seam", "references") if hasattr(lab, name)]
     assert lab.replace(title="another title").lab_id == lab_id and lab.replace(lab_id="x").title == lab.title
+    with pytest.raises(TypeError, match=r"Lab\.replace takes judge, lab_id, master, parts, title, tracks, views \(got rules\)"):
+        lab.replace(rules=object())
 
 
 def test_a_lab_that_is_not_assembled_is_refused_with_the_reason(tmp_path, monkeypatch):
@@ -102,7 +99,7 @@ def test_a_lab_that_is_not_assembled_is_refused_with_the_reason(tmp_path, monkey
     monkeypatch.syspath_prepend(str(tmp_path))
     register_lab("oldstyle", "old_style_lab")
     try:
-        with pytest.raises(UnknownLabError, match=r"old_style_lab: LAB must be a mlsys_grader.core.labspec.Lab.*got OldStyle"):
+        with pytest.raises(UnknownLabError, match=r"old_style_lab: a lab is a package declaring it \(lab.toml\), or a module whose LAB is a mlsys_grader.labs.Lab \(got OldStyle\)"):
             get_lab("oldstyle")
     finally:
         registry._REGISTERED.pop("oldstyle", None)
@@ -168,7 +165,7 @@ def test_every_recorded_number_is_what_the_labs_evaluator_computes(lab, track):
             for arm in arms:
                 if spec.arm_inputs(arm) is None:  # an arm that keeps no inputs (Lab 08's D and E alternatives)
                     continue
-                fresh = json.loads(canonical_dumps(spec.rules.evaluate(track, record["model_key"], spec.arm_inputs(arm))))
+                fresh = json.loads(canonical_dumps(spec.evaluate_arm(track, record["model_key"], spec.arm_inputs(arm))))
                 assert fresh == arm, (seed, part)
             if any(spec.arm_inputs(arm) is None for arm in record["alternatives"]):
                 # Computed inside the part's plan only: rebuilt by a live replay with no table or memo.

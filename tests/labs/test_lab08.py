@@ -77,7 +77,7 @@ def test_the_declaration_restates_the_evaluators_constants():
         comparisons = [ev.bottleneck_experiment(track, intervention=name) for name in judge.fixes(spec)]
         ranked = [c["intervention"] for c in sorted(comparisons, key=lambda c: c["delta_update_time_ms"])]
         assert judge.ranked_fixes(lab, default_replay(), track) == ranked
-    assert {lab.rules.model_key(part) for part in lab.part_ids()} == ev._REPLAY_KEYS  # each part under its experiment
+    assert {lab.model_key(part) for part in lab.part_ids()} == ev._REPLAY_KEYS  # each part under its experiment
 
 
 @pytest.mark.slow  # a fresh interpreter

@@ -32,7 +32,7 @@ def test_the_declaration_restates_the_evaluators_model_id():
 
     lab = get_lab(LAB)
     assert lab.spec.evaluator == ev.__name__ and lab.spec.model_id == ev.MODEL_ID == lab.model_id
-    assert {lab.rules.model_key(part) for part in lab.parts} == {
+    assert {lab.model_key(part) for part in lab.parts} == {
         f"{ev.MODEL_ID}.{name}" for name in ("roofline", "tile_mapping", "execution_path", "application_comparison",
                                              "accelerator_ranking")}
     assert set(lab.spec.tracks) == set(ev.TRACK_SCENARIOS)

@@ -7,7 +7,7 @@ plan.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import PartPlan, View
 from mlsys_grader.labs.charts import BLUE, GREEN, MUTED, ORANGE, RED, bars
@@ -15,8 +15,7 @@ from mlsys_grader.labs.charts import BLUE, GREEN, MUTED, ORANGE, RED, bars
 from . import judge
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
-    from mlsys_grader.labs.declared import DeclaredRules
+    from mlsys_grader.labs.declared import Lab
 
 DESIGN_LABELS = {"local": "Local", "raw": "Raw remote", "event_filter": "Event filter", "feature_summary": "Feature summary"}
 """Part D's designs as the book's chart and table name them."""
@@ -111,7 +110,7 @@ def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The track's context, and part A's payload and link menus in the book's words."""
     spec = lab.spec
     payloads, rates = spec.constant("payload_options_mb", track), spec.constant("connection_options_mbps", track)
-    return {"scenario": cast("DeclaredRules", lab.rules).evaluator().scenario(track),
+    return {"scenario": lab.evaluator().scenario(track),
             "payloads": ", ".join(f'`"{level}"` {value:g} MB'
                                   for level, value in zip(spec.constant("payload_levels"), payloads, strict=True)),
             "rates": ", ".join(f'`"{level}"` {value:g} Mb/s'

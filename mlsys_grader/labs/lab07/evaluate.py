@@ -1,6 +1,6 @@
 """Lab 07's evaluation: the only module of the lab that touches mlsysim (``v1_07_experiments``).
 
-The rest of the lab reaches it through the lab's rules (``lab.rules.evaluator()``, :mod:`mlsys_grader.labs.declared`),
+The rest of the lab reaches it through the lab (``lab.evaluator()``, :mod:`mlsys_grader.labs.declared`),
 on first use, so the lab loads without mlsysim.
 """
 

@@ -16,9 +16,9 @@ from mlsys_grader.core.labspec import ArmInputs, Binding, PartPlan, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
     from mlsys_grader.core.models import Bundle, EvidenceRecord
     from mlsys_grader.core.replayer import Replayer
+    from mlsys_grader.labs.declared import Lab
     from mlsys_grader.labs.spec import LabSpec
 
 

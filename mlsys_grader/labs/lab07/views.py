@@ -15,7 +15,7 @@ from mlsys_grader.labs.charts import BLUE, ORANGE, RED, bars, plural
 from . import judge
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.labs.declared import Lab
 
 
 def view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
@@ -133,10 +133,10 @@ def track_facts(lab: Lab, track: str) -> dict[str, str]:
     """The target device, part D's default training host, how this track recompiles, and the workload."""
     # Words, not evidence: the default part D baseline's host, evaluated once here (no plan, no replay service).
     baseline = judge.arm_inputs(lab, track, "D", lab.parts["D"].defaults(), {}).baseline
-    host = lab.rules.evaluate(track, lab.model_id, baseline)["training_host"]
+    host = lab.evaluate_arm(track, lab.model_id, baseline)["training_host"]
     context = ("offline host rebuild and redeployment count (TinyML compiles ahead-of-time on the host, not via "
                "on-device JIT guards)" if track == "tinyml" else "guard-triggered recompilation count")
-    ev = lab.rules.evaluator()  # type: ignore[attr-defined]  # a declared lab's rules load its evaluator
+    ev = lab.evaluator()
     return {"device": ev.target_name(track), "training_host": host, "recompile_context": context,
             "scenario": ev.workload(track)}
 

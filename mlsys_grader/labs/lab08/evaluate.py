@@ -7,7 +7,7 @@ comparisons (``bottleneck_experiment``, inputs ``track_id`` and ``intervention``
 evaluated under the part's key, so those two are told apart from the part's own arms by their inputs: no arm the
 book's dispatcher replays has exactly these.
 
-The rest of the lab reaches this module through the lab's rules (``lab.rules.evaluator()``,
+The rest of the lab reaches this module through the lab (``lab.evaluator()``,
 :mod:`mlsys_grader.labs.declared`), on first use, so the lab loads without mlsysim.
 """
 

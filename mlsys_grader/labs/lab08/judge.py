@@ -46,9 +46,9 @@ from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
 from mlsys_grader.labs.declared import read_controls, spec_of
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
     from mlsys_grader.core.models import EvidenceRecord
     from mlsys_grader.core.replayer import Replayer
+    from mlsys_grader.labs.declared import Lab
     from mlsys_grader.labs.spec import LabSpec
 
 

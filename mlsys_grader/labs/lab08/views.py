@@ -15,7 +15,7 @@ from mlsys_grader.labs.charts import BLUE, GREEN, ORANGE, RED, bars
 from . import judge
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
+    from mlsys_grader.labs.declared import Lab
 
 
 def status(arm: Mapping[str, Any]) -> str:

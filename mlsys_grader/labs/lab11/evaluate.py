@@ -5,7 +5,7 @@ is what :mod:`.domain` holds (``python -m mlsys_grader.labs.lab11.evaluate`` wri
 :func:`seed_arm_inputs` builds each part's evaluator inputs from the track's scenario as the
 seed's cell that computes every arm does — the reference :func:`.judge.arm_inputs` equals over
 the whole domain (``tests/labs/test_lab11.py``).  The rest of the lab reaches this module
-through the lab's rules (``lab.rules.evaluator()``, :mod:`mlsys_grader.labs.declared`), on first
+through the lab (``lab.evaluator()``, :mod:`mlsys_grader.labs.declared`), on first
 use, so grading that the replay table answers never loads mlsysim.
 """
 

@@ -51,10 +51,10 @@ from mlsys_grader.labs.spec import OptionSpec
 from .domain import SCENARIOS
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
     from mlsys_grader.core.models import Bundle, EvidenceRecord
     from mlsys_grader.core.rationale import RecordedArms
     from mlsys_grader.core.replayer import Replayer
+    from mlsys_grader.labs.declared import Lab
     from mlsys_grader.labs.spec import LabSpec
 
 PARTS = ("A", "B", "C", "D", "E")

@@ -16,8 +16,8 @@ from mlsys_grader.labs.charts import BLUE, GREEN, MUTED, ORANGE, RED, bars, q, r
 from .judge import evaluator, roofline_gain, whole_path_gain
 
 if TYPE_CHECKING:
-    from mlsys_grader.core.labspec import Lab
     from mlsys_grader.core.models import Bundle
+    from mlsys_grader.labs.declared import Lab
 
 
 def view_a(plan: PartPlan, track: str, verdict_words: str) -> View:
