@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..api import default_rubric
+from ..core.embed import BUNDLE_MIME, bundle_from_outputs, find_embedded_bundles
 from ..core.labspec import Control, NotebookText, default_master_path
 from ..core.models import part_key
 from ..core.report import HIDDEN_ITEMS
@@ -320,9 +321,30 @@ def execute(notebook: Any, lab_id: str, workdir: Path, *, timeout: int = 600) ->
 
     path = workdir / f"{lab_id}.ipynb"
     nbformat.write(notebook, path)
-    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(workdir)}})
+    client = NotebookClient(notebook, timeout=timeout, kernel_name="python3", resources={"metadata": {"path": str(workdir)}},
+                            record_timing=False)
     client.execute()
     return notebook
+
+
+def settled(notebook: Any) -> Any:
+    """``notebook`` (parsed, as nbformat or plain JSON) as a reference is committed: the latest bundle it saved kept
+    in its outputs (the one an upload is graded from, :func:`mlsys_grader.core.embed.bundle_from_outputs`) and each
+    earlier save's copy of it dropped, and no execution times, so regenerating it changes only what changed."""
+    latest = bundle_from_outputs(notebook)
+    for index, cell in enumerate(notebook["cells"]):
+        if cell.get("cell_type") != "code":
+            continue
+        cell.get("metadata", {}).pop("execution", None)
+        cell["outputs"] = [output for output in cell.get("outputs", [])
+                           if BUNDLE_MIME not in (output.get("data") or {})
+                           or (latest is not None and index == latest.cell_index and _same_save(output, latest.text))]
+    return notebook
+
+
+def _same_save(output: Any, text: str) -> bool:
+    value = output["data"][BUNDLE_MIME]
+    return (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)) == text
 
 
 def make_reference(root: str | Path, lab_id: str, track: str) -> tuple[Path, float]:
@@ -339,7 +361,7 @@ def make_reference(root: str | Path, lab_id: str, track: str) -> tuple[Path, flo
         seconds = time.perf_counter() - began
         bundle.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(scratch) / f"{lab_id}-submission.json", bundle)
-    nbformat.write(executed, target)
+    nbformat.write(settled(executed), target)
     return target, seconds
 
 
@@ -420,6 +442,8 @@ def _reference_difference(root: Path, lab_id: str, track: str) -> list[tuple[Pat
     sources = [(cell.cell_type, cell.source) for cell in expected.cells]
     if [(cell.cell_type, cell.source) for cell in committed.cells] != sources:
         found.append((notebook_path, "its cells are not the student notebook filled in with the reference answers"))
+    elif len(find_embedded_bundles(committed)) > 1 or any("execution" in cell.get("metadata", {}) for cell in committed.cells):
+        found.append((notebook_path, "it keeps earlier saves of its bundle or execution times"))
     bundle = json.loads(bundle_path.read_text(encoding="utf-8"))
     solved = solve(lab_id, track)
     lab = get_lab(lab_id)

@@ -69,6 +69,32 @@ def test_a_shipped_labs_reference_bundle_is_the_quick_starts_example_once():
             assert notebook.is_file() and not notebook.with_name(f"reference-{track}-submission.json").exists()
 
 
+def test_a_committed_reference_keeps_its_latest_save_only_and_no_execution_times(tmp_path, capsys):
+    """A reference notebook carries the bundle it saved last (what an upload of it is graded from, the same as the
+    quick start's example), not each earlier save's copy, nor the times its cells ran; --check names one that does."""
+    import nbformat
+
+    from mlsys_grader.core.embed import bundle_from_outputs, find_embedded_bundles
+
+    for lab_id in LABS:
+        for track in get_lab(lab_id).tracks:
+            notebook, bundle = reference_paths(ROOT, lab_id, track)
+            read = nbformat.read(notebook, as_version=4)
+            assert len(find_embedded_bundles(read)) == 1, notebook
+            assert json.loads(bundle_from_outputs(read).text) == json.loads(bundle.read_text(encoding="utf-8"))
+            assert not [cell for cell in read.cells if "execution" in cell.get("metadata", {})], notebook
+    lab_id = LABS[0]
+    track = get_lab(lab_id).tracks[0]
+    _copy(tmp_path, lab_id)
+    notebook = reference_paths(tmp_path, lab_id, track)[0]
+    read = nbformat.read(notebook, as_version=4)
+    read.cells[-1].metadata["execution"] = {"iopub.execute_input": "2026-12-07T10:00:00Z"}
+    nbformat.write(read, notebook)
+    assert cli.main(["generate", "references", "--check", "--lab", lab_id, "--track", track, "--root", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == (f"{notebook}: it keeps earlier saves of its bundle or execution times; "
+                                       "run `mlsys-grader generate references`\n")
+
+
 def test_a_reference_whose_answers_were_edited_is_named(tmp_path, capsys):
     lab_id = LABS[0]
     track = get_lab(lab_id).tracks[0]
