@@ -252,6 +252,40 @@ def test_a_prediction_changed_in_the_markdown_copy(tmp_path):
     assert (result["origin"], result["parts"]["B"], result["flags"]) == ("marimo-md", 0, ["integrity"])
 
 
+def _snapshot_block(text: str) -> tuple[int, int]:
+    """Where the report's JSON snapshot block (its ```json fence to the closing fence) is."""
+    start = text.index("```json", text.index("### MLSysIM Result Snapshot"))
+    return start, text.index("\n```", start + 7) + 4
+
+
+@pytest.mark.parametrize("where", ["after", "before"])
+def test_a_markdown_report_with_a_second_different_snapshot_trusts_neither(tmp_path, where):
+    """Measured: a second, edited JSON snapshot block was graded from the first block with no flag.  The lab writes one
+    snapshot; with two that differ, which is this session's cannot be told, so every part and the synthesis are void."""
+    text = (MARIMO / GENUINE_MD).read_text(encoding="utf-8")
+    start, end = _snapshot_block(text)
+    block = text[start:end]
+    snapshot = json.loads(block[len("```json"):-3])
+    snapshot["captures"]["B"]["result"]["compiled_total_ms"] *= 0.5
+    edited = "```json\n" + json.dumps(snapshot, indent=2) + "\n```"
+    heading = "\n\n### MLSysIM Result Snapshot\n\n"
+    text = text + heading + edited + "\n" if where == "after" else text[:start] + edited + heading + text[start:]
+    result = graded(write(tmp_path, text, "v1_07_framework_tax_report.md"))
+    for part in ("A", "B", "C", "D", "E", "synthesis"):  # (read first, the edited block also differs from B's copy)
+        assert ("The report holds 2 different JSON result snapshots, but the lab writes one, so which is this session's "
+                "cannot be told and none of its evidence is trusted") in [m.split(";")[0] for m in findings(result, part, "integrity")]
+    assert result["flags"] == ["integrity"] and all(result["parts"][part] == 0 for part in "ABCDE")
+
+
+def test_a_markdown_report_whose_snapshot_is_pasted_twice_unchanged_grades_as_once(tmp_path):
+    text = (MARIMO / GENUINE_MD).read_text(encoding="utf-8")
+    start, end = _snapshot_block(text)
+    once = graded(write(tmp_path, text, "v1_07_framework_tax_report.md"))
+    (tmp_path / "twice").mkdir()
+    twice = graded(write(tmp_path / "twice", text + "\n\n" + text[start:end] + "\n", "v1_07_framework_tax_report.md"))
+    assert (twice["score"], twice["flags"]) == (once["score"], once["flags"]) and "integrity" not in twice["flags"]
+
+
 def _recapture_c(report: dict, track: str, controls: dict) -> None:
     """Part C recaptured with other settings after part D, as the lab would capture it (Lab 11)."""
     lab = get_lab("lab11")

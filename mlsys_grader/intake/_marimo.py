@@ -98,6 +98,9 @@ class MarimoExport:
     """The report's sections; for a Markdown report only those it prints (parsed back)."""
     unreadable: tuple[str, ...] = field(default=())
     """Markdown sections that are present but cannot be read back (edited by hand)."""
+    other_snapshots: int = 0
+    """JSON snapshot blocks a Markdown report holds besides the one under its heading that differ from it (the lab writes
+    one): which is this session's cannot be told, so nothing in the report is trusted."""
 
     @property
     def origin(self) -> str:
@@ -230,7 +233,23 @@ def export_from_markdown(data: bytes) -> MarimoExport:
     if "Residual Risk" in sections:
         report["residual_risk"] = sections["Residual Risk"].strip()
     report["result_snapshot"] = snapshot
-    return MarimoExport("markdown", lab_id, snapshot, report, tuple(unreadable))
+    return MarimoExport("markdown", lab_id, snapshot, report, tuple(unreadable), _other_snapshots(text, match, snapshot))
+
+
+def _other_snapshots(text: str, graded: re.Match[str], snapshot: Any) -> int:
+    """How many other fenced JSON blocks of ``text`` hold a result snapshot that is not ``snapshot`` (a block that does not
+    parse, or is not a snapshot, is the report's own business: only a second snapshot competes with the graded one)."""
+    others = 0
+    for block in re.finditer(r"```json[ \t]*\n(.*?)\n```", text, flags=re.S):
+        if block.start(1) == graded.start(1):
+            continue
+        try:
+            value = loads_strict(block.group(1))
+        except (BundleFormatError, ValueError):
+            continue
+        if is_snapshot({"result_snapshot": value}) and value != snapshot:
+            others += 1
+    return others
 
 
 # -- the bundle ------------------------------------------------------------------------
@@ -503,6 +522,11 @@ def _file_findings(export: MarimoExport) -> list[Finding]:
             findings.append(_integrity(part, f"The export lists incomplete fields ({', '.join(named)[:120]}), but the lab "
                                              "downloads its report only once nothing is incomplete; complete the lab and download "
                                              "the report again.", expected=[], actual=named))
+    if export.other_snapshots:
+        message = (f"The report holds {export.other_snapshots + 1} different JSON result snapshots, but the lab writes one, "
+                   f"so which is this session's cannot be told and none of its evidence is trusted; {EDITED_FILE}.")
+        for part in (*export.parts, "synthesis"):
+            findings.append(_integrity(part, message, expected=1, actual=export.other_snapshots + 1))
     for where in export.unreadable:
         part = where.rsplit(" ", 1)[-1]
         findings.append(_integrity(part, f"Part {part}'s copy in the report's {where.rsplit(' ', 1)[0]} cannot be read back as "
