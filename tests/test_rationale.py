@@ -703,3 +703,18 @@ def test_the_report_carries_the_spans_of_its_own_reading_and_a_wall_of_text_is_r
     assert len(R.cited_quantities(wall)) == R.MAX_CITED
 
 
+
+
+def test_a_bit_rate_is_read_by_its_case_and_a_byte_stays_a_byte():
+    """A capital prefix over a small "b" per second is bits ("Mb/s", "Gb per second"), as are "Mbit/s" and "Mbps";
+    "MB/s", "mb/s" and "Mb" alone stay bytes (people write "Mb" for megabytes)."""
+    from mlsys_grader.core.rationale import cited_quantities
+
+    def read(text):
+        return [(q.value, q.dims) for q in cited_quantities(text)]
+
+    bits = [(2e6, ("1 / [time]|bit/s",))]
+    assert read("a 2 Mb/s link") == read("a 2 Mbit/s link") == read("a 2 Mbps link") == read("2 megabits per second") == bits
+    assert read("2 Gb per second") == [(2e9, ("1 / [time]|bit/s",))]
+    assert read("2 MB/s") == read("2 mb/s") == [(1.6e7, ("1 / [time]|bit/s",))]
+    assert read("a 12 Mb payload") == read("a 12 MB payload") == [(9.6e7, ("dimensionless|bit",))]

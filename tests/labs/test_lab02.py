@@ -352,3 +352,24 @@ def test_a_final_decision_the_lab_does_not_offer_is_judged_not_a_grader_error():
         report = _graded(data)
         assert "grader_error" not in report.flags, [f.message for f in report.findings]
         assert report.parts["D"].score < report.parts["D"].max_score
+
+
+# -- the link rate as the lab writes it ------------------------------------------------------------------------------
+@pytest.mark.parametrize(("written", "points"), [("2 Mb/s", 4.0), ("2.0 Mbit/s", 4.0), ("2 Mbps", 4.0), ("2 MB/s", 0.0)])
+def test_a_link_rate_written_as_the_lab_writes_it_is_evidence(written, points):
+    """Measured: "2 Mb/s" matched nothing (the link rate was no evidence, and "Mb" read as megabytes), so a rationale
+    citing the link lost its evidence points without reaching the queue.  The record's 2.0 Mb/s link is evidence in
+    bits per second now; "2 MB/s" (16 Mb/s) is not what was recorded."""
+    from mlsys_grader import Bundle
+
+    data = solved(LAB, "tinyml")
+    assert data["evidence"]["A"]["inputs"]["connection_mbps"] == 2.0
+    data["synthesis"].update(get_lab(LAB).reference_answers("tinyml"))
+    data["synthesis"]["rationale"] = (
+        f"I recommend running locally and reject sending raw input to the remote server, because on a link of {written} "
+        "the remote path cannot meet the deadline while local execution can. The residual risk is that the numbers are "
+        "illustrative, and I would revisit this if the link becomes faster.")
+    data["content_hash"] = None
+    report = grade_bundle(Bundle.model_validate(data).sealed().to_json())
+    [item] = [i for i in report.parts["synthesis"].items if i.item == "rationale_cites_evidence"]
+    assert (item.points, item.certainty) == (points, "certain")

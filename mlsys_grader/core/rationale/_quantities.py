@@ -52,6 +52,13 @@ _units("mib mebibyte mebibytes", "MiB")
 _units("gb gigabyte gigabytes", "GB")
 _units("gib gibibyte gibibytes", "GiB")
 _units("tb terabyte terabytes", "TB")
+_units("bit bits", "bit")
+_units("kbit kbits kilobit kilobits", "kilobit")
+_units("mbit mbits megabit megabits", "megabit")
+_units("gbit gbits gigabit gigabits", "gigabit")
+_units("kbps", "kilobit/second")
+_units("mbps", "megabit/second")
+_units("gbps", "gigabit/second")
 _units("flop", "flop")
 _units("flops ops", "flop", "flop/s")  # "FLOPs" is a count, "FLOPS" a rate: people write both ways
 _units("kflop", "kiloflop")
@@ -323,7 +330,7 @@ def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
             group, exponent, meanings = "fnum", None, (_TIMES,)
         else:
             group, exponent = "num", match.group("e1") or match.group("e2")
-            meanings = _unit_meanings(match.group("unit"))
+            meanings = _unit_meanings(_bits_as_written(shown[match.start("unit"):match.end("unit")]))
         if not meanings:
             continue
         number = match.group(group)
@@ -338,6 +345,18 @@ def _cited_in(text: str) -> tuple[CitedQuantity, ...]:
             break
     return tuple(found[:MAX_CITED])
 
+
+
+_BITS = re.compile(r"([kKmMgG])b(?=\s?(?:/|per\s)\s?s)")
+
+
+def _bits_as_written(unit: str) -> str:
+    """``unit`` with a bit rate spelled out where its case says bits: "Mb/s", "kb/s" and "Gb per second" are bits per
+    second (a capital prefix and a small "b" over time), as a link rate is written; "MB/s" and "mb/s" stay bytes, and
+    so does "Mb" alone (people write it for megabytes)."""
+    if not unit[:1].isupper():
+        return unit
+    return _BITS.sub(lambda found: found.group(1) + "bit", unit, count=1)
 
 
 def _quantity(shown: str, number: str, exponent: str | None, meanings: tuple[str, ...], reading: str) -> CitedQuantity | None:
