@@ -65,18 +65,25 @@ Evidence = Sequence[tuple[str, RecordedQuantity]]
 
 
 def _match(quantity: CitedQuantity, evidence: Evidence, tolerance: float) -> str:
-    """The quantity's label: the first evidence value it agrees with as the reader allows (the rubric's tolerance or
-    the rounding written, capped; then to its last significant digit), or that it agrees with none."""
+    """The quantity's label: the evidence value it agrees with most closely as the reader allows (the rubric's tolerance
+    or the rounding written, capped; then to its last significant digit), or that it agrees with none."""
     tiers = ((quantity.tolerance, ROUNDING_CAP, ""),
              (max(quantity.tolerance, quantity.rounded), SIGNIFICANT_ROUNDING_CAP, " only after rounding"))
     for allowance, cap, how in tiers:
-        for part, (value, dims, shown, unit) in evidence:
+        agreeing = []
+        for order, (part, (value, dims, shown, unit)) in enumerate(evidence):
             if dims.removeprefix(DERIVED) not in quantity.dims:
                 continue
             recorded = abs(value)
-            if abs(quantity.value - recorded) <= max(tolerance * recorded, min(allowance * 1.000001, cap * recorded)):
-                what = "derived from" if dims.startswith(DERIVED) else "recorded in"
-                return f"{quantity.text}: matches{how} {shown:.6g} {unit.removeprefix(DERIVED)} {what} part {part}'s evidence"
+            gap = abs(quantity.value - recorded)
+            if gap <= max(tolerance * recorded, min(allowance * 1.000001, cap * recorded)):
+                # The closest value names the match (360.3 ms is part B's 360.3, not part A's 358.3 within 1 %); a
+                # recorded value before a derived one, then the evidence's order.
+                agreeing.append((round(gap / recorded if recorded else gap, 9), dims.startswith(DERIVED), order, part, shown, unit, dims))
+        if agreeing:
+            _, _, _, part, shown, unit, dims = min(agreeing)
+            what = "derived from" if dims.startswith(DERIVED) else "recorded in"
+            return f"{quantity.text}: matches{how} {shown:.6g} {unit.removeprefix(DERIVED)} {what} part {part}'s evidence"
     return f"{quantity.text}: matches no value in the evidence"
 
 
