@@ -836,3 +836,37 @@ def test_export_without_a_saved_notebook_or_bundle_says_what_to_do_and_writes_no
     assert lab.export("my-lab07.ipynb").title.startswith("Exported lab07_")
     (exported,) = tmp_path.glob("lab07_*.zip")
     assert zipfile.ZipFile(exported).namelist() == ["my-lab07.ipynb", "lab07-submission.json", "__zip_filename__"]
+
+
+def test_export_names_every_public_point_still_to_earn_with_its_cost(tmp_path, clock):
+    """Measured: a complete submission whose rationale cites no number was told "upload that zip as it is" although the
+    self-check had 4 points still to earn; the export names each item left and what it costs."""
+    from conftest import solved
+
+    answers = solved("lab07", "cloud")
+    lab = lab07(tmp_path, clock)
+    for part in ("A", "B", "C", "D", "E"):
+        record = answers["evidence"][part]
+        lab.predict(part, record["prediction"])
+        controls = dict(answers["controls"][part])
+        chosen = {"decision": controls.pop("decision")} if "decision" in controls else {}
+        lab.run(part, **controls)
+        lab.capture(part, **chosen)
+    synthesis = {k: v for k, v in answers["synthesis"].items() if k != "rationale"}
+    lab.synthesis(**synthesis, rationale=(
+        "I recommend the plan I chose over the alternative I rejected, because my saved evidence showed it runs faster "
+        "on this device once compilation is repaid. The timings are illustrative, and I would revisit this if the "
+        "number of executions changes."))
+    _saved_notebook(tmp_path)
+    assert lab.missing() is None
+    check = lab.check()
+    lost = {f"{item.item}": item.max_points - item.points for item in check.parts["synthesis"].items
+            if item.points < item.max_points}
+    assert lost.get("rationale_cites_evidence") == 4
+    notice = lab.export()
+    (exported,) = tmp_path.glob("lab07_*.zip")
+    assert notice.kind == "warn" and "upload that zip as it is" not in notice.title
+    assert "the synthesis's rationale cites evidence (4)" in notice.title, notice.title
+    total = check.max_score - check.score
+    assert notice.title.startswith(f"Exported {exported.name} (your notebook and lab07-submission.json); the public checks "
+                                   f"still find {total:g} points to earn: ")

@@ -691,7 +691,27 @@ class LabSession:
         if gaps is not None:
             return Notice("warn", f"Exported {target.name} (your notebook and {bundle.name}), with what is listed above still "
                                   "to do: fix it and export again, or upload this zip knowing what it costs.")
+        still = self._points_to_earn()
+        if still:
+            total = sum(lost for _, lost in still)
+            named = listing([f"{where} ({lost:g})" for where, lost in still], "and")
+            return Notice("warn", f"Exported {target.name} (your notebook and {bundle.name}); the public checks still find "
+                                  f"{total:g} point{'' if total == 1 else 's'} to earn: {named}. lab.check() says what to do "
+                                  "for each: fix it and export again, or upload this zip knowing what it costs.")
         return Notice("success", f"Exported {target.name} (your notebook and {bundle.name}): upload that zip as it is.")
+
+    def _points_to_earn(self) -> list[tuple[str, float]]:
+        """Each public rubric item the saved bundle does not earn in full (none held for staff review), as "part A
+        contrast" or "the synthesis's rationale cites evidence", with the points it still costs."""
+        check = self.check()
+        assert isinstance(check, SelfCheck)
+        still = []
+        for name, part in check.parts.items():
+            for item in part.items:
+                if not item.held and item.points < item.max_points:
+                    where = "the synthesis's" if name == "synthesis" else f"part {name}'s"
+                    still.append((f"{where} {item.item.replace('_', ' ')}", item.max_points - item.points))
+        return still
 
     def report(self):
         """The closing "Local evidence report", as the book's lab ends: objectives, each part's choices, evidence and
