@@ -62,7 +62,7 @@ from ..core.seal import book_seal
 from ..core.values import BuildVariant
 from ..errors import DomainError
 from . import evidence
-from .spec import SPEC_FILE, LabSpec, OptionSpec, load_spec
+from .spec import SPEC_FILE, LabSpec, MarimoSpec, OptionSpec, load_spec
 
 if TYPE_CHECKING:
     from ..core.models import Bundle, EvidenceRecord
@@ -603,6 +603,27 @@ class Lab:
         return found
 
 
+def missing_answers(m: MarimoSpec, snapshot: Mapping[str, Any], has_rationale: bool) -> list[str]:
+    """The synthesis answers a marimo snapshot leaves empty (under the export's declared field names), and the rationale
+    when the export has none: what every lab's ``missing`` starts from."""
+    given = {"recommendation": snapshot.get(m.recommendation), "rejected_alternative": snapshot.get(m.rejected),
+             "reevaluation_trigger": snapshot.get(m.trigger), "residual_risk": snapshot.get("residual_risk")}
+    lacking = [name for name, value in given.items() if not value]
+    if not has_rationale:
+        lacking.append("rationale")
+    return lacking
+
+
+def chosen_arm_problems(record: EvidenceRecord, decision: Any, held: bool) -> list[Problem]:
+    """The chosen-arm rule: a decision that holds keeps the baseline arm, any other the result arm."""
+    expected = "baseline" if held else "result"
+    chosen = record.chosen_result
+    if chosen is not None and arm_inputs(chosen) == arm_inputs(getattr(record, expected) or {}):
+        return []
+    return [Problem(f"With decision {decision!r} the chosen result must be the {expected} arm; recapture part E.",
+                    expected, "missing" if chosen is None else "another arm")]
+
+
 def marimo_layout(spec: LabSpec, judge: ModuleType) -> MarimoLayout | None:
     """The book's marimo export of this lab, from the declared field names and the judge's reading of its captures."""
     m = spec.marimo
@@ -615,13 +636,9 @@ def marimo_layout(spec: LabSpec, judge: ModuleType) -> MarimoLayout | None:
         return {field: snapshot.get(key) for field, key in names.items()}
 
     def missing(snapshot: Mapping[str, Any], has_rationale: bool) -> list[str]:
-        recommendation, rejected = snapshot.get(m.recommendation), snapshot.get(m.rejected)
-        given = {"recommendation": recommendation, "rejected_alternative": rejected,
-                 "reevaluation_trigger": snapshot.get(m.trigger), "residual_risk": snapshot.get("residual_risk")}
-        lacking = [name for name, value in given.items() if not value]
-        if not has_rationale:
-            lacking.append("rationale")
-        if recommendation and recommendation == rejected:
+        lacking = missing_answers(m, snapshot, has_rationale)
+        recommendation = snapshot.get(m.recommendation)
+        if recommendation and recommendation == snapshot.get(m.rejected):
             lacking.append("a rejected alternative different from the recommendation")
         return lacking
 
@@ -685,7 +702,7 @@ def rubric_toml(spec: LabSpec) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ANSWERS_FILE", "Lab", "declared_synthesis_problems", "is_declared", "lab_text", "load_lab", "marimo_layout", "options",
+__all__ = ["ANSWERS_FILE", "Lab", "chosen_arm_problems", "missing_answers", "declared_synthesis_problems", "is_declared", "lab_text", "load_lab", "marimo_layout", "options",
            "part_specs", "read_controls", "rubric_toml", "spec_of"]
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import ArmInputs, Binding, InferredControls, PartPlan, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
-from mlsys_grader.labs.declared import read_controls, spec_of
+from mlsys_grader.labs.declared import missing_answers, read_controls, spec_of
 
 if TYPE_CHECKING:
     from mlsys_grader.core.models import EvidenceRecord
@@ -288,13 +288,11 @@ def marimo_binding(captures: Mapping[str, Any]) -> Binding:
 def marimo_missing(snapshot: Mapping[str, Any], has_rationale: bool) -> list[str]:
     """Each empty answer, the rationale, a rejected alternative equal to the recommendation, and a recommendation other
     than part D's captured placement (the book's lab downloads nothing until each is right)."""
-    recommendation, rejected = snapshot.get("recommendation"), snapshot.get("rejected")
-    given = {"recommendation": recommendation, "rejected_alternative": rejected,
-             "reevaluation_trigger": snapshot.get("trigger"), "residual_risk": snapshot.get("residual_risk")}
-    lacking = [name for name, value in given.items() if not value]
-    if not has_rationale:
-        lacking.append("rationale")
-    if recommendation and recommendation == rejected:
+    marimo = spec_of(__package__).marimo
+    assert marimo is not None
+    lacking = missing_answers(marimo, snapshot, has_rationale)
+    recommendation = snapshot.get(marimo.recommendation)
+    if recommendation and recommendation == snapshot.get(marimo.rejected):
         lacking.append("a rejected alternative different from the recommendation")
     captures = snapshot.get("captures")
     d = captures.get("D") if isinstance(captures, Mapping) else None

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import ArmInputs, Binding, PartPlan, Problem
-from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
+from mlsys_grader.labs.declared import chosen_arm_problems
 
 if TYPE_CHECKING:
     from mlsys_grader.core.models import Bundle, EvidenceRecord
@@ -116,12 +116,7 @@ def decision_problems(track: str, part: str, plan: PartPlan, record: EvidenceRec
     if decision == "none" and plan.result["executable"]:
         problems.append(Problem("'No feasible target path' is valid only when the selected path cannot execute; this one runs "
                                 f"({plan.result['status']}), so use it or hold the baseline.", "selected or hold", decision))
-    expected_chosen = "baseline" if decision == "hold" else "result"
-    chosen = record.chosen_result
-    if chosen is None or recorded_inputs(chosen) != recorded_inputs(getattr(record, expected_chosen) or {}):
-        problems.append(Problem(f"With decision {decision!r} the chosen result must be the {expected_chosen} arm; recapture part E.",
-                                expected_chosen, "missing" if chosen is None else "another arm"))
-    return problems
+    return problems + chosen_arm_problems(record, decision, decision == "hold")
 
 
 def more_synthesis_problems(spec: LabSpec, bundle: Bundle) -> list[Problem]:

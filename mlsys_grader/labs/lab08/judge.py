@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlsys_grader.core.labspec import ArmInputs, Binding, DecisionCopy, InferredControls, PartPlan, Problem
 from mlsys_grader.core.labspec import arm_inputs as recorded_inputs
-from mlsys_grader.labs.declared import read_controls, spec_of
+from mlsys_grader.labs.declared import chosen_arm_problems, missing_answers, read_controls, spec_of
 
 if TYPE_CHECKING:
     from mlsys_grader.core.models import EvidenceRecord
@@ -282,12 +282,7 @@ def decision_problems(track: str, part: str, plan: PartPlan, record: EvidenceRec
     if record.decision != intervention:
         problems.append(Problem("Part E's captured decision must be the fix its inputs record; recapture part E.",
                                 intervention, record.decision))
-    expected = "baseline" if intervention == "none" else "result"
-    chosen = record.chosen_result
-    if chosen is None or recorded_inputs(chosen) != recorded_inputs(getattr(record, expected) or {}):
-        problems.append(Problem(f"With decision {intervention!r} the chosen result must be the {expected} arm; recapture part E.",
-                                expected, "missing" if chosen is None else "another arm"))
-    return problems
+    return problems + chosen_arm_problems(record, intervention, intervention == "none")
 
 
 def _message(spec: LabSpec, code: str) -> str:
@@ -389,12 +384,10 @@ def marimo_decision_copies(captures: Mapping[str, Any], snapshot: Mapping[str, A
 
 def marimo_missing(snapshot: Mapping[str, Any], has_rationale: bool) -> list[str]:
     """Each empty answer, the rationale, and a rejected alternative equal to a recommended fix (not to a hold)."""
-    recommendation, rejected = snapshot.get("recommendation"), snapshot.get("rejected_alternative")
-    given = {"recommendation": recommendation, "rejected_alternative": rejected,
-             "reevaluation_trigger": snapshot.get("reevaluation_trigger"), "residual_risk": snapshot.get("residual_risk")}
-    lacking = [name for name, value in given.items() if not value]
-    if not has_rationale:
-        lacking.append("rationale")
-    if recommendation and recommendation != "none" and recommendation == rejected:
+    marimo = declaration().marimo
+    assert marimo is not None
+    lacking = missing_answers(marimo, snapshot, has_rationale)
+    recommendation = snapshot.get(marimo.recommendation)
+    if recommendation and recommendation != "none" and recommendation == snapshot.get(marimo.rejected):
         lacking.append("a rejected alternative different from the recommendation")
     return lacking
