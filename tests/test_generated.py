@@ -437,7 +437,7 @@ def test_invisible_characters_in_the_templates_filler_words_are_still_the_templa
 REWRITES = [
     (r"I recommend (?P<rec>.+) and reject (?P<rej>.+)\.", "After the five parts I would go with {rec} rather than {rej}."),
     (r"Evidence from part B: (?P<n>\d+) executions with (?P<r>\d+) compilation\(s\) give a compiled total of "
-     r"(?P<c>[\d.]+ \w+) and an eager total of (?P<e>[\d.]+ \w+)\.",
+     r"(?P<c>[\d.]+ \w+) against an eager total of (?P<e>[\d.]+ \w+)\.",
      "Over {n} runs with {r} recompilation(s), compiling costs {c} in all while staying eager costs {e}."),
     (r"Evidence from part C: with (?P<b>\d+) graph break\(s\) left, fusion eliminates (?P<x>[\d.]+ \w+) of graph traffic\.",
      "Fusing the graph, {b} breaks remaining, saves {x} of memory traffic."),

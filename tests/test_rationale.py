@@ -116,8 +116,9 @@ def test_honest_quantities_that_lost_the_citation_now_earn_it(lab, track, text):
     """Measured: each of these cited a real number but earned no citation point."""
     synthesis = dict(recommendation="compiled_fused", rejected_alternative="eager", reevaluation_trigger="execution_count",
                      residual_risk="timing_assumptions") if lab == "lab07" else {}
-    assert "rationale_cites_evidence" not in _lost(lab, track, None, f"The evidence shows {text} against the baseline for this track.",
-                                                   **synthesis)
+    report = _report(lab, track, None, f"The evidence shows {text} against the baseline for this track.", **synthesis)
+    cites = next(item for item in report.parts["synthesis"].items if item.item == "rationale_cites_evidence")
+    assert cites.points > 0, [f.message for f in report.findings if f.rubric_item == "rationale_cites_evidence"]
 
 
 def test_british_spelling_phone_and_hold_phrasings_are_read():
@@ -197,7 +198,11 @@ def test_bare_numbers_and_far_values_do_not_count():
 
 def test_the_rounding_the_student_wrote_is_respected_and_capped():
     assert _matches("340 ms", [(340.96, "millisecond")]) == [True]
-    assert _matches("341.9 ms", [(340.96, "millisecond")]) == [True]  # within the rubric's 1 %
+    # the rubric's 1 %, never wider than a unit of the last digit written: a decimal claims a precision
+    assert _matches("341.9 ms", [(340.96, "millisecond")]) == [False]
+    assert _matches("341 ms", [(340.96, "millisecond")]) == [True]
+    assert _matches("96.0 %", [(0.969, R.FRACTION)]) == [False]
+    assert _matches("96 %", [(0.9604, R.FRACTION)]) == [True]
     assert _matches("345.0 ms", [(340.96, "millisecond")]) == [False]
     assert _matches("4x", [(4.09, R.RATIO)]) == [True]  # "4x" covers 3.5..4.5, capped at 3 % of 4.09 (one digit)
     assert _matches("4x", [(4.15, R.RATIO)]) == [False]

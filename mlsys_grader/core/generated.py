@@ -212,7 +212,8 @@ def _answers(value: str | None, options: Iterable[str]) -> tuple[str, ...]:
 
 def _templates(ctx: GradingContext) -> Iterator[str]:
     """The templates ``solve`` would write for this bundle: its trigger and limitation, or every
-    combination of the lab's lists for an answer outside them.  Nothing when the lab writes none."""
+    combination of the lab's lists for an answer outside them (none when the lab writes none); then the notebook's
+    synthesis prompt, which a rationale that restates the question reproduces."""
     lab, synthesis = ctx.lab, ctx.bundle.synthesis
     combinations = list(itertools.product(
         _answers(synthesis.reevaluation_trigger, (choice.value for choice in lab.triggers)),
@@ -225,13 +226,15 @@ def _templates(ctx: GradingContext) -> Iterator[str]:
             raise
         plans = {**plans, **{part: plan for part, plan in _default_plans(ctx).items() if part in recorded}}
         first = lab.reference_rationale(ctx.track, plans, *combinations[0])
-    if first is None:
-        return
-    yield first
-    for trigger, limitation in combinations[1:]:
-        template = lab.reference_rationale(ctx.track, plans, trigger, limitation)
-        if template is not None:
-            yield template
+    if first is not None:
+        yield first
+        for trigger, limitation in combinations[1:]:
+            template = lab.reference_rationale(ctx.track, plans, trigger, limitation)
+            if template is not None:
+                yield template
+    notebook = getattr(lab, "notebook", None)
+    if notebook is not None and notebook.synthesis:  # the notebook's own question, restated, is not an answer to it
+        yield " ".join(notebook.synthesis[1:])
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -437,9 +440,33 @@ def _rationale_items(synthesis: Mapping[str, float]) -> tuple[str, ...]:
     return tuple(item for item in synthesis if item.startswith("rationale_") and item != "rationale_length")
 
 
+CHAT = re.compile(
+    r"(?<![\w])(?:(?:great|good|excellent|interesting|fantastic) question|i hope (?:this|that|it) helps|hope (?:this|that) helps"
+    r"|let me know if|feel free to (?:ask|reach|let)|(?:i am|i'm|i'd be|i would be) (?:happy|glad) to help|happy to help"
+    r"|as an ai|as a (?:large )?language model|here(?:'s| is) (?:a|an|the|my|your) (?:\w+ )?(?:rationale|answer|response|draft"
+    r"|summary|explanation|write ?up)|in summary, (?:both|each) options? (?:has|have) (?:its|their) (?:merits|trade ?offs)"
+    r"|(?:^|\n)\s*(?:certainly|absolutely|of course|sure thing)[!,.])(?![\w])", re.IGNORECASE)
+"""The words of a chat assistant's reply (a greeting, "I hope this helps", "Here is a rationale"): pasted chat, not a
+student's reasoning about the evidence.  No rationale of the corpora, the book's exports or the held-out texts has one."""
+CHAT_MESSAGE = ("Your rationale reads as a chat assistant's reply ({excerpt!r}); write your own, comparing your "
+                "recommendation with the rejected alternative using your saved numbers.")
+
+
+def chat_reply(text: str) -> str | None:
+    """The first words of ``text`` that belong to a chat assistant's reply (:data:`CHAT`), or None."""
+    found = CHAT.search(text)
+    return found.group().strip() if found else None
+
+
 def check_generated(ctx: GradingContext) -> Iterable[Finding]:
-    """Flag a rationale that is mostly the template ``solve`` writes for this bundle; say which
-    sentences were not read when only some are the template's."""
+    """Flag a rationale that is mostly the template ``solve`` writes for this bundle, or a chat assistant's reply;
+    say which sentences were not read when only some are the template's."""
+    chat = chat_reply(visible(ctx.bundle.synthesis.rationale or "").text)
+    if chat is not None:
+        items = ("rationale_length", *_rationale_items(ctx.rubric.synthesis))
+        yield Finding(part="synthesis", criterion="generated", rubric_item=items[0], also_costs=items[1:], hidden=False,
+                      message=CHAT_MESSAGE.format(excerpt=chat), expected="a rationale in your own words", actual=chat)
+        return
     use = template_use(ctx)
     found = use.similarity
     if found is not None and use.generated:

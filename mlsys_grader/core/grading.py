@@ -93,13 +93,19 @@ def _item_score(item: str, earned: float, points: float, held: bool) -> ItemScor
 def score(findings: Sequence[Finding], rubric: Rubric, *, void: Iterable[str] = ()) -> dict[str, PartScore]:
     """Points per part (every part named in ``void`` earns nothing, whatever the findings say).
 
-    An item earns its points unless a finding costs it (``rubric_item`` or ``also_costs``);
+    An item earns its points unless a finding costs it (``rubric_item`` or ``also_costs``), then the share the
+    finding leaves (``keeps``: 0 for most, a half for a partial credit; the least of several);
     a part whose evidence is missing or unverified (a finding with ``voids_part``) earns
     nothing; what the grader failed on (a finding with criterion ``grader``) is held for staff
     review: 0 now, marked ``held``, never a lost point the student caused and never a paid one.
     A ``grader`` finding holds the items it names, or its whole part when it names none.
     """
-    lost = {(f.part, item) for f in findings if f.criterion != "grader" for item in (f.rubric_item, *f.also_costs) if item}
+    kept: dict[tuple[str, str], float] = {}  # what a costing finding leaves of an item: the least any of them leaves
+    for f in findings:
+        if f.criterion != "grader":
+            for item in (f.rubric_item, *f.also_costs):
+                if item:
+                    kept[(f.part, item)] = min(kept.get((f.part, item), 1.0), f.keeps)
     voided = {f.part for f in findings if f.voids_part} | set(void)
     held_parts = {f.part for f in findings if f.criterion == "grader" and not f.rubric_item}
     held_items = {(f.part, item) for f in findings if f.criterion == "grader" for item in (f.rubric_item, *f.also_costs) if item}
@@ -110,7 +116,8 @@ def score(findings: Sequence[Finding], rubric: Rubric, *, void: Iterable[str] = 
         scored = []
         for item, points in items.items():
             held = name in held_parts or (name, item) in held_items
-            earned = 0.0 if held or name in voided or (name, item) in lost else points
+            share = 0.0 if held or name in voided else kept.get((name, item), 1.0)
+            earned = points if share == 1.0 else round(points * share, 6)
             scored.append(_item_score(item, earned, points, held))
         parts[name] = PartScore.model_construct(part=name, score=sum(i.points for i in scored),
                                                 max_score=sum(i.max_points for i in scored), items=scored)

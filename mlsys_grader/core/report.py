@@ -167,6 +167,8 @@ class Finding(ImmutableModel):
     hidden: bool = Field(default=False, description="Shown to students only after grades are published.")
     also_costs: tuple[str, ...] = Field(default=(), description="Further rubric items of the same part this finding costs.")
     voids_part: bool = Field(default=False, description="The part's evidence is unverified: every item of the part earns 0.")
+    keeps: float = Field(default=0.0, ge=0, lt=1, description=(
+        "The share of each item it costs that the item still earns (partial credit: 0.5 pays half); 0 costs the item."))
     code: FindingCode | None = Field(default=None, exclude=True, description=(
         "A stable name for the kind of finding, where an importer may excuse it (:class:`mlsys_grader.core.grading.Excuse`); "
         "never serialised: the report reads the same with or without it."))

@@ -13,7 +13,7 @@ from ..generated import own_text
 from ..report import Finding, PartScore
 from ..values import ChoiceTerms
 from ._evidence import _has_unit, agreement, part_evidence, recorded_quantities
-from ._quantities import CitedQuantity, cited_quantities, trivial_reason
+from ._quantities import DERIVED, CitedQuantity, cited_quantities, trivial_reason
 from ._spans import RationaleSpan, reading_spans
 from ._stances import (
     HEDGE,
@@ -27,7 +27,9 @@ from ._stances import (
     Stance,
     _named,
     _read_stances,
+    _CUES,
     _Text,
+    _which,
     reader_for,
 )
 from ._text import field_lines, normalise, not_english, plain_text, word_count
@@ -47,6 +49,9 @@ MESSAGES = {
     "cite_none": "the rationale cites no quantity with a unit.",
     "cite_untied": "Tie your numbers to your decision: say which option a saved number belongs to or what it is compared with "
                    "(e.g. '… ms against … ms').",
+    "cite_compare": "Quantify the rejected alternative with your saved numbers (e.g. 'it needs … ms against … ms'): your "
+                    "numbers count, and that earns the other half of this item.",
+    "cite_foreign": "Most numbers you cite are not in your saved evidence ({quoted}); cite the numbers your own runs recorded.",
     "contradiction": "Your rationale {what} ('{excerpt}'); make it defend your recommendation against your rejected alternative.",
     "recommendation": "Say which option you recommend in a sentence such as 'I recommend …', naming it as the notebook does.",
     "recommendation_unchosen": "Choose your recommendation first, then say in the rationale why you recommend it.",
@@ -58,6 +63,7 @@ MESSAGES = {
     "trigger": "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger "
                "you selected.",
     "trigger_unchosen": "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision.",
+    "blanks": "Your rationale keeps a template's blanks ('{blank}'); write it in your own words.",
     "not_english": "Write your rationale in English so the grader can read it; until then staff will read this one.",
 }
 
@@ -108,47 +114,145 @@ COMPARES = re.compile(
     r"|cuts?|reduc\w*|drops?|dropped|falls?|fell|ris(?:e|es|ing)|rose|grows?|grew|increas\w*|decreas\w*|halv\w*|doubl\w*|over|beats?"
     r"|within|exceed\w*|under|above|below|instead|whereas|while|more|less|fewer|lower|higher|longer|shorter|larger|smaller|bigger"
     r"|better|worse|times|fold|break ?even|from(?: \S+){1,3} to|→|budgets?|limits?|share|fraction|half|quarter|most|least|only|out of|per)(?![\w])")
+_WORDS = re.compile(r"(?<![\w.])[a-z]{3,}(?![\w])")
+
+
+def _unit_words() -> frozenset[str]:
+    from ._quantities import _UNIT_WORDS as units
+
+    return frozenset(units) | {"per", "and", "the"}
+
+
+_UNIT_WORDS = _unit_words()
+"""Words that say nothing of a number but its unit: a line of an option's name, numbers and these is a list, not a claim."""
+_BLANK = re.compile(r"\[[A-Za-z][A-Za-z ,'-]{2,60}\]")
+"""A blank of a fill-in template left as it was ("[key benefit]", "[it performs worse on the key metrics]")."""
 _PIECES = re.compile(r"(?<=[.!?;])\s+|\n")
+_NAMED = "\u00a7"  # an option's name, once the piece's names are set aside (no cue or comparison word is read inside one)
+_FIELD = re.compile(rf"{_NAMED} :|: {_NAMED}")  # a field paired with an option ("Arithmetic: 200.4 ms", "Rec: …")
+_MATCH_PASSES = ((False, False, ""), (False, True, "quantity matched only after rounding to its last significant digit"),
+                 (True, False, "quantity matched only with a decimal comma read as a point"),
+                 (True, True, "quantity matched only with a decimal comma read as a point and after rounding"))
+HALF = 0.5
+"""The share of ``rationale_cites_evidence`` numbers of the evidence earn when they are tied to an option or a limit but
+neither quantify the rejected alternative nor compare: the labs ask to "quantify the rejected alternative", so the
+other half waits for it."""
 
 
-def _tied(text: str, cited: Sequence[CitedQuantity], reader: Reader) -> bool:
-    """True when some sentence or line that cites one of ``cited`` also names an option or relates the number to
-    another (:data:`COMPARES`): a number tied to the decision, not dropped among the sentences that name it."""
-    wanted = {q.text for q in cited}
+@dataclass(frozen=True)
+class _Match:
+    """How one cited quantity agrees with the submission's evidence: ``reason`` is empty when certain; ``derived``
+    when only a value derived from the records (a difference, ratio, change or share) matches it."""
+
+    reason: str
+    derived: bool
+
+
+def _match(quantity: CitedQuantity, indexes: Sequence[Mapping[str, list[float]]], tolerance: float) -> _Match | None:
+    """How ``quantity`` agrees with one of ``indexes`` (one per captured part), or None when it agrees with none."""
+    for comma, rounded, reason in _MATCH_PASSES:
+        if bool(quantity.reading) != comma or (rounded and not (quantity.rounded > quantity.tolerance and _has_unit(quantity))):
+            continue
+        hits = [index for index in indexes if agreement([quantity], index, tolerance, rounded=rounded) is not None]
+        if hits:
+            recorded = any(agreement([quantity], {k: v for k, v in index.items() if not k.startswith(DERIVED)}, tolerance,
+                                     rounded=rounded) is not None for index in hits)
+            return _Match(reason, not recorded)
+    return None
+
+
+@dataclass(frozen=True)
+class _Piece:
+    """One sentence or line of a rationale as the evidence item reads it."""
+
+    matched: tuple[CitedQuantity, ...]
+    """The quantities it cites that agree with the evidence."""
+    derived: bool
+    """One of them agrees only with a value derived from the records (the student compared two numbers)."""
+    compares: bool
+    """It relates a number to something (a comparison, a change, a share, a budget; :data:`COMPARES`), outside the names."""
+    claims: bool
+    """It takes a stance, pairs a field with an option, compares, or says something of an option it names in words
+    ("Eager execution needs 66.17 ms"): a claim a number can belong to.  An option's name beside numbers and units
+    alone ("Faster arithmetic 200.4 ms 150.3 s") is a list, not a claim."""
+    options: frozenset[str]
+
+
+_ROLE_REJECTED = re.compile(r"(?<![\w])(?:(?:rejected|losing|other) (?:alternative|option|candidate|design|placement|path|fix|plan"
+                            r"|choice)|the alternative(?: candidate| design| option| placement| path| fix)?|(?:candidate|option|alternative|design"
+                            r"|placement|path|fix) (?:i|we) (?:turned down|rejected|ruled out|dropped|did not (?:choose|pick|take)))"
+                            r"(?![\w])")
+"""The rejected alternative named by its role ("the rejected candidate takes 3.631 ms", "the alternative needs …")."""
+
+
+def _pieces(text: str, matched: Mapping[str, _Match], reader: Reader, terms: ChoiceTerms) -> list[_Piece]:
+    found = []
     for piece in _PIECES.split(text):
-        if not any(q.text in wanted for q in cited_quantities(piece)):
+        here = [q for q in cited_quantities(piece) if q.text in matched]
+        if not here:
             continue
         norm = normalise(piece)
-        if COMPARES.search(norm) or (reader.names is not None and reader.names.search(norm)):
+        options: set[str] = set()
+        if reader.names is not None:
+            for hit in reader.names.pattern.finditer(norm):
+                options.add(reader.name_options[_which(hit)])
+            norm = reader.names.pattern.sub(_NAMED, norm)
+        if _ROLE_REJECTED.search(norm):
+            options |= terms.rejected
+        compares = COMPARES.search(norm) is not None
+        claims = compares or _CUES.search(norm) or _FIELD.search(norm) is not None or (
+            bool(options) and len([w for w in _WORDS.findall(norm) if w not in _UNIT_WORDS]) >= 2)
+        found.append(_Piece(tuple(here), any(matched[q.text].derived for q in here), compares, bool(claims), frozenset(options)))
+    return found
+
+
+def _quantifies(pieces: Sequence[_Piece], terms: ChoiceTerms) -> bool:
+    """True when the rationale does what the labs ask of its numbers, "quantify the rejected alternative": a number
+    of the evidence claimed for the rejected alternative ("Prefetch is out: only 16.0 ms", "| rejected | A100, at
+    6.195 ms |"), or a comparison in numbers of the evidence — two of one kind related in one sentence ("from 249.6 ms
+    to 200.4 ms", "117.3 GB against 85.9 GB") or a number the student derived from two recorded ones put as a
+    comparison ("saves 49.2 ms", "3.9x faster")."""
+    for piece in pieces:
+        if piece.compares and (piece.derived or any(
+                set(a.dims) & set(b.dims) for i, a in enumerate(piece.matched) for b in piece.matched[i + 1:]
+                if a.value != b.value)):
             return True
-    return False
+    return any(piece.claims and piece.options & terms.rejected for piece in pieces)
 
 
-def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, reader: Reader) -> tuple[Finding | None, Verdict]:
+def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, reader: Reader,
+              terms: ChoiceTerms) -> tuple[Finding | None, Verdict]:
     item = "rationale_cites_evidence"
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
     excluded = [q for q, reason in zip(cited, reasons, strict=True) if reason and not q.reading]
     candidates = [q for q, reason in zip(cited, reasons, strict=True) if not reason]
+    shown = [q for q in candidates if not q.reading]
     if candidates:
         indexes = [part_evidence(ctx.replay.memos, ctx.lab, state) for state in ctx.parts.values() if state.record is not None]
         tolerance = ctx.rubric.quantity_tolerance
-        plain = [q for q in candidates if not q.reading]
-        others = [q for q in candidates if q.reading]
-        for group, rounded, reason in (
-                (plain, False, ""),
-                (plain, True, "quantity matched only after rounding to its last significant digit"),
-                (others, False, "quantity matched only with a decimal comma read as a point"),
-                (others, True, "quantity matched only with a decimal comma read as a point and after rounding")):
-            if rounded:
-                group = [q for q in group if q.rounded > q.tolerance and _has_unit(q)]
-            if group and any(agreement(group, index, tolerance, rounded=rounded) is not None for index in indexes):
-                if not _tied(text, candidates, reader):
-                    return _finding(item, MESSAGES["cite_untied"], "a saved number tied to an option or a comparison",
-                                    [q.text for q in cited if not q.reading][:8]), Verdict(
-                        item, UNCERTAIN, "numbers cited, none tied to an option or a comparison")
-                return None, Verdict(item, UNCERTAIN if reason else CERTAIN, reason or "a cited quantity matches the evidence")
-    shown = [q for q in candidates if not q.reading]
+        matched: dict[str, _Match] = {}
+        for quantity in candidates:
+            if quantity.text not in matched and (found := _match(quantity, indexes, tolerance)) is not None:
+                matched[quantity.text] = found
+        if matched:
+            foreign = sorted({q.text for q in shown} - set(matched))
+            if len(foreign) >= 2 and len(foreign) >= len(matched):
+                return _finding(item, MESSAGES["cite_foreign"].format(quoted=_quote(foreign[:4])),
+                                "numbers from your own saved evidence", foreign[:8]), Verdict(
+                    item, CERTAIN, "most cited quantities are not in this submission's evidence")
+            reason = next((m.reason for m in matched.values() if not m.reason), None)
+            reason = "" if reason is not None else next(iter(matched.values())).reason
+            certainty = UNCERTAIN if reason else CERTAIN
+            pieces = _pieces(text, matched, reader, terms)
+            if _quantifies(pieces, terms):
+                return None, Verdict(item, certainty, reason or "the rejected alternative quantified with the evidence")
+            if any(piece.claims for piece in pieces):
+                return _finding(item, MESSAGES["cite_compare"], "the rejected alternative quantified with saved numbers",
+                                sorted(matched)[:8], keeps=HALF), Verdict(
+                    item, certainty, reason or "numbers of the evidence tied to an option, none compared")
+            return _finding(item, MESSAGES["cite_untied"], "a saved number tied to an option or a comparison",
+                            sorted(matched)[:8]), Verdict(item, certainty, reason or "numbers cited without saying what they show")
     if excluded and not shown:
         tail = MESSAGES["cite_trivial"].format(quoted=_quote([q.text for q in excluded[:4]]),
                                                verb="is" if len(excluded) == 1 else "are")
@@ -247,6 +351,10 @@ def read_rationale(ctx: GradingContext) -> Reading:
     elif words < minimum:
         findings.append(_finding("rationale_length", MESSAGES["short"].format(
             words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
+    blanks = _BLANK.findall(text)
+    if len(blanks) >= 2 and not any(f.rubric_item == "rationale_length" for f in findings):
+        findings.append(_finding("rationale_length", MESSAGES["blanks"].format(blank=blanks[0]), "a rationale in your own "
+                                 "words", blanks[:4]))
     if words and not_english(text):
         items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
         reason = "not read: not English"
@@ -256,7 +364,7 @@ def read_rationale(ctx: GradingContext) -> Reading:
     cited = cited_quantities(text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.replay.memos, ctx.lab, terms)
-    finding, verdict = _evidence(ctx, cited, text, reader)
+    finding, verdict = _evidence(ctx, cited, text, reader, terms)
     findings += [finding] if finding is not None else []
     verdicts.append(verdict)
     doc = _Text(text)

@@ -395,7 +395,10 @@ def _close(cited: CitedQuantity, recorded: float, rel_tol: float, *, derived: bo
     cap = SIGNIFICANT_ROUNDING_CAP if rounded or cited.coarse else ROUNDING_CAP
     written = min(allowance * 1.000001, cap * abs(recorded))
     if not derived:
-        return abs(cited.value - recorded) <= max(rel_tol * abs(recorded), written)
+        # the rubric's tolerance, but never wider than a unit of the last digit written (of the last significant one for a
+        # whole number ending in zeros): "96.0 %" is not 96.9 %, "249 ms" is 249.6 ms, "about 360 ms" is 362.9 ms
+        digit = 2 * max(cited.tolerance, cited.rounded) * 1.000001
+        return abs(cited.value - recorded) <= max(min(rel_tol * abs(recorded), digit), written)
     if derived == CHANGE:  # c = |b - a| / a comes from the ratio b / a = 1 ± c, so its error scales with 1 + c
         return abs(cited.value - recorded) <= written + CHANGE_TOLERANCE * (1 + abs(recorded))
     return abs(cited.value - recorded) <= written + DERIVED_TOLERANCE * abs(recorded)

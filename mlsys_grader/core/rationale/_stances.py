@@ -102,7 +102,7 @@ _USE_VERBS = (r"use|deploy|ship|run with|keep(?! in mind)|kept|retain|stay with|
               r"|migrate to|standardize on|commit to|prefer|favor")
 _ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so))?"
 _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
-            r"|natural")
+            r"|natural|wiser|smarter|stronger|preferable")
 _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
 _ROLE = r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment"
 _BUDGETS = r"budgets?|limits?|constraints?|deadline|requirements?|target|contract|cap|slo"
@@ -117,7 +117,8 @@ _NO_OBJECT = (r"(?= (?:[.,:()]|because|since|as|given|for|due|here|now|too|also|
               r"|while|whereas|which|without|at|on|in|after|today|for now)(?: |$)|$)")
 _HEDGE_ADVERBS = r"probably|likely|arguably|perhaps|maybe|really|just|still|honestly|personally|tentatively|cautiously|rather"
 _SOFT_GOOD = r"good|solid|safe|sound|reasonable|sensible|decent|fine|wise|smart"
-_SOFT_ROLES = r"bet|fit|choice|option|call|pick|move|idea|path|route|answer"
+_SOFT_ROLES = (r"bet|fit|choice|option|call|pick|move|idea|path|route|answer|placement|approach|strategy|solution|fix"
+               r"|configuration|candidate|design")
 CUES: tuple[Cue, ...] = (
     # -- object first ("Eager execution I reject", "compiled with fusion we recommend."): the verb
     #    has no object of its own, so it points back; listed first so that it wins over "I reject …"
@@ -141,7 +142,8 @@ CUES: tuple[Cue, ...] = (
         False, 1),
     Cue(r"(?<=\w )(?:retained|kept|chosen|selected|recommended|preferred|adopted)(?= (?:[.,()]|$)|$)", False, REC, False, 1),
     Cue(r"rejected (?:alternative|option|candidate|plan|path|design)(?: is| was| would be)?", True, REJ, True, 4),
-    Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)", True, REJ, True, 6),
+    Cue(_NOT_PASSIVE + r"(?:reject(?:s|ed|ing)?|rul(?:e|es|ed|ing) out|discard(?:s|ed|ing)?)|(?<=\bare )(?:rejecting|ruling out"
+        r"|discarding)|(?<=\bam )(?:rejecting|ruling out|discarding)", True, REJ, True, 6),
     # "we rule it out": the pronoun between verb and particle is the option
     Cue(r"(?:rul(?:e|es|ed|ing)|count(?:s|ed)?|cross(?:es|ed)?|leave|leaves|left)(?= (?:it|this|that|them) out(?: |$))", True, REJ,
         False, 1),
@@ -151,7 +153,8 @@ CUES: tuple[Cue, ...] = (
     Cue(r"not|over|neither|nor|(?:better|faster|cheaper|preferable|superior|more efficient) (?:than|to)|beats?|outperforms?|dominates",
         True, REJ, False, 2, filler_only=True),
     # -- preceding cues that recommend
-    Cue(r"(?:final )?(?:recommendation|choice|pick|decision|verdict|proposal|answer) (?:is|would be|here is)(?: to)?"
+    Cue(r"(?:final )?(?:recommendation|choice|pick|decision|verdict|proposal|answer) (?:is|would be|here is)"
+        r"(?: therefore| thus| hence| still| clearly| simply| then)?(?: to)?"
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
     Cue(r"(?:recommendation|recommended|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
         r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
@@ -181,7 +184,31 @@ CUES: tuple[Cue, ...] = (
           r"|out of the running)"
         rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
         r"|should not be (?:used|deployed|chosen|kept|adopted)", False, REJ, True, 6),
+    # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
+    Cue(r"(?:i|we|you|team) (?:should|must|would|will|ought to|need to|had better|decided to|decide to|chose to|choose to"
+        r"|plan to|want to|prefer to|are going to|am going to)", True, REC, False, 1, filler_only=True),
+    # -- common forms of learners' English ("I am decide for X", "I not choose X", "I am not take X")
+    Cue(r"(?:i|we) (?:am |are |have |will |would )?(?:decide|decided|deciding) (?:for|on)", True, REC, True, 5),
+    Cue(rf"(?:i|we) (?:am |are |do |did )?not (?:{_REC_VERBS}|take|use|keep|want)", True, REJ, True, 6, negated=True),
+    # -- not ready to stand behind an option ("I am not comfortable committing to X")
+    Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:committing to|to commit to"
+        r"|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with)",
+        True, REJ, True, 5),
+    # -- holding on to an option, turning one down
+    Cue(r"(?:hold|holds|holding|held|hang|hangs|hanging|hung) (?:on to|onto)", True, REC, False, 4),
+    Cue(r"(?:turn|turns|turned|turning) down|(?:say|says|said|saying) no to|(?:walk|walks|walked|walking) away from",
+        True, REJ, False, 4),
+    # -- a verdict in brackets beside the name ("Compiled, 5 graph breaks (rejected)")
+    Cue(r"(?<=\( )(?:rejected|dropped|discarded|ruled out|not chosen|loser)(?= \))", False, REJ, True, 10),
+    # -- a headline verdict ("TL;DR: faster arithmetic, not prefetch")
+    Cue(r"(?:(?<=tl \. )dr|tl ?dr|tldr|bottom line|in short|short version|conclusion|upshot) :", True, REC, True, 4),
+    # -- what the evidence or the student favours, said in other words ("the evidence favours Y", "I'd rather keep Y")
+    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: \w+)? (?:clearly |actually |really |strongly |all )?"
+        r"(?:favors?|supports?|points? (?:to|toward|towards)|backs?|argues? for)", True, REC, True, 5),
+    Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
     # -- following cues that recommend
+    Cue(r"(?:(?:would|will|should|could) )?serves? (?:us |you |them |the \w+ |this \w+ )?better|(?:is|are|would be) preferable",
+        False, REC, True, 5),
     Cue(rf"(?:is|are|remains|stays|becomes|would be|will be|should be){_ADVERB} (?:the|my|our) (?:{_QUALITY}) (?:{_ROLE})",
         False, REC, True, 6),
     Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|retained|adopted|the way to go"
@@ -195,6 +222,8 @@ CUES: tuple[Cue, ...] = (
         rf"|preference|favorite))|(?:does|do) not (?:seem|look|sound) (?:like )?(?:the way to go|worth (?:it|the \w+)|a (?:{_SOFT_GOOD}"
         rf") (?:{_SOFT_ROLES}))|(?:seems|looks|sounds) (?:like )?(?:a |the )?(?:poor|bad|weak|risky|worse|wrong|questionable)"
         rf" (?:{_SOFT_ROLES})", False, REJ, False, 5, hedge=True),
+    Cue(rf"(?:appears?|seems?) to be (?:the|a) (?:(?:most|more) (?:defensible|sensible|appropriate|suitable|robust|reasonable"
+        rf"|promising|justifiable)|{_SOFT_GOOD}|safer|better|best|right) (?:{_SOFT_ROLES}|{_ROLE})", False, REC, False, 6, hedge=True),
     Cue(rf"(?:(?:{_HEDGE_ADVERBS}) )?(?:is|are|seems|looks|sounds)(?: (?:{_HEDGE_ADVERBS}))* (?:like )?(?:the way to go|the way forward"
         rf"|a (?:{_SOFT_GOOD}) (?:{_SOFT_ROLES})|(?:the|a) (?:safer|better|best|right|{_SOFT_GOOD}) (?:{_SOFT_ROLES}|{_ROLE}))",
         False, REC, False, 5, hedge=True),
@@ -230,10 +259,10 @@ _PAUSES = frozenset({".", ",", ":", "(", ")"})
 # the bare label "trigger:" before a name is not enough.
 TRIGGER_CUE = re.compile(
     r"(?<!\w)(?:if|when|whenever|once|unless|until|should|as soon as|in case|re ?evaluat\w*|revisit\w*|reconsider\w*"
-    r"|reopen\w*|re ?(?:check|run|test|assess|examine|measure|do|benchmark|profile|visit|open)\w*|monitor\w*|watch\w*)(?!\w)")
+    r"|reopen\w*|re ?(?:check|run|test|assess|examine|measure|do|benchmark|profile|visit|open|eval)\w*|monitor\w*|watch\w*)(?!\w)")
 CHANGE_WORDS = re.compile(
     r"(?<!\w)(?:chang|grow|grew|drop|fall|fell|ris|rose|shrink|shrank|tighten|increas|decreas|doubl|halv|shift|mov|vari|vary"
-    r"|differ|improv|arriv|appear|fir|trip|break|broke|exceed|relax)\w*(?!\w)")
+    r"|differ|improv|arriv|appear|fir|trip|break|broke|exceed|relax|becom|tighter|looser|stricter|lost|los(?:e|es|ing)\b)\w*(?!\w)")
 LIST_SIZE = 3  # a sentence naming this many options of one list is a keyword list
 _BREAKS = CLAUSE_BREAKS | {"."}
 
@@ -400,7 +429,10 @@ class _Text:
         """True when the sentence at ``position`` is conditional or concessive ("if", "although"…)."""
         low, high = self.bounds(position)
         if low not in self._hypothetical:
-            self._hypothetical[low] = not HYPOTHETICAL.isdisjoint(self.norm[low:high].split(" "))
+            words = self.norm[low:high].split(" ")
+            # "though" before a pause is an adverb ("On reflection, though, Y is better"), not a concession
+            words = [w for i, w in enumerate(words) if w != "though" or (i + 1 < len(words) and words[i + 1] not in _PAUSES)]
+            self._hypothetical[low] = not HYPOTHETICAL.isdisjoint(words)
         return self._hypothetical[low]
 
     def one_clause(self, low: int, high: int) -> bool:
@@ -421,11 +453,12 @@ _PRONOUNS = re.compile(r"(?<![\w])(?:it|(?:this|that) (?:one|option|path|choice|
                        r"|the (?:former|latter))(?![\w])")
 
 
-def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]], taken: set[int]
-                      ) -> list[tuple[int, int, str, int]]:
+def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]], taken: set[int],
+                      ambiguous: list[tuple[int, int, tuple[str, ...], int]] | None = None) -> list[tuple[int, int, str, int]]:
     """Mentions made by a pronoun, resolved to the option named before it in the same sentence, or
     else in the previous sentence, when that names exactly one option ("the former" / "the latter":
-    the first / the last of two or more).  A pronoun that could mean two options stands for none."""
+    the first / the last of two or more).  A pronoun that could mean two options stands for none here; it is
+    listed in ``ambiguous`` with them, for :func:`_stances_in` to resolve by what the text says of them elsewhere."""
     if not mentions or ("it" not in doc.words and "this" not in doc.words and "that" not in doc.words
                         and "former" not in doc.words and "latter" not in doc.words):
         return []
@@ -451,6 +484,36 @@ def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]],
             option = options[0] if len(options) == 1 else None
         if option is not None:
             found.append((start, end, option, match.start()))
+        elif ambiguous is not None and len(options) >= 2 and word not in ("the former", "the latter"):
+            ambiguous.append((start, end, tuple(options), match.start()))
+    return found
+
+
+def _resolved(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequence[tuple[int, int, str, int]],
+              ambiguous: Sequence[tuple[int, int, tuple[str, ...], int]], stances: Sequence[Stance], covered: set[int]
+              ) -> list[Stance]:
+    """Stances through a pronoun that could mean two options, read as a person reads them: "X and Y both meet the
+    deadline, but Y keeps too little, so I rule it out" rejects the one of them the text does not recommend by
+    name (recommends the one it does not reject).  Through a pronoun, so never a contradiction."""
+    found: list[Stance] = []
+    if not ambiguous:
+        return found
+    by_name = {(s.stance, s.option) for s in stances if not s.via}
+    cue_starts = [cue[0] for cue in cues]
+    for start, end, options, position in ambiguous:
+        trial = sorted([*mentions, (start, end, options[0], position)])
+        index = trial.index((start, end, options[0], position))
+        low, high = bisect.bisect_left(cue_starts, start - _REACH), bisect.bisect_right(cue_starts, end + _REACH)
+        hit = _nearest_cue(doc, cues[low:high], trial, [m[0] for m in trial], index)
+        if hit is None:
+            continue
+        _, stance, cue_start, cue_end, _, _ = hit
+        other = REC if stance == REJ else REJ
+        left = [option for option in options if (other, option) not in by_name]
+        if len(left) == 1:
+            lo, hi = min(start, cue_start), max(end, cue_end)
+            found.append(Stance(left[0], stance, False, doc.hypothetical(position) or _qualified(doc, lo, hi, covered),
+                                " ".join(doc.tokens[lo:hi]), PRONOUN))
     return found
 
 
@@ -478,7 +541,8 @@ def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
             inside[i] = j >= 0 and cues[j][1] >= end
         mentions = [mention for mention, covered in zip(mentions, inside, strict=True) if not covered]
         taken = {i for s, e, _, _ in mentions for i in range(s, e)} | {i for s, e, _ in cues for i in range(s, e)}
-        pronouns = _pronoun_mentions(doc, mentions, taken)
+        ambiguous: list[tuple[int, int, tuple[str, ...], int]] = []
+        pronouns = _pronoun_mentions(doc, mentions, taken, ambiguous)
         by_pronoun = {p[0] for p in pronouns}
         if pronouns:
             mentions = sorted(mentions + pronouns)
@@ -493,6 +557,7 @@ def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
                 hedged = doc.hypothetical(position) or (not negated and _qualified(doc, lo, hi, covered))
                 via = PRONOUN if start in by_pronoun else HEDGE if hedge else ""
                 stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via))
+        stances += _resolved(doc, cues, mentions, ambiguous, stances, covered)
     if reader.decisive is not None:
         for match in reader.decisive.finditer(doc):
             start, end = doc.span(match)
@@ -510,7 +575,21 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
         lo -= 1
     while hi < len(doc.tokens) and doc.tokens[hi] not in _PAUSES and doc.tokens[hi] not in _BREAKS:
         hi += 1
+    covered = covered | {i + k for i in range(lo, hi) for marker in _DISCOURSE if tuple(doc.tokens[i:i + len(marker)]) == marker
+                         for k in range(len(marker))}
+    covered |= {i + k for i in range(lo, hi - 2) if doc.tokens[i] == "for" and doc.tokens[i + 1] in _THIS
+                and doc.tokens[i + 2] in _DEPLOYMENT for k in range(3)}
     return any(doc.tokens[i] in QUALIFIERS and i not in covered for i in range(lo, hi))
+
+
+_THIS = frozenset({"this", "our", "the", "my", "that"})
+_DEPLOYMENT = frozenset({"system", "board", "host", "service", "deployment", "device", "app", "application", "endpoint",
+                         "target", "track", "project", "phone", "product", "workload", "model", "case", "scenario", "team"})
+""""… is the better choice for this system": the deployment the lab is about, not a scope that narrows the claim."""
+_DISCOURSE = tuple(tuple(marker.split()) for marker in (
+    "in the end", "at the end of the day", "in short", "in hindsight", "on reflection", "on balance", "on second thought",
+    "on second thoughts", "in my view", "in my opinion", "at this point", "all in all", "in retrospect", "in fact"))
+"""Words that place a claim in the argument, not in a situation ("In the end, I'd rather keep Y"): never a qualifier."""
 
 
 def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequence[tuple[int, int, str, int]],

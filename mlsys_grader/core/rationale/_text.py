@@ -94,12 +94,19 @@ def _row(match: re.Match[str]) -> str:
 def field_lines(text: str) -> str:
     """Markdown that pairs a field with its answer read as "field: answer": a heading and the line under it
     ("## Recommendation" / "Compiled with fusion." → "Recommendation: Compiled with fusion."), and each table row
-    ("| recommendation | compiled with fusion |" → "recommendation: compiled with fusion.")."""
+    ("| recommendation | compiled with fusion |" → "recommendation: compiled with fusion."), and a field written as
+    code ("`choice = primary`" → "choice: primary")."""
     if "#" in text:
         text = _HEADING.sub(lambda m: m.group(1).rstrip(":") + ": ", text)
     if "|" in text:
         text = _TABLE_ROW.sub(_row, text)
+    if "=" in text:
+        text = _CODE_FIELD.sub(r"\1: \2", text)
     return text
+
+
+_CODE_FIELD = re.compile(r"`([A-Za-z_][\w ]{0,40}?)\s*=\s*['\"]?([^`'\"\n]{1,80}?)['\"]?`")
+"""A field written as code ("`recommendation = none`", "`rejected = 'alternative'`"), read as "field: answer"."""
 
 
 # The commonest words of English and of the languages a class writes in besides it; a word shared with English

@@ -168,7 +168,7 @@ def reference_rationale(lab: Lab, track: str, plans: Mapping[str, PartPlan], tri
     return (
         f"I recommend {rec_label.lower()} and reject {rej_label.lower()}. "
         f"Evidence from part B: {b['executions']} executions with {b['compilation_count']} compilation(s) give a compiled "
-        f"total of {b['compiled_total_ms']:.3f} ms and an eager total of {b['eager_total_ms']:.3f} ms. "
+        f"total of {b['compiled_total_ms']:.3f} ms against an eager total of {b['eager_total_ms']:.3f} ms. "
         f"Evidence from part C: with {c.result['graph_breaks']} graph break(s) left, fusion eliminates "
         f"{c.result['eliminated_traffic_mb']:.3f} MB of graph traffic. "
         f"Evidence from part D: the {d.result['policy']} recomputation policy retains {d.result['retained_activation_mb']:.3f} MB "
