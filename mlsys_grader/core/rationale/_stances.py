@@ -128,11 +128,6 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:committing to|to commit to"
         r"|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with)",
         True, REJ, True, 5),
-    # -- a preference over the alternative ("I'd rather stick with Y"), before the modal below
-    Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
-    # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
-    Cue(r"(?:i|we|you|team) (?:should|must|would|will|ought to|need to|had better|decided to|decide to|chose to|choose to"
-        r"|plan to|want to|prefer to|are going to|am going to)", True, REC, False, 1, filler_only=True),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
     Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6,
         negated=True),
@@ -193,6 +188,11 @@ CUES: tuple[Cue, ...] = (
           r"|out of the running)"
         rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
         r"|should not be (?:used|deployed|chosen|kept|adopted)", False, REJ, True, 6),
+    # -- a preference over the alternative ("I'd rather stick with Y"), before the modal below
+    Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
+    # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
+    Cue(r"(?:i|we|you|team) (?:should|must|would|will|ought to|need to|had better|decided to|decide to|chose to|choose to"
+        r"|plan to|want to|prefer to|are going to|am going to)", True, REC, False, 1, filler_only=True),
     # -- common forms of learners' English ("I am decide for X", "I not choose X", "I am not take X")
     Cue(r"(?:i|we) (?:am |are |have |will |would )?(?:decide|decided|deciding) (?:for|on)", True, REC, True, 5),
     Cue(rf"(?:i|we) (?:am |are |do |did )?not (?:{_REC_VERBS}|take|use|keep|want)", True, REJ, True, 6, negated=True),

@@ -1,0 +1,40 @@
+"""The held-out rationales (``tests/rationale_heldout/<set>/<lab>.toml``): texts written without reading the reader's
+rules, each with its writer's fair points.  The figures are reported by ``benchmarks/heldout.py`` and in
+``docs/grading.md``; these tests keep the sets well formed and the reader from falling below what it was measured at."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+import heldout  # noqa: E402  (the benchmark's own reading of the sets)
+
+# honest rationale points kept, as measured after the reader's last change (docs/grading.md): a floor, not the target
+FLOORS = {("set1", "lab02"): 189, ("set1", "lab07"): 187, ("set1", "lab08"): 190, ("set1", "lab11"): 190,
+          ("set2", "lab02"): 181, ("set2", "lab07"): 187, ("set2", "lab08"): 180, ("set2", "lab11"): 186}
+NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")
+
+
+def _sets() -> list:
+    return [pytest.param(kept, lab, id=f"{kept}-{lab}") for kept in heldout.sets() for lab in heldout.labs(kept)]
+
+
+@pytest.mark.parametrize("kept, lab", _sets())
+def test_a_held_out_set_is_well_formed(kept, lab):
+    texts = heldout.texts(lab, kept)
+    assert len({t["name"] for t in texts}) == len(texts)
+    honest = [t for t in texts if t["kind"] == "honest"]
+    assert len(honest) >= 16 and len(texts) - len(honest) >= 10
+    assert all(sum(t["fair"].values()) == 12 for t in honest)
+    assert {t["kind"] for t in texts} == {"honest", "gaming"}
+
+
+@pytest.mark.parametrize("kept, lab", _sets())
+def test_the_reader_keeps_what_it_was_measured_at_on_held_out_texts(kept, lab):
+    measured = heldout.measure(lab, kept)
+    assert measured["honest_paid"] >= FLOORS[(kept, lab)], measured["lines"]
+    overpaid = [name for name, _, _ in measured["over"] if any(word in name for word in NEVER_OVERPAID)]
+    assert overpaid == [], overpaid
