@@ -18,6 +18,7 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
+    model_serializer,
     WrapSerializer,
 )
 
@@ -169,6 +170,14 @@ class Finding(ImmutableModel):
     voids_part: bool = Field(default=False, description="The part's evidence is unverified: every item of the part earns 0.")
     keeps: float = Field(default=0.0, ge=0, lt=1, description=(
         "The share of each item it costs that the item still earns (partial credit: 0.5 pays half); 0 costs the item."))
+    @model_serializer(mode="wrap")
+    def _without_full_cost(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``keeps`` is written only where a finding leaves part of an item, so a report reads as before otherwise."""
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("keeps"):
+            data.pop("keeps", None)
+        return data
+
     code: FindingCode | None = Field(default=None, exclude=True, description=(
         "A stable name for the kind of finding, where an importer may excuse it (:class:`mlsys_grader.core.grading.Excuse`); "
         "never serialised: the report reads the same with or without it."))
