@@ -14,7 +14,8 @@ import heldout  # noqa: E402  (the benchmark's own reading of the sets)
 
 # honest rationale points kept, as measured after the reader's last change (docs/grading.md): a floor, not the target
 FLOORS = {("set1", "lab02"): 189, ("set1", "lab07"): 187, ("set1", "lab08"): 190, ("set1", "lab11"): 190,
-          ("set2", "lab02"): 181, ("set2", "lab07"): 187, ("set2", "lab08"): 180, ("set2", "lab11"): 186}
+          ("set2", "lab02"): 181, ("set2", "lab07"): 189, ("set2", "lab08"): 190, ("set2", "lab11"): 192,
+          ("set3", "lab02"): 182, ("set3", "lab07"): 183, ("set3", "lab08"): 173, ("set3", "lab11"): 180}
 NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")
 
 

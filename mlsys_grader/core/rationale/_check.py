@@ -206,22 +206,24 @@ def _pieces(text: str, matched: Mapping[str, _Match], reader: Reader, terms: Cho
     return found
 
 
-def _quantifies(pieces: Sequence[_Piece], terms: ChoiceTerms) -> bool:
+def _quantifies(pieces: Sequence[_Piece], terms: ChoiceTerms, rejects: bool) -> bool:
     """True when the rationale does what the labs ask of its numbers, "quantify the rejected alternative": a number
     of the evidence claimed for the rejected alternative ("Prefetch is out: only 16.0 ms", "| rejected | A100, at
     6.195 ms |"), or a comparison in numbers of the evidence — two of one kind related in one sentence ("from 249.6 ms
     to 200.4 ms", "117.3 GB against 85.9 GB") or a number the student derived from two recorded ones put as a
-    comparison ("saves 49.2 ms", "3.9x faster")."""
+    comparison ("saves 49.2 ms", "3.9x faster").  ``rejects``: the text rejects the rejected alternative somewhere; a number
+    beside its name counts for it only then, or in a sentence that compares ("Send raw input: 6426 ms" in a list that
+    rejects nothing quantifies an option, not a rejected alternative)."""
     for piece in pieces:
         if piece.compares and (piece.derived or any(
                 set(a.dims) & set(b.dims) for i, a in enumerate(piece.matched) for b in piece.matched[i + 1:]
                 if a.value != b.value)):
             return True
-    return any(piece.claims and piece.options & terms.rejected for piece in pieces)
+    return any(piece.claims and (rejects or piece.compares) and piece.options & terms.rejected for piece in pieces)
 
 
 def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, reader: Reader,
-              terms: ChoiceTerms) -> tuple[Finding | None, Verdict]:
+              terms: ChoiceTerms, rejects: bool) -> tuple[Finding | None, Verdict]:
     item = "rationale_cites_evidence"
     settings = _settings(ctx.bundle.controls)
     reasons = [trivial_reason(q, settings) for q in cited]
@@ -245,7 +247,7 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
             reason = "" if reason is not None else next(iter(matched.values())).reason
             certainty = UNCERTAIN if reason else CERTAIN
             pieces = _pieces(text, matched, reader, terms)
-            if _quantifies(pieces, terms):
+            if _quantifies(pieces, terms, rejects):
                 return None, Verdict(item, certainty, reason or "the rejected alternative quantified with the evidence")
             if any(piece.claims for piece in pieces):
                 return _finding(item, MESSAGES["cite_compare"], "the rejected alternative quantified with saved numbers",
@@ -364,11 +366,12 @@ def read_rationale(ctx: GradingContext) -> Reading:
     cited = cited_quantities(text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.replay.memos, ctx.lab, terms)
-    finding, verdict = _evidence(ctx, cited, text, reader, terms)
-    findings += [finding] if finding is not None else []
-    verdicts.append(verdict)
     doc = _Text(text)
     stances, named = _read_stances(doc, reader)
+    rejects = any(s.stance == REJ and s.option in terms.rejected for s in stances)
+    finding, verdict = _evidence(ctx, cited, text, reader, terms, rejects)
+    findings += [finding] if finding is not None else []
+    verdicts.append(verdict)
     for found, judged in (_choices(stances, named, terms), _listed(ctx, doc, reader)):
         findings += found
         verdicts += judged

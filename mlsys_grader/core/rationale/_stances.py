@@ -92,14 +92,14 @@ class Cue:
 
 
 _NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot )(?<!\bnever )"
-_FIRST_PERSON = (r"(?:i|we)(?: (?:would|will|should|must|can|do|therefore|thus|hence|so|still|also|now|then|clearly|definitely"
+_FIRST_PERSON = (r"(?:i|we)(?: (?:would|will|should|must|can|do|am|are|therefore|thus|hence|so|still|also|now|then|clearly|definitely"
                  r"|strongly|instead|firmly|ultimately|finally))*")
 _DECIDE = (r"choose|chose|pick|picked|select|selected|opt for|opted for|go with|went with|adopt|adopted|settle on|settled on"
-           r"|recommend")
+           r"|recommend|prioritize|prioritise|prioritized|prioritised")
 _REC_VERBS = (r"recommend(?:s|ed|ing)?|choos(?:e|es|ing)|chose|chosen|pick(?:s|ed|ing)?|select(?:s|ing)?|opt(?:s|ed|ing)? for"
               r"|go(?:es|ing)? with|went with|prefer(?:s|red|ring)?|favor(?:s|ed|ing)?|adopt(?:s|ed|ing)?|settl(?:e|ed|ing) on")
 _USE_VERBS = (r"use|deploy|ship|run with|keep(?! in mind)|kept|retain|stay with|stick with|stay on|remain on|switch to|move to"
-              r"|migrate to|standardize on|commit to|prefer|favor")
+              r"|migrate to|standardize on|commit to|prefer|favor|go for")
 _ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so))?"
 _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
             r"|natural|wiser|smarter|stronger|preferable")
@@ -125,12 +125,14 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REJ}){_NO_OBJECT}", False, REJ, False, 3),
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 3),
     # -- not ready to stand behind an option ("I am not comfortable committing to X")
-    Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:committing to|to commit to"
-        r"|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with)",
-        True, REJ, True, 5),
+    Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:enough )?(?:committing to"
+        r"|to commit to|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with|in"
+        r"|about)", True, REJ, True, 5, negated=True),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
-    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS})", True, REJ, True, 6,
-        negated=True),
+    Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS}|touch|bother with|put"
+        r"|spend (?:the |any |more )?(?:time|effort|money) on)", True, REJ, True, 6, negated=True),
+    Cue(r"(?:and|but|or) not (?:switch(?:ing)? to|mov(?:e|ing) to|us(?:e|ing)|go(?:ing)? with|pick(?:ing)?|choos(?:e|ing)"
+        r"|tak(?:e|ing))", True, REJ, True, 4, negated=True),
     Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6, negated=True),
     Cue(rf"(?:wrong|mistake|unwise|no reason|little reason|hard to justify) (?:to |for )(?:{_REC_VERBS}|{_USE_VERBS})?",
         True, REJ, True, 6),
@@ -157,10 +159,10 @@ CUES: tuple[Cue, ...] = (
     Cue(r"not|over|neither|nor|(?:better|faster|cheaper|preferable|superior|more efficient) (?:than|to)|beats?|outperforms?|dominates",
         True, REJ, False, 2, filler_only=True),
     # -- preceding cues that recommend
-    Cue(r"(?:final )?(?:recommendation|choice|pick|decision|verdict|proposal|answer) (?:is|would be|here is)"
+    Cue(r"(?:final )?(?:recommendation|choice|choose|chose|pick|decision|verdict|proposal|answer) (?:is|would be|here is)"
         r"(?: therefore| thus| hence| still| clearly| simply| then)?(?: to)?"
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
-    Cue(r"(?:recommendation|recommended|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
+    Cue(r"(?:recommendation|recommended|recommend|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
         r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
     Cue(r"(?:rejected|rejection|rej|reject|against|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate"
         r"| design)? :",
@@ -169,7 +171,7 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),
     Cue(_NOT_PASSIVE + r"recommend(?:s|ed|ing)?", True, REC, True, 6),
     Cue(_NOT_PASSIVE + rf"(?:{_REC_VERBS})", True, REC, False, 6),
-    Cue(rf"(?:i|we|you|they|team|should|would|will|must|to|us|can|shall)(?: \w+)? (?:{_USE_VERBS})|(?:^|(?<=\. )|(?<=: ))(?:{_USE_VERBS})",
+    Cue(rf"(?:i|we|you|they|team|should|would|will|must|to|us|can|shall)(?: \w+)? (?:{_USE_VERBS})|(?:^|(?<=\. )|(?<=: )|(?<=, ))(?:{_USE_VERBS})",
         True, REC, False, 4),
     Cue(r"in favor of|loses to|lost to|beaten by|outperformed by|(?:worse|slower|costlier|more expensive) than", True, REC, False, 3),
     # -- hedged cues (weak, uncertain): "I'd lean towards X", "my vote goes to X", "I'd steer away from Y"
@@ -205,8 +207,8 @@ CUES: tuple[Cue, ...] = (
     # -- a headline verdict ("TL;DR: faster arithmetic, not prefetch")
     Cue(r"(?:(?<=tl \. )dr|tl ?dr|tldr|bottom line|in short|short version|conclusion|upshot) :", True, REC, True, 4),
     # -- what the evidence or the student favours, said in other words ("the evidence favours Y", "I'd rather keep Y")
-    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: \w+)? (?:clearly |actually |really |strongly |all )?"
-        r"(?:favors?|supports?|points? (?:to|toward|towards)|backs?|argues? for)", True, REC, True, 5),
+    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: [^ .;]+){0,6}? (?:clearly |actually |really |strongly |all )?"
+        r"(?:favors?|supports?|points? (?:to|toward|towards)|backs?|argues? for)|(?:comes?|came) out in favor of", True, REC, True, 5),
     # -- following cues that recommend
     Cue(r"(?:(?:would|will|should|could) )?serves? (?:us |you |them |the \w+ |this \w+ )?better|(?:is|are|would be) preferable",
         False, REC, True, 5),
@@ -216,6 +218,7 @@ CUES: tuple[Cue, ...] = (
         r"|my (?:choice|pick|recommendation))"
         r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
         r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
+    Cue(r"(?:is|are) not what (?:i|we) (?:would )?(?:recommend|choose|pick|ship|use|deploy|want)", False, REJ, True, 6),
     # -- hedged following cues (weak, uncertain) and short verdicts ("So the H100 it is", "(my pick)")
     Cue(rf"(?:(?:{_HEDGE_ADVERBS}) )?(?:is|are|seems|looks|sounds)(?: (?:{_HEDGE_ADVERBS}))? (?:not|never|hardly) (?:the way to go"
         rf"|worth (?:it|the \w+)|a (?:{_SOFT_GOOD}|great) (?:{_SOFT_ROLES})|ideal|advisable|recommended|the answer"
@@ -232,6 +235,7 @@ CUES: tuple[Cue, ...] = (
         r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes|would be|will be)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
         r"|preference|favorite|winner)", False, REC, False, 6),
     Cue(r"(?:sticking|staying|remaining) (?:with|on)|retaining", True, REC, False, 4),
+    Cue(r"(?:stays|remains|is retained|is kept|stays in|wins out)(?= (?:[.,;:]|$)|$)", False, REC, False, 2),
     Cue(r"(?:should|would|will|must) (?:be|become|stay|remain) (?:the|our) (?:default|standard|go to)", False, REC, False, 5),
     Cue(r"(?:is|are|seems|would be|looks) (?:hard|difficult) to (?:justify|recommend|defend)", False, REJ, False, 6, hedge=True),
     Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
@@ -263,7 +267,8 @@ TRIGGER_CUE = re.compile(
     r"|reopen\w*|re ?(?:check|run|test|assess|examine|measure|do|benchmark|profile|visit|open|eval)\w*|monitor\w*|watch\w*)(?!\w)")
 CHANGE_WORDS = re.compile(
     r"(?<!\w)(?:chang|grow|grew|drop|fall|fell|ris|rose|shrink|shrank|tighten|increas|decreas|doubl|halv|shift|mov|vari|vary"
-    r"|differ|improv|arriv|appear|fir|trip|break|broke|exceed|relax|becom|tighter|looser|stricter|lost|los(?:e|es|ing)\b)\w*(?!\w)")
+    r"|differ|improv|arriv|appear|fir|trip|break|broke|exceed|relax|becom|tighter|looser|stricter|lost|los(?:e|es|ing)\b|miss|cross|breach"
+    r"|violat)\w*(?!\w)")
 LIST_SIZE = 3  # a sentence naming this many options of one list is a keyword list
 _BREAKS = CLAUSE_BREAKS | {"."}
 
@@ -583,9 +588,10 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
     return any(doc.tokens[i] in QUALIFIERS and i not in covered for i in range(lo, hi))
 
 
-_THIS = frozenset({"this", "our", "the", "my", "that"})
+_THIS = frozenset({"this", "our", "the", "my", "that", "a", "an"})
 _DEPLOYMENT = frozenset({"system", "board", "host", "service", "deployment", "device", "app", "application", "endpoint",
-                         "target", "track", "project", "phone", "product", "workload", "model", "case", "scenario", "team"})
+                         "target", "track", "project", "phone", "product", "workload", "model", "case", "scenario", "team",
+                         "run", "job", "training", "pipeline", "setup", "cluster", "server", "fleet", "use", "user", "users"})
 """"… is the better choice for this system": the deployment the lab is about, not a scope that narrows the claim."""
 _DISCOURSE = tuple(tuple(marker.split()) for marker in (
     "in the end", "at the end of the day", "in short", "in hindsight", "on reflection", "on balance", "on second thought",

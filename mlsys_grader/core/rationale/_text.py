@@ -101,11 +101,12 @@ def field_lines(text: str) -> str:
     if "|" in text:
         text = _TABLE_ROW.sub(_row, text)
     if "=" in text:
-        text = _CODE_FIELD.sub(r"\1: \2", text)
+        text = _CODE_FIELD.sub(lambda m: f"{m.group(1) or m.group(3)}: {m.group(2) or m.group(4)}", text)
     return text
 
 
-_CODE_FIELD = re.compile(r"`([A-Za-z_][\w ]{0,40}?)\s*=\s*['\"]?([^`'\"\n]{1,80}?)['\"]?`")
+_CODE_FIELD = re.compile(r"`([A-Za-z_][\w ]{0,40}?)\s*=\s*['\"]?([^`'\"\n]{1,80}?)['\"]?`"
+                         r"|\b([A-Za-z_]\w{2,40})\s*=\s*`([^`\n]{1,80})`")
 """A field written as code ("`recommendation = none`", "`rejected = 'alternative'`"), read as "field: answer"."""
 
 
