@@ -91,7 +91,9 @@ An option counts as named only where the text takes a stance on it
    A pronoun ("it", "this option", "the former", "the latter") stands for the option named
    before it in its sentence, or else in the previous one, when that names exactly one
    option (the first or the last of two for "former" / "latter"); one that could mean two
-   options stands for none.  A stance reached through a pronoun never contradicts.
+   options stands for the one of them the text does not take the other way by name (it
+   rejects the one not recommended elsewhere), or else for none.  A stance reached through a
+   pronoun never contradicts.
 4. Decisive phrasings (``Choice.decisive``) state hold or none by themselves: "no change
    for now", "hold the current path", "keep the native baseline", "stay with the
    baseline", "no feasible target path", "neither candidate is feasible".
@@ -130,8 +132,8 @@ How sure the reader is
 :func:`read_rationale` reads the text once per grade and returns the findings and a
 :class:`Verdict` per item, ``certain`` or ``uncertain`` with a reason for staff.  Uncertain:
 a quantity that matched only after rounding to its last significant digit or only with an
-open decimal comma read as a point; an option recommended or rejected only with a hedge or
-through a pronoun, or named with no stance cue found (the item is lost); a limitation or
+open decimal comma read as a point; an option recommended or rejected only with a hedge, or
+named with no stance cue found (the item is lost); a limitation or
 trigger matched only in a sentence naming several options of its list, named only in a
 keyword list, or a trigger named without a condition.  The points follow the verdict either
 way, the student's messages are the same, and :func:`with_verdicts` puts the verdicts into

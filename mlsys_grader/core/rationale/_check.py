@@ -21,6 +21,7 @@ from ._stances import (
     MULTI,
     NAMED,
     NO_CONDITION,
+    PRONOUN,
     REC,
     REJ,
     Reader,
@@ -270,12 +271,16 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
 
 
 def _support(stances: Sequence[Stance], what: str) -> tuple[str, str]:
-    """(certainty, reason) of a naming item earned by ``stances``."""
+    """(certainty, reason) of a naming item earned by ``stances``: certain with a firm cue on the name, or through a
+    pronoun that can mean only one option ("The NX trails by 16 µs. I reject it.") or only one of two once the text has
+    recommended the other by name; uncertain with a hedge only."""
     if any(not s.via for s in stances):
         return CERTAIN, f"{what} with a stance cue"
-    if any(s.via == HEDGE for s in stances):
-        return UNCERTAIN, f"{what} only with a hedge"
-    return UNCERTAIN, f"{what} only through a pronoun for an option named before"
+    if any(s.via == PRONOUN and not s.tentative for s in stances):
+        return CERTAIN, f"{what} through a pronoun for the one option named before it"
+    if any(s.via not in (HEDGE, PRONOUN) and not s.tentative for s in stances):
+        return CERTAIN, f"{what} through a pronoun for the one of two options the text does not take the other way"
+    return UNCERTAIN, f"{what} only with a hedge"
 
 
 def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms) -> tuple[list[Finding], list[Verdict]]:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from ..report import RationaleSpan
 from ._evidence import RecordedQuantity
 from ._quantities import DERIVED, ROUNDING_CAP, SIGNIFICANT_ROUNDING_CAP, CitedQuantity
-from ._stances import HEDGE, PRONOUN, REC, Stance, _Scanner
+from ._stances import HEDGE, INFERRED, PRONOUN, REC, Stance, _Scanner
 from ._text import normalise
 
 MAX_SPANS = 60
@@ -91,7 +91,7 @@ def _stance_label(stance: Stance, recommended: frozenset[str], rejected: frozens
     against = stance.strong and not stance.hypothetical and (
         stance.option in rejected if stance.stance == REC else stance.option in recommended)
     how = "recommends" if stance.stance == REC else "rejects"
-    notes = [n for n, on in (("hedged", stance.via == HEDGE), ("through a pronoun", stance.via == PRONOUN),
+    notes = [n for n, on in (("hedged", stance.via == HEDGE), ("through a pronoun", stance.via in (PRONOUN, INFERRED)),
                              ("hypothetical", stance.hypothetical), ("firm", stance.strong)) if on]
     label = f"{how} {stance.option}" + (f" ({', '.join(notes)})" if notes else "")
     if against:

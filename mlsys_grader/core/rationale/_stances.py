@@ -65,6 +65,7 @@ standing for its track's target as people write it."""
 
 REC, REJ = "recommend", "reject"
 HEDGE, PRONOUN = "hedge", "pronoun"  # Stance.via: a tentative cue, or an option reached through a pronoun
+INFERRED = "inferred"  # Stance.via: through a pronoun that could mean two options, read by what the text says of them
 
 
 @dataclass(frozen=True)
@@ -341,7 +342,9 @@ class Stance:
     hypothetical: bool
     excerpt: str
     via: str = ""
-    """How the option was reached when not by its name and a firm cue: :data:`HEDGE` or :data:`PRONOUN`."""
+    """How the option was reached when not by its name and a firm cue: :data:`HEDGE`, :data:`PRONOUN` or :data:`INFERRED`."""
+    tentative: bool = False
+    """Said with a hedge, whichever way the option was reached ("I'd lean towards the former")."""
 
 
 def _fill(pattern: str, slots: Mapping[str, str]) -> str:
@@ -513,13 +516,13 @@ def _resolved(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequen
         hit = _nearest_cue(doc, cues[low:high], trial, [m[0] for m in trial], index)
         if hit is None:
             continue
-        _, stance, cue_start, cue_end, _, _ = hit
+        _, stance, cue_start, cue_end, hedge, _ = hit
         other = REC if stance == REJ else REJ
         left = [option for option in options if (other, option) not in by_name]
         if len(left) == 1:
             lo, hi = min(start, cue_start), max(end, cue_end)
             found.append(Stance(left[0], stance, False, doc.hypothetical(position) or _qualified(doc, lo, hi, covered),
-                                " ".join(doc.tokens[lo:hi]), PRONOUN))
+                                " ".join(doc.tokens[lo:hi]), INFERRED, hedge))
     return found
 
 
@@ -562,7 +565,7 @@ def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
                 lo, hi = min(start, cue_start), max(end, cue_end)
                 hedged = doc.hypothetical(position) or (not negated and _qualified(doc, lo, hi, covered))
                 via = PRONOUN if start in by_pronoun else HEDGE if hedge else ""
-                stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via))
+                stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via, hedge))
         stances += _resolved(doc, cues, mentions, ambiguous, stances, covered)
     if reader.decisive is not None:
         for match in reader.decisive.finditer(doc):
