@@ -26,7 +26,7 @@ def main() -> int:
     from mlsys_grader import grade_bundle
 
     labs = sorted({lab for kept in heldout.sets() for lab in heldout.labs(kept)})
-    print(f"| lab | honest submissions | queued for the rationale | rationale points kept | why queued (items) |")
+    print("| lab | honest submissions | queued for the rationale | rationale points kept | why queued (items) |")
     print("|---|---|---|---|---|")
     total_queued = total = 0
     for lab in labs:

@@ -87,7 +87,7 @@ def test_a_text_that_takes_its_recommendation_back_loses_both_naming_items(lab, 
 
 @pytest.mark.parametrize("lab", LABS)
 def test_numbers_that_quantify_nothing_rejected_earn_half_the_evidence_item_certainly(lab):
-    rec, rej, rej_n, rec_n, limitation, trigger = CASES[lab]
+    rec, rej, _, rec_n, limitation, trigger = CASES[lab]
     points, report = _points(lab, f"I recommend {rec}, which needs {rec_n}. I reject {rej}. {limitation} {trigger}")
     assert points["cites_evidence"] == 2, points
     assert "rationale_cites_evidence" not in [item.item for item in report.uncertain_items()]

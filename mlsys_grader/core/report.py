@@ -18,8 +18,8 @@ from pydantic import (
     Field,
     SerializationInfo,
     SerializerFunctionWrapHandler,
-    model_serializer,
     WrapSerializer,
+    model_serializer,
 )
 
 if TYPE_CHECKING:

@@ -16,6 +16,7 @@ from ._evidence import _has_unit, agreement, part_evidence, recorded_quantities
 from ._quantities import DERIVED, CitedQuantity, cited_quantities, trivial_reason
 from ._spans import RationaleSpan, reading_spans
 from ._stances import (
+    _CUES,
     HEDGE,
     LISTED,
     MULTI,
@@ -28,7 +29,6 @@ from ._stances import (
     Stance,
     _named,
     _read_stances,
-    _CUES,
     _Text,
     _which,
     reader_for,
@@ -244,8 +244,8 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
                 return _finding(item, MESSAGES["cite_foreign"].format(quoted=_quote(foreign[:4])),
                                 "numbers from your own saved evidence", foreign[:8]), Verdict(
                     item, CERTAIN, "most cited quantities are not in this submission's evidence")
-            reason = next((m.reason for m in matched.values() if not m.reason), None)
-            reason = "" if reason is not None else next(iter(matched.values())).reason
+            # certain when any matched quantity matched plainly; else the first one's reason for staff
+            reason = "" if any(not m.reason for m in matched.values()) else next(iter(matched.values())).reason
             certainty = UNCERTAIN if reason else CERTAIN
             pieces = _pieces(text, matched, reader, terms)
             if _quantifies(pieces, terms, rejects):
