@@ -232,7 +232,13 @@ def test_a_lightly_edited_template_is_still_flagged(lab, edit):
         data = solved(lab, track, seed)
         edited = EDITS[edit](data["synthesis"]["rationale"])
         assert edited != data["synthesis"]["rationale"]
-        _assert_flagged(grade_bundle(_with_synthesis(data, rationale=edited)), (edit, track, seed))
+        report = grade_bundle(_with_synthesis(data, rationale=edited))
+        if edit == "a sentence dropped" and lab == "lab11":
+            # Lab 11's template has three evidence sentences: with one dropped, two are kept and the slope pays a third
+            # at most (no step of the paraphrase ladder is larger than a third), flagged all the same
+            assert "generated" in report.flags and _rationale_points(report) <= 4, (track, seed)
+            continue
+        _assert_flagged(report, (edit, track, seed))
 
 
 @pytest.mark.parametrize("lab", LABS)
@@ -482,7 +488,8 @@ REWRITES = [
 ]
 # Where the lines are (every track, seeds None and 3), rewriting in the template's order:
 # at most this many rewritten keeps the flag (and 0 rationale points) ...
-LADDER_FLAGGED_UP_TO = {"lab02": 2, "lab07": 2, "lab08": 2, "lab11": 2}
+LADDER_FLAGGED_UP_TO = {"lab02": 2, "lab07": 2, "lab08": 2, "lab11": 1}  # Lab 11: two of its three evidence sentences kept
+# beside the student's own lines pay a third (the slope), not nothing
 # ... and from this many on, the text is never flagged.
 LADDER_UNFLAGGED_FROM = {"lab02": 3, "lab07": 3, "lab08": 4, "lab11": 3}
 
@@ -550,8 +557,8 @@ def test_the_paraphrase_ladder_pays_only_for_the_students_own_sentences(lab, ord
                     assert set(share[0].actual) == set(long_kept), where
                     assert "of its rationale points are withheld" in share[0].message
             assert points[-1] == 12 and "generated" not in steps[-1][2].flags
+            assert max(b - a for a, b in itertools.pairwise(points)) <= 4, (track, seed, points)  # a slope, either order
             if order == "template order":
-                assert max(b - a for a, b in itertools.pairwise(points)) <= 4, (track, seed, points)
                 assert not any(flagged[LADDER_UNFLAGGED_FROM[lab]:]) and all(flagged[:LADDER_FLAGGED_UP_TO[lab] + 1]), (track, seed, flagged)
 
 
@@ -708,3 +715,41 @@ def test_the_run_log_agrees_with_each_record(lab):
         deps = spec.parts[part].depends_on
         assert run.first_run_upstream == ({dep: {c.name: bundle.controls[dep][c.name] for c in spec.parts[dep].controls
                                                  if not c.decision} for dep in deps} or None)
+
+
+# A synonym for each word a map knows, applied to the whole template (the words change, its numbers and order do not)
+SYNONYMS = {"I recommend": "I suggest", "recommend": "advise", "and reject": "and turn down", "reject": "turn down",
+            "Evidence from part": "Data from part", "Remaining limitation": "Outstanding caveat",
+            "Re-evaluation trigger": "Reconsider when", "records": "logs", "against": "versus", "give": "produce",
+            "takes": "needs", "eliminates": "removes", "retains": "keeps", "yields": "gives", "under the": "with the",
+            "I choose": "I pick", "the alternative": "the other", "with": "using", "of": "for"}
+
+
+def _synonym_mapped(text: str) -> str:
+    for word, other in SYNONYMS.items():
+        text = re.sub(rf"\b{re.escape(word)}\b", other, text)
+    return text
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("track", TRACKS)
+def test_the_template_with_its_words_swapped_earns_no_rationale_point(lab, track):
+    data = solved(lab, track)
+    mapped = _synonym_mapped(data["synthesis"]["rationale"])
+    assert mapped != data["synthesis"]["rationale"]
+    data["synthesis"]["rationale"] = mapped
+    report = grade_bundle(reseal(data))
+    assert "generated" in report.flags
+    assert sum(i.points for i in report.parts["synthesis"].items if i.item.startswith("rationale_")) == 0
+    assert generated.shape_ratio(mapped, solved(lab, track)["synthesis"]["rationale"]) >= generated.SHAPE_GENERATED
+
+
+def test_no_honest_rationale_follows_a_templates_shape():
+    corpus = Path(__file__).parent / "rationale_corpus"
+    worst = 0.0
+    for path in sorted(corpus.glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        for entry in data["honest"] + data.get("honest_forms", []):
+            template = solved(path.stem, entry["track"], entry.get("seed"))["synthesis"]["rationale"]
+            worst = max(worst, generated.shape_ratio(entry["rationale"], template))
+    assert worst < 0.75, worst  # measured 0.66

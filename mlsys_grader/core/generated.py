@@ -42,18 +42,23 @@ two longest (22 3-grams) keep 50–55 % and every other one 23–44 %; no senten
 33 % of a template sentence.  A text that is mostly template keeps the rule above: flagged, and
 nothing is read.
 
-**Flagged means unpaid; below the flag, a slope.**  A flagged text earns no rationale point, whatever share of
-its sentences is judged template.  Below the flag, a text that keeps template sentences, or the template's
+**Flagged means unpaid; below the flag, a slope.**  A flagged text — mostly the template by its words and keeping
+at least :data:`TEMPLATE_THIRDS` of its evidence sentences (all of them, for a shorter template), or the template with
+its words swapped (:data:`SHAPE_GENERATED`) — earns no rationale point.  A text mostly the template by its words that
+keeps fewer of its sentences is on the slope below, so rewriting one sentence never moves more than a third; one that
+keeps the notebook's synthesis prompt has two thirds withheld.  Below the flag, a text that keeps template sentences, or the template's
 limitation and trigger lines word for word, is paid what its own sentences earn less a share taken as the
 template's (:attr:`TemplateUse.thirds`): a third of the rationale points per template sentence kept, and a third
 per level of :data:`SHARE_LEVELS` the whole text's containment reaches, at most two thirds.  The withheld items are
 the ones the template supplies first (:data:`SHARE_ITEMS`: its evidence, then its stance on each option).  Rewriting
-the template one sentence at a time in its order, the points climb 0, 4, 8, 12 and never fall
-(``benchmarks/template_slope.py``).
+the template one sentence at a time, in its order or last sentence first, the points climb in steps of at most 4
+and never fall (``benchmarks/template_slope.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -232,9 +237,15 @@ def _templates(ctx: GradingContext) -> Iterator[str]:
             template = lab.reference_rationale(ctx.track, plans, trigger, limitation)
             if template is not None:
                 yield template
+    prompt = _prompt(lab)
+    if prompt:  # the notebook's own question, restated, is not an answer to it
+        yield prompt
+
+
+def _prompt(lab: object) -> str:
+    """The notebook's synthesis prompt ("" when the lab has none): a text mostly made of it is flagged whole."""
     notebook = getattr(lab, "notebook", None)
-    if notebook is not None and notebook.synthesis:  # the notebook's own question, restated, is not an answer to it
-        yield " ".join(notebook.synthesis[1:])
+    return " ".join(notebook.synthesis[1:]) if notebook is not None and notebook.synthesis else ""
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -306,11 +317,22 @@ class TemplateUse:
     """The template's limitation and trigger lines (label and answer) the text reproduces word for word."""
     template: str = ""
     """The closest template as rendered for the bundle ("" when the lab writes none)."""
+    mapped: bool = False
+    """The text is a template with its words swapped (:data:`SHAPE_GENERATED`)."""
+    whole: bool = False
+    """The text is mostly the template, with fewer than :data:`TEMPLATE_THIRDS` sentences of its own beside it."""
+    restated: bool = False
+    """The template it keeps sentences of is the notebook's own synthesis prompt: restating the question earns two
+    thirds less, whatever else the text says."""
+    own_containment: float = 0.0
+    """The containment in the template of the text without the template's sentences it keeps (its own sentences): how
+    closely those follow the template's words."""
 
     @property
     def generated(self) -> bool:
-        """True when the rationale is mostly the template: it earns no rationale point."""
-        return self.similarity is not None and self.similarity.generated
+        """True when the rationale is the template with its words swapped, or mostly the template with fewer than
+        :data:`TEMPLATE_THIRDS` of its own sentences beside the template's: it earns no rationale point."""
+        return self.mapped or self.whole
 
     @property
     def partly(self) -> bool:
@@ -326,7 +348,11 @@ class TemplateUse:
             return 0
         if not (self.template_sentences or self.template_lines):
             return 0  # sharing words is not copying: only a text that keeps the template's own lines is measured
-        by_text = sum(self.similarity.containment >= level for level in SHARE_LEVELS)
+        if self.similarity.generated:  # mostly template by its words, but with its own sentences: a third per kept one
+            return min(TEMPLATE_THIRDS - 1, len(self.template_sentences) or TEMPLATE_THIRDS - 1)
+        if self.restated and self.template_sentences:
+            return TEMPLATE_THIRDS - 1
+        by_text = sum(self.own_containment >= level for level in SHARE_LEVELS)
         return min(TEMPLATE_THIRDS - 1, max(len(self.template_sentences), by_text))
 
 
@@ -367,12 +393,49 @@ def skeleton_spans(text: str) -> str:
     return _NUMBER.sub(lambda m: "#".ljust(len(m.group())), text.lower())
 
 
+_SHAPE_TOKEN = re.compile(r"\d+(?:[.,]\d+)*|[^\W\d_]+|[^\w\s]")
+SHAPE_GENERATED = 0.95
+"""How closely a text's shape — its numbers and punctuation in order, every word alike — may follow a template's before
+it is that template with its words swapped.  Measured (``tests/test_generated.py``): a template with a synonym for every
+word a map knows scores 0.98–0.99 on every lab; rewriting one of its sentences in other words brings it to 0.93–0.98
+(the 3-gram rule above already flags those), all of them 0.72–0.84; the honest rationales of the corpora and the
+held-out sets at most 0.66."""
+MIN_SHAPE_TOKENS = 20
+
+
+def _shape(text: str) -> tuple[str, ...]:
+    return tuple(token if not token[0].isalpha() else "w" for token in _SHAPE_TOKEN.findall(text))
+
+
+def shape_ratio(text: str, template: str) -> float:
+    """How closely ``text`` follows ``template``'s shape (:data:`SHAPE_GENERATED`), 0 for a template too short to tell."""
+    mine, theirs = _shape(text), _shape(template)
+    if len(theirs) < MIN_SHAPE_TOKENS or not mine:
+        return 0.0
+    return difflib.SequenceMatcher(None, mine, theirs, autojunk=False).ratio()
+
+
 @lru_cache(maxsize=256)
-def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) -> TemplateUse:
+def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str], prompt: str = "") -> TemplateUse:
     grams = word_ngrams(text)
     best, closest = _best(grams, templates)
-    if best is None or not best.shared or best.generated:  # mostly template: the flag costs every item already
+    if best is not None and not best.generated:
+        mapped = next((template for template in templates if shape_ratio(text, template) >= SHAPE_GENERATED), None)
+        if mapped is not None:
+            return TemplateUse(best, (), text, template=mapped, mapped=True)
+    if best is None or not best.shared:
         return TemplateUse(best, (), text, template=closest)
+    use = _sentences_used(text, templates, names, best, closest)
+    everything = max(1, len(_template_sentences(skeleton(closest), names)))  # a short template: all of its sentences
+    if best.generated and (closest == prompt or len(use.template_sentences) >= min(TEMPLATE_THIRDS, everything)
+                           or not use.own.strip()):
+        return TemplateUse(best, (), text, template=closest, whole=True)  # flagged: nothing of it is read
+    return dataclasses.replace(use, restated=bool(prompt) and closest == prompt)
+
+
+def _sentences_used(text: str, templates: tuple[str, ...], names: frozenset[str], best: Similarity,
+                    closest: str) -> TemplateUse:
+    """The template's sentences and lines ``text`` keeps, and the rest of it (its own sentences)."""
     reference = frozenset().union(*(template_ngrams(template) for template in templates))
     sentences = {sentence for template in templates for sentence in _template_sentences(skeleton(template), names)}
     lines = {line for template in templates for line in _template_lines(skeleton(template), names)}
@@ -388,14 +451,16 @@ def _template_use(text: str, templates: tuple[str, ...], names: frozenset[str]) 
                            for line_grams in (_line_ngrams(skeleton(text[start:end])),) for line in lines):
             copied_lines += 1
     if not pasted:
-        return TemplateUse(best, (), text, copied_lines, closest)
+        return TemplateUse(best, (), text, copied_lines, closest, own_containment=best.containment)
     kept, last = [], 0
     for start, end in pasted:  # a pasted sentence becomes a paragraph break, so its neighbours stay apart
         kept += [text[last:start], "\n\n"]
         last = end
     kept.append(text[last:])
-    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), "".join(kept).strip(), copied_lines,
-                       closest)
+    remainder = "".join(kept).strip()
+    rest, _ = _best(word_ngrams(remainder), templates)
+    return TemplateUse(best, tuple(text[start:end].strip() for start, end in pasted), remainder, copied_lines, closest,
+                       own_containment=rest.containment if rest is not None else 0.0)
 
 
 def template_use(ctx: GradingContext) -> TemplateUse:
@@ -419,7 +484,7 @@ def _context_template_use(ctx: GradingContext) -> TemplateUse:
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     options = (*terms.options, *ctx.lab.triggers, *ctx.lab.limitations)
     use = _template_use if len(text) <= CACHED_CHARS else _template_use.__wrapped__  # a hostile wall of text is never kept
-    return use(text, templates, _name_words(options, terms.slots))
+    return use(text, templates, _name_words(options, terms.slots), visible(_prompt(ctx.lab)).text)
 
 
 def template_match(ctx: GradingContext) -> TemplateMatch | None:
@@ -474,7 +539,8 @@ def check_generated(ctx: GradingContext) -> Iterable[Finding]:
             part="synthesis", criterion="generated", rubric_item="rationale_length",
             also_costs=_rationale_items(ctx.rubric.synthesis), hidden=False, message=MESSAGE,
             expected="a rationale in your own words",
-            actual=f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
+            actual="the generated text with its words swapped: its numbers and punctuation follow it in order" if use.mapped
+            else f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
         )
     elif use.thirds:  # every partly-template text keeps a template sentence, so it is paid a share
         share = "a third" if use.thirds == 1 else "two thirds"
