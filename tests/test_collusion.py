@@ -1,4 +1,4 @@
-"""Collusion finds copies (shared capture times, near-identical rationales), not coincidences."""
+"""Collusion finds copies (shared capture times, the same work part by part, near-identical rationales), not coincidences."""
 
 from __future__ import annotations
 
@@ -9,15 +9,20 @@ import os
 import random
 import subprocess
 import sys
+from collections import Counter
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
-from conftest import LABS, reseal, solved
+from conftest import FIXTURES, LABS, TRACKS, reseal, solved
 
 from mlsys_grader import get_lab, grade_bundle, solve
 from mlsys_grader.core.models import PARTS, load_bundle
 from mlsys_grader.course._collusion import (
+    MIN_PACED_INTERVALS,
     MIN_SHARED_TIMES,
+    PART_TOLERANCE_S,
     RATIONALE_THRESHOLD,
     Work,
     find_groups,
@@ -25,7 +30,12 @@ from mlsys_grader.course._collusion import (
     jaccard,
     part_times,
     shingles,
+    work_path,
 )
+from mlsys_grader.course._gradebook import grade_paths
+from mlsys_grader.course._options import BatchOptions
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "submissions"
 
 TEXT = ("I recommend compiled execution with fusion because at 120 executions the compiled total of 8.5 ms beats "
         "eager at 11.2 ms, and I reject eager execution; the limitation is unmodeled operator interactions and I "
@@ -272,7 +282,12 @@ def test_solve_bundles_of_different_seeds_are_never_paired_and_copies_of_one_see
     assert find_groups(subs) == []
 
 
-# -- copies by the path of the work, whatever the clock says ------------------------------------------------------------
+# -- copies by the work, part by part, whatever the clock says ----------------------------------------------------------
+
+RUNS = FIXTURES / "top-to-bottom-notebook-runs.json"
+"""Real notebooks run top to bottom (``tests/make_notebook_runs.py``): only their lab, track, settings, predictions and times."""
+DEFAULT_TRACKS = ("cloud", "edge")
+
 
 def _retimed(data: dict, change) -> dict:
     """``data`` with every time of every record and run-log entry passed through ``change(datetime, field index)``."""
@@ -290,8 +305,6 @@ def _retimed(data: dict, change) -> dict:
 
 
 def path_submission(key: int, data: dict, rationale: str | None = None) -> Work:
-    from mlsys_grader.course._collusion import work_path
-
     bundle = load_bundle(json.dumps(data))
     text = bundle.synthesis.rationale if rationale is None else rationale
     return Work(key, bundle.lab, part_times(bundle), text, f"student{key}", work_path(bundle))
@@ -301,6 +314,76 @@ def _every_fifth_word_replaced(text: str) -> str:
     return " ".join("indeed" if n % 5 == 4 else word for n, word in enumerate(text.split()))
 
 
+def _is_time(label: str) -> bool:
+    return label.endswith("_at")
+
+
+def repaced(path, change) -> list[tuple[str, str]]:
+    """A :func:`work_path` with every time passed through ``change(datetime, label)``."""
+    return [(label, change(datetime.fromisoformat(text), label).isoformat() if _is_time(label) else text) for label, text in path]
+
+
+def own_clock(path, rng: random.Random) -> list[tuple[str, str]]:
+    """``path`` as a person with their own clock paced it: the same events in the same order (equal times stay equal),
+    before each new time an interval log-normal with median 40 s and σ 1, and before a tenth of them a break of hours."""
+    moment = SESSION + timedelta(days=rng.randrange(28), seconds=rng.uniform(0, 14 * 3600))
+    mapped = {}
+    for old in sorted({datetime.fromisoformat(text) for label, text in path if _is_time(label)}):
+        pause = rng.uniform(3600, 10800) if rng.random() < 0.1 else 0.0
+        moment += timedelta(seconds=rng.lognormvariate(math.log(40), 1) + pause, microseconds=rng.randrange(1, 10**6))
+        mapped[old] = moment
+    return repaced(path, lambda t, label: mapped[t])
+
+
+def paced_by_people(lab: str, count: int, seed: int = 0) -> list[list[tuple[str, str]]]:
+    """``count`` independent students of ``lab`` paced by a person: every other one a seeded solve bundle (settings
+    drawn across the domain, solve's own session), the rest keeping every notebook default on cloud or edge (identical
+    evidence within a track), each with their own clock."""
+    rng = random.Random(f"people {lab} {seed}")
+    return [work_path(solve(lab, TRACKS[n // 2 % 4], 1000 * seed + n // 2)) if n % 2 == 0 else
+            own_clock(work_path(solve(lab, DEFAULT_TRACKS[n // 2 % 2])), rng) for n in range(count)]
+
+
+def works(lab: str, paths) -> list[Work]:
+    """One submission of ``lab`` per path, as the gradebook builds it (its times by part, its path), each with a
+    rationale of its own, so only times can pair them."""
+    return [Work(n, lab, times_of(path), f"rationale {n}", f"student{n}", path) for n, path in enumerate(paths)]
+
+
+def times_of(path) -> dict[str, list[str]]:
+    """Part → its times, as :func:`part_times` lists them."""
+    found: dict[str, set[str]] = {}
+    for label, text in path:
+        if _is_time(label):
+            found.setdefault(label.split(".")[0], set()).add(text)
+    return {part: sorted(values) for part, values in found.items()}
+
+
+def per_part_offsets(rng: random.Random):
+    shifts: dict[str, timedelta] = {}
+    return lambda t, label: t + shifts.setdefault(label.split(".")[0], timedelta(hours=rng.uniform(-72, 72),
+                                                                                  microseconds=rng.randrange(10**6)))
+
+
+def jitter(rng: random.Random, seconds: float = 3.0):
+    return lambda t, label: t + timedelta(microseconds=rng.randint(-round(seconds * 1e6), round(seconds * 1e6)))
+
+
+def recorded_runs() -> list[dict]:
+    return json.loads(RUNS.read_text(encoding="utf-8"))["runs"]
+
+
+def recorded_path(run: dict) -> list[tuple[str, str]]:
+    """A recorded run's :func:`work_path`, read from the fixture's lab, track, settings, predictions and times."""
+    def entry(fields: dict) -> SimpleNamespace:
+        return SimpleNamespace(**{name: datetime.fromisoformat(value.replace("Z", "+00:00")) if name.endswith("_at") and value
+                                  else value for name, value in fields.items()})
+    bundle = SimpleNamespace(track=run["track"], controls=run["controls"],
+                             evidence={part: entry(fields) for part, fields in run["evidence"].items()},
+                             runs={part: entry(fields) for part, fields in run["runs"].items()})
+    return work_path(bundle)
+
+
 EVASIONS = {
     "a constant offset": lambda t, i: t + timedelta(days=3, seconds=7, microseconds=123),
     "truncation to whole seconds": lambda t, i: t.replace(microsecond=0),
@@ -308,49 +391,122 @@ EVASIONS = {
     "1-999 µs jitter per field": lambda t, i: t + timedelta(microseconds=1 + (i * 389) % 999),
     "a shift then truncation": lambda t, i: (t + timedelta(hours=2, microseconds=654321)).replace(microsecond=0),
     "a 5-hour shift": lambda t, i: t + timedelta(hours=5),
+    "±3 s per field": lambda t, i: t + timedelta(microseconds=random.Random(f"jitter {i}").randint(-3 * 10**6, 3 * 10**6)),
 }
 
 
 @pytest.mark.parametrize("lab", LABS)
 @pytest.mark.parametrize("evasion", sorted(EVASIONS))
-def test_a_copy_with_its_clock_edited_is_paired_by_the_path_of_its_work(lab, evasion):
-    """Measured before: every one of these copies, with the rationale reworded, earned 93-96/100 unpaired."""
+def test_a_copy_with_its_clock_edited_is_paired_by_its_work_part_by_part(lab, evasion):
+    """Measured before: every one of these copies, with the rationale reworded, earned 93-96/100 unpaired (the first six
+    paired by the whole path of the work since; the ±3 s copy by nothing)."""
     original = stamped(solved(lab, "cloud", 4), 4)
     copied = _retimed(original, EVASIONS[evasion])
     reworded = _every_fifth_word_replaced(TEXT)
     group = only_group([path_submission(0, original, TEXT), path_submission(1, copied, reworded)])
     assert "clock" in group.bases and group.members == [0, 1]
     [pair] = [p for p in group.pairs if p.basis == "clock"]
-    assert pair.shared >= 20 and pair.parts == get_lab(lab).part_ids() and 0 <= pair.similarity <= 1
+    assert pair.parts == get_lab(lab).part_ids() and 0 <= pair.similarity <= 1
+    assert pair.shared >= MIN_PACED_INTERVALS
+
+
+@pytest.mark.parametrize("lab", ["lab08", "lab02"])
+def test_copies_with_each_part_shifted_by_its_own_offset_or_every_time_jittered_by_3_s_are_paired(lab):
+    """Measured before: a copy whose parts were each shifted by their own offset (each part's intervals kept), or whose
+    every time was jittered by up to ±3 s, given a new rationale, was not paired.  Forty sessions paced by a person,
+    each copied three ways."""
+    originals = paced_by_people(lab, 40, seed=1)
+    rng = random.Random(f"copies {lab}")
+    kinds = {"per-part offsets": lambda path: repaced(path, per_part_offsets(rng)),
+             "±3 s jitter": lambda path: repaced(path, jitter(rng)),
+             "both": lambda path: repaced(repaced(path, per_part_offsets(rng)), jitter(rng))}
+    missed = []
+    for kind, copier in kinds.items():
+        for n, original in enumerate(originals):
+            groups = find_groups(works(lab, [original, copier(original)]))
+            if [g.bases for g in groups] != [["clock"]]:
+                missed.append((kind, n))
+    assert missed == []
 
 
 @pytest.mark.parametrize("lab", LABS)
 def test_independent_clocks_on_the_same_defaults_and_settings_are_never_paired(lab):
-    """A population of one lab (clocks are compared only within a lab): seeded solve bundles and students who keep
-    every default in the notebook's order, each with its own clock (intervals log-normal, median 40 s, σ 1, occasional
-    breaks of hours) — no clock pair."""
-    rng = random.Random(0)
+    """400 independent students of one lab paced by a person — half seeded solve bundles, half keeping every default on
+    cloud or edge (identical evidence: thousands of pairs), each with their own clock — and no pair of any kind."""
+    paths = paced_by_people(lab, 400)
+    identical = Counter(tuple((label, text) for label, text in path if not _is_time(label)) for path in paths)
+    assert sum(n * (n - 1) // 2 for n in identical.values()) >= 2 * 100 * 99 // 2, "pairs with identical evidence"
+    assert find_groups(works(lab, paths)) == []
 
-    def own_clock(data: dict) -> dict:
-        moment = SESSION + timedelta(days=rng.randrange(28))
-        times = {}
 
-        def step() -> timedelta:
-            seconds = rng.lognormvariate(math.log(40), 1) + (rng.uniform(3600, 10800) if rng.random() < 0.1 else 0)
-            return timedelta(seconds=seconds, microseconds=rng.randrange(1, 10**6))
+def test_recorded_top_to_bottom_notebook_runs_are_never_paired():
+    """Measured before: 23 independent notebook sessions run top to bottom gave 40 false clock pairs (and the whole-path
+    rule pairs 812 pairs of these 72, 636 of them across tracks).  Their intervals are the machine's (cells run back to
+    back), so they agree with each other and prove nothing."""
+    runs = recorded_runs()
+    labs = Counter(run["lab"] for run in runs)
+    assert labs["lab08"] + labs["lab02"] >= 50 and min(labs["lab08"], labs["lab02"]) >= 20, labs
+    alike = identical = 0
+    for lab in sorted(labs):
+        paths = [recorded_path(run) for run in runs if run["lab"] == lab]
+        for x, a in enumerate(paths):
+            for b in paths[x + 1:]:
+                identical += [f for f in a if not _is_time(f[0])] == [f for f in b if not _is_time(f[0])]
+                alike += _every_part_within(a, b, PART_TOLERANCE_S)
+        assert find_groups(works(lab, paths)) == [], lab
+    assert alike == identical >= 80, "every two runs with the same evidence agree in every part: the machine's pace"
 
-        def change(t: datetime, i: int) -> datetime:
-            nonlocal moment
-            key = t.isoformat()
-            if key not in times:
-                moment = moment + step()
-                times[key] = moment
-            return times[key]
-        return _retimed(data, change)
 
-    population = [stamped(solved(lab, "cloud", seed), seed) for seed in range(40)]
-    population += [own_clock(stamped(solved(lab, track, None), 0)) for track in ("cloud", "edge") for _ in range(25)]
-    subs = [path_submission(i, data, f"{TEXT} {i}") for i, data in enumerate(population)]
-    from mlsys_grader.course._collusion import _clock_pairs
+def _every_part_within(a, b, seconds: float) -> bool:
+    """Same facts, and in every part the spread of the time differences (the part's clock offset removed) within ``seconds``."""
+    facts_a = {label: text for label, text in a if not _is_time(label)}
+    if facts_a != {label: text for label, text in b if not _is_time(label)}:
+        return False
+    times_b = {label: datetime.fromisoformat(text) for label, text in b if _is_time(label)}
+    differences: dict[str, list[float]] = {}
+    for label, text in a:
+        if _is_time(label):
+            if label not in times_b:
+                return False
+            differences.setdefault(label.split(".")[0], []).append((datetime.fromisoformat(text) - times_b[label]).total_seconds())
+    return bool(differences) and all(max(d) - min(d) <= seconds for d in differences.values())
 
-    assert _clock_pairs(subs) == []
+
+def test_a_copy_of_a_run_the_machine_paced_is_not_a_clock_pair():
+    """Its intervals are anyone's: a copy shifted part by part keeps nothing that a second run of the notebook would not
+    (an unshifted copy still shares its times)."""
+    first = recorded_runs()[0]
+    run = recorded_path(first)
+    assert find_groups(works(first["lab"], [run, repaced(run, per_part_offsets(random.Random(3)))])) == []
+    assert [g.bases for g in find_groups(works(first["lab"], [run, run]))] == [["timestamps"]]
+
+
+def test_the_shipped_reference_examples_of_different_tracks_are_not_grouped():
+    """Measured before: the README quick start grouped the reference examples of every track of a lab with each other.
+    Only the edited copies are grouped, each with the reference it was made from."""
+    result = grade_paths([EXAMPLES], BatchOptions(jobs=1, db=None))
+    groups = sorted(sorted(Path(result.rows[m]["path"]).stem for m in g.members) for g in result.groups)
+    assert groups == [["lab07-cloud", "lab07-cloud-edited-number"], ["lab07-mobile", "lab07-mobile-rationale-without-numbers"],
+                      ["lab11-edge", "lab11-edge-stale-part-d"]]
+    assert all("clock" not in g.bases for g in result.groups), "the references were run top to bottom: no interval of a person"
+
+
+def test_a_pair_on_different_tracks_is_never_a_clock_pair():
+    """The same settings, predictions and times part by part (each part shifted by its own offset): a clock pair on
+    one track, none when the copy names another."""
+    original = paced_by_people("lab08", 1)[0]
+    copied = repaced(original, per_part_offsets(random.Random(5)))
+    same = find_groups(works("lab08", [original, copied]))
+    assert [g.bases for g in same] == [["clock"]]
+    elsewhere = [(label, "mobile" if label == "track" else text) for label, text in copied]
+    assert dict(original)["track"] != "mobile"
+    assert find_groups(works("lab08", [original, elsewhere])) == []
+
+
+def test_a_path_stored_without_its_track_is_not_compared_by_clock():
+    """A result stored before the track was kept: its track is unknown, so it is never a clock pair."""
+    original = paced_by_people("lab08", 1)[0]
+    copied = repaced(original, per_part_offsets(random.Random(6)))
+    untracked = [[(label, text) for label, text in path if label != "track"] for path in (original, copied)]
+    assert [g.bases for g in find_groups(works("lab08", [original, copied]))] == [["clock"]]
+    assert find_groups(works("lab08", untracked)) == []

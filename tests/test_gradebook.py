@@ -241,7 +241,8 @@ def test_a_reworked_copy_is_flagged_and_identical_defaults_are_not(small_course,
     assert all(row["status"] == "graded" for row in rows.values())
     [group] = result.groups
     assert {Path(result.rows[m]["path"]).parent.name for m in group.members} == {"alice", "bob"}
-    assert group.bases == ["timestamps"] and group.parts == ["A", "B", "D", "E"]
+    # the four kept parts are the same work part by part as well (part C, redone, is not)
+    assert group.bases == ["clock", "timestamps"] and group.parts == ["A", "B", "D", "E"]
     for name in ("alice", "bob"):
         assert "collusion" in rows[name]["flags"].split(";") and rows[name]["collusion_group"] == group.group_id
     for name in ("carol", "dave"):

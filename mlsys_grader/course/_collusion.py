@@ -1,4 +1,4 @@
-"""Collusion flags: copied capture times, or near-identical rationales, across submissions.
+"""Collusion flags: copied capture times, the same work part by part, or near-identical rationales, across submissions.
 
 Two submissions of the same lab are paired when either
 
@@ -16,13 +16,34 @@ Two submissions of the same lab are paired when either
   such times prove nothing either way.  Two instants, not one, because some clocks tick
   coarsely (about 16 ms on older Windows Python), which makes a single match across
   thousands of students possible; copying even one part's record shares two or three.
-* **clock** — the same path of work in time, whatever the clock says: the same labelled
-  events (every capture, prediction lock, result shown and run of every part), and every
-  event at the same place relative to the others within :data:`PATH_TOLERANCE_S` once the
-  clocks' constant offset is removed (:func:`work_path`).  A copy whose times were shifted
-  by any offset, truncated to whole seconds, moved by a microsecond or jittered by up to a
-  millisecond per field keeps its path; a student who redoes the runs by hand makes a new
-  one (that still evades, as does any copy made by doing the work again).
+* **clock** — the same work, part by part, whatever each part's clock says.  A part agrees
+  with the same part of another submission when both are on the same track with the same
+  settings and predictions and keep the same labelled times (prediction locked, result
+  shown, first run, capture; :func:`work_path`), each at the same place relative to the
+  part's others within :data:`PART_TOLERANCE_S` once the part's own clock offset is
+  removed.  Only intervals a person paced are evidence: consecutive events of a part more
+  than :data:`MACHINE_PACE_S` apart.  Cells run back to back (Jupyter's "Run All", or a
+  student who fills every cell first and runs them) leave a part's events within about a
+  second of each other, at the pace of the machine, so every independent run of the
+  notebook's defaults would agree with every other: two parts with no longer interval are
+  never compared.  A pair needs :data:`MIN_CLOCK_PARTS` agreeing parts that hold
+  :data:`MIN_PACED_INTERVALS` such intervals between them.  A copy keeps each part's
+  intervals whatever it does to the clock — one offset, an offset per part, every time
+  truncated to whole seconds or jittered by up to ±3 s — and is paired; a copy made by
+  redoing the runs by hand, by editing the intervals of two parts (one of a four-part
+  lab) by more than 6 s, or from a run the machine paced, evades.
+
+  Why four parts: an interval a person paced (seconds to many minutes) matches an
+  independent one within 6 s about one time in ten, so a part with two such intervals
+  about once in two hundred pairs.  Among 3,000 students who keep every default on one
+  track, each with their own clock (4.5 million pairs with identical evidence; intervals
+  log-normal, median 40 s, σ 1; ``benchmarks/collusion.py``), a part of Lab 08 matched in
+  2.7 % of pairs, two parts in 0.03 % and three in 7 pairs (1.6 in a million): three parts
+  would pair one of every few hundred thousand such pairs, while four, at the same ratio
+  again, leave about one chance pair in a hundred million.  Six intervals: a run the
+  machine slows beyond 5 s adds at most one interval to its part (the capture follows at
+  once), five in a five-part lab, never six; a person who runs a part within 5 s of
+  locking still leaves the part's other interval.
 * **rationale** — the Jaccard similarity of their sets of word
   :data:`SHINGLE_WORDS`-grams is at least :data:`RATIONALE_THRESHOLD`, both having at
   least :data:`MIN_RATIONALE_WORDS` words.
@@ -38,7 +59,8 @@ stay at or below 0.55 across different settings), while a copy with one word cha
 are one template with a few numbers changed and can reach 0.84; real students do not
 write from one template.
 
-Pairs are joined into groups (connected components).  Candidates for the rationale test
+Pairs are joined into groups (connected components).  Candidates for the clock test are the
+parts of equal context whose spans differ by at most the tolerance; candidates for the rationale test
 come from MinHash banding over 64 hashes (bands of 4 rows at the default threshold; fewer
 rows for a lower one, so a pair at the threshold is a candidate with probability above
 0.999), so a course of 10,000 is not compared pair by pair; every reported pair is
@@ -49,7 +71,10 @@ the same in every run and under every ``PYTHONHASHSEED``.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import json
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -62,15 +87,24 @@ SHINGLE_WORDS = 5
 RATIONALE_THRESHOLD = 0.8
 MIN_RATIONALE_WORDS = 20
 MIN_SHARED_TIMES = 2
-MIN_PATH_EVENTS = 8
-"""Labelled events a submission's path needs before it is compared (two parts' worth: fewer match too easily)."""
-PATH_TOLERANCE_S = 2.0
-"""How far two paths' events may differ, in seconds, after the clocks' offset is removed: truncating a copy's times to
-whole seconds moves each by under 1 s, jitter by microseconds; an independent student's intervals (tens of seconds to
-hours, each drawn anew) agree with another's within 2 s on every one of 8 or more events by chance almost never."""
+MACHINE_PACE_S = 5.0
+"""Within a part, an interval between consecutive events this short or shorter was set by the machine (cells run back
+to back: in 72 recorded top-to-bottom runs of the notebooks, ``tests/fixtures/top-to-bottom-notebook-runs.json``, the
+longest was 0.86 s), so it proves nothing; a longer one was paced by a person."""
+PART_TOLERANCE_S = 6.0
+"""How far a part's times may sit from where the other's are, relative to the part's other times (the part's own clock
+offset removed): the largest minus the smallest of the differences of its labelled times.  A copy with every time
+jittered by up to ±3 s stays within 6 s."""
+MIN_CLOCK_PARTS = 4
+"""Parts that must agree for a ``clock`` pair (every part of a four-part lab)."""
+MIN_PACED_INTERVALS = 6
+"""Intervals a person paced that the agreeing parts must hold between them (:attr:`PartMatch.paced`)."""
 _RECORD_TIMES = ("captured_at", "prediction_locked_at", "result_shown_at")
 _RUN_TIMES = ("prediction_locked_at", "first_shown_at", "first_run_at")
 _WORD = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
+_MACHINE_PACE_US = round(MACHINE_PACE_S * 1_000_000)
+_TOLERANCE_US = round(PART_TOLERANCE_S * 1_000_000)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HASHES = 64
 _MIN_RECALL = 0.999
 _BIG_BUCKET = 64
@@ -91,17 +125,27 @@ def part_times(bundle: Any) -> dict[str, list[str]]:
 
 
 def work_path(bundle: Any) -> list[tuple[str, str]]:
-    """Every event of the work, labelled: ``(part.record.captured_at | part.run.first_run_at | …, ISO time)``, sorted by
-    label — what :func:`_clock_pairs` compares up to a constant offset of the clock."""
-    events: list[tuple[str, str]] = []
+    """What the ``clock`` test reads of the work, labelled and sorted by label: the track (``track``), each part's
+    settings (``A.settings``: its final controls as JSON) and predictions (``A.record.prediction``, ``A.run.prediction``),
+    and every time its evidence record and run-log entry keep (``A.record.captured_at``, ``A.run.first_run_at``, …: ISO
+    8601)."""
+    found: dict[str, str] = {}
+    track = getattr(bundle, "track", None)
+    if track:
+        found["track"] = str(track)
+    for part, values in (getattr(bundle, "controls", {}) or {}).items():
+        found[f"{part}.settings"] = json.dumps(dict(values), sort_keys=True, separators=(",", ":"))
     for source, kind, names in ((getattr(bundle, "evidence", {}) or {}, "record", _RECORD_TIMES),
                                 (getattr(bundle, "runs", {}) or {}, "run", _RUN_TIMES)):
         for part, entry in source.items():
+            prediction = getattr(entry, "prediction", None)
+            if prediction is not None:
+                found[f"{part}.{kind}.prediction"] = str(prediction)
             for name in names:
                 value = getattr(entry, name, None)
                 if isinstance(value, datetime):
-                    events.append((f"{part}.{kind}.{name}", value.isoformat()))
-    return sorted(events)
+                    found[f"{part}.{kind}.{name}"] = value.isoformat()
+    return sorted(found.items())
 
 
 def instant(value: Any) -> str | None:
@@ -161,7 +205,8 @@ class Work:
     who: str = ""
     """Identity; two inputs of the same person are never paired with each other."""
     path: Sequence[Sequence[str]] = ()
-    """The work's labelled events, :func:`work_path` (empty for a result stored before it was kept)."""
+    """The work's track, settings, predictions and labelled times, :func:`work_path` (empty, or without the track, for
+    a result stored before they were kept: such a submission is not compared by clock)."""
 
 
 @dataclass(frozen=True)
@@ -173,12 +218,13 @@ class Pair:
     basis: str
     """``timestamps``, ``clock`` or ``rationale``."""
     similarity: float
-    """Rationale: the shingle Jaccard.  Timestamps: 1.0 (the times are identical).  Clock: 1 − the largest difference of
-    the two paths over :data:`PATH_TOLERANCE_S`."""
+    """Rationale: the shingle Jaccard.  Timestamps: 1.0 (the times are identical).  Clock: 1 − the largest spread of an
+    agreeing part's time differences over :data:`PART_TOLERANCE_S`."""
     parts: tuple[str, ...] = ()
-    """Timestamps: the parts whose times are shared."""
+    """Timestamps: the parts whose times are shared; clock: the parts that agree."""
     shared: int = 0
-    """Timestamps: how many distinct instants are shared; clock: how many labelled events the paths share."""
+    """Timestamps: how many distinct instants are shared; clock: how many intervals a person paced the agreeing parts
+    hold (:attr:`PartMatch.paced`)."""
 
 
 @dataclass
@@ -227,46 +273,121 @@ def _timestamp_pairs(subs: Sequence[Work]) -> list[Pair]:
             for (left, right), parts in sorted(shared.items()) if len(parts) >= MIN_SHARED_TIMES]
 
 
-def _relative(path: Sequence[Sequence[str]]) -> tuple[tuple[str, ...], tuple[float, ...]] | None:
-    """(labels, each event's seconds from the mean of all of them): the path's shape, whatever its clock's offset."""
-    stamps = []
-    for label, text in path:
-        try:
-            moment = datetime.fromisoformat(str(text))
-        except ValueError:
-            return None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        stamps.append((str(label), moment.timestamp()))
-    if len(stamps) < MIN_PATH_EVENTS:
-        return None
-    centre = sum(t for _, t in stamps) / len(stamps)
-    return tuple(label for label, _ in stamps), tuple(t - centre for _, t in stamps)
+@dataclass(frozen=True)
+class _PartPath:
+    """One part of one submission, as the clock test compares it."""
+
+    sub: Work
+    times: tuple[int, ...]
+    """The part's times in microseconds, in the order of their labels."""
+    span: int
+    """Its last time minus its first."""
+    paced: int
+    """How many of its intervals (between consecutive times) are longer than :data:`MACHINE_PACE_S`."""
+
+
+def _part_paths(sub: Work) -> list[tuple[tuple[str, ...], _PartPath]]:
+    """(what a part must share with another's to be compared — lab, track, part, settings, predictions, the labels of
+    its times —, its path) for each part of ``sub`` with times.  Nothing for a path without its track (stored before the
+    track was kept) or with a time that does not read."""
+    facts: dict[str, str] = {}
+    events: dict[str, list[tuple[str, int]]] = {}
+    read: dict[str, int] = {}  # a part's lock and shown times are each kept twice (record and run log): read once
+    for label, text in sub.path:
+        label, text = str(label), str(text)
+        part, _, field_name = label.partition(".")
+        if not field_name.endswith("_at"):
+            facts[label] = text
+            continue
+        if text not in read:
+            try:
+                read[text] = _microseconds(datetime.fromisoformat(text))
+            except ValueError:
+                return []
+        events.setdefault(part, []).append((label, read[text]))
+    track = facts.get("track")
+    if track is None:
+        return []
+    found = []
+    for part, stamped in sorted(events.items()):
+        stamped.sort()
+        times = tuple(t for _, t in stamped)
+        ordered = sorted(times)
+        paced = sum(1 for early, late in itertools.pairwise(ordered) if late - early > _MACHINE_PACE_US)
+        context = (sub.lab, track, part, facts.get(f"{part}.settings", ""), facts.get(f"{part}.record.prediction", ""),
+                   facts.get(f"{part}.run.prediction", ""), *(label for label, _ in stamped))
+        found.append((context, _PartPath(sub, times, ordered[-1] - ordered[0], paced)))
+    return found
+
+
+def _microseconds(moment: datetime) -> int:
+    """``moment`` (UTC when it names no zone) as whole microseconds since the epoch: exact, so a difference of 6 s is
+    6,000,000, never 6.0000001."""
+    since = (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)) - _EPOCH
+    return (since.days * 86_400 + since.seconds) * 1_000_000 + since.microseconds
+
+
+@dataclass(frozen=True)
+class PartMatch:
+    """One part on which two submissions agree by clock (:func:`matching_parts`)."""
+
+    part: str
+    paced: int
+    """Intervals a person paced in the part: the more of the two submissions' (a copy jittered by up to ±3 s can bring an
+    interval of the original's under :data:`MACHINE_PACE_S`; two parts the machine paced are never matched)."""
+    spread_us: int
+    """The largest minus the smallest difference of the part's labelled times, in microseconds (at most
+    :data:`PART_TOLERANCE_S`)."""
+
+
+def matching_parts(subs: Sequence[Work]) -> dict[tuple[int, int], list[PartMatch]]:
+    """(left key, right key) → the parts on which the two agree: same lab, track, part, settings, predictions and
+    labelled times, every time at the same place relative to the part's others within :data:`PART_TOLERANCE_S`, and
+    an interval a person paced in at least one of the two.
+
+    Only parts of equal context and nearly equal span are compared (sorted by span: a part's span differs from the
+    other's by at most the spread), so a course is not compared pair by pair; and two parts the machine paced are never
+    compared — a course's top-to-bottom runs of the defaults all agree with each other.  A part a person paced is
+    compared with one the machine paced, because a copy with every time jittered by a few seconds can bring the
+    original's short intervals under :data:`MACHINE_PACE_S`."""
+    buckets: dict[tuple[str, ...], list[_PartPath]] = {}
+    for sub in subs:
+        for context, path in _part_paths(sub):
+            buckets.setdefault(context, []).append(path)
+    found: dict[tuple[int, int], list[PartMatch]] = {}
+    for context, members in buckets.items():
+        paced = sorted((m for m in members if m.paced), key=_by_span)
+        if not paced:
+            continue
+        unpaced = sorted((m for m in members if not m.paced), key=_by_span)
+        paced_spans, unpaced_spans = [m.span for m in paced], [m.span for m in unpaced]
+        for x, a in enumerate(paced):
+            later = paced[x + 1:bisect_right(paced_spans, a.span + _TOLERANCE_US)]
+            near = unpaced[bisect_left(unpaced_spans, a.span - _TOLERANCE_US):bisect_right(unpaced_spans, a.span + _TOLERANCE_US)]
+            for b in itertools.chain(later, near):
+                differences = [p - q for p, q in zip(a.times, b.times, strict=True)]
+                spread = max(differences) - min(differences)
+                if spread <= _TOLERANCE_US and not _same_person(a.sub, b.sub):
+                    key = (min(a.sub.key, b.sub.key), max(a.sub.key, b.sub.key))
+                    found.setdefault(key, []).append(PartMatch(context[2], max(a.paced, b.paced), spread))
+    return found
+
+
+def _by_span(path: _PartPath) -> tuple[int, int]:
+    return path.span, path.sub.key
 
 
 def _clock_pairs(subs: Sequence[Work]) -> list[Pair]:
-    """Pairs whose work followed the same path in time: the same labelled events, every interval between them equal
-    within :data:`PATH_TOLERANCE_S` once the clocks' offset is removed (a copy whose times were all shifted, truncated to
-    whole seconds or jittered by microseconds keeps its path; independent work does not share one)."""
-    buckets: dict[tuple[str, tuple[str, ...]], list[tuple[float, Work, tuple[float, ...]]]] = {}
-    for sub in subs:
-        shape = _relative(sub.path)
-        if shape is not None:
-            labels, offsets = shape
-            buckets.setdefault((sub.lab, labels), []).append((max(offsets) - min(offsets), sub, offsets))
+    """Pairs with at least :data:`MIN_CLOCK_PARTS` matching parts (:func:`matching_parts`) that hold at least
+    :data:`MIN_PACED_INTERVALS` intervals a person paced between them."""
     pairs = []
-    for (_, labels), members in buckets.items():
-        members.sort(key=lambda m: (m[0], m[1].key))
-        for x, (span, a, left) in enumerate(members):
-            for other_span, b, right in members[x + 1:]:
-                if other_span - span > 2 * PATH_TOLERANCE_S:
-                    break  # sorted by span: no later member can match
-                worst = max(abs(p - q) for p, q in zip(left, right, strict=True))
-                if worst <= PATH_TOLERANCE_S and not _same_person(a, b):
-                    first, second = sorted((a.key, b.key))
-                    parts = tuple(sorted({label.split(".", 1)[0] for label in labels}, key=_part_order))
-                    pairs.append(Pair(first, second, "clock", round(1 - worst / PATH_TOLERANCE_S, 6), parts, len(labels)))
-    return sorted(pairs, key=lambda p: (p.left, p.right))
+    for (left, right), parts in sorted(matching_parts(subs).items()):
+        paced = sum(match.paced for match in parts)
+        if len(parts) >= MIN_CLOCK_PARTS and paced >= MIN_PACED_INTERVALS:
+            worst = max(match.spread_us for match in parts)
+            names = tuple(sorted((match.part for match in parts), key=_part_order))
+            pairs.append(Pair(left, right, "clock", round(1 - worst / _TOLERANCE_US, 6), names, paced))
+    return pairs
 
 
 def _part_order(part: str) -> int:
@@ -385,8 +506,8 @@ def _rationale_pairs(subs: Sequence[Work], threshold: float, index: RationaleInd
 
 def find_groups(subs: Iterable[Work], *, threshold: float = RATIONALE_THRESHOLD,
                 index: RationaleIndex | None = None) -> list[Group]:
-    """Groups of submissions paired by shared capture times or near-identical rationales (``index``: the
-    rationales already read, :class:`RationaleIndex`; any other is read here)."""
+    """Groups of submissions paired by shared capture times, the same work part by part, or near-identical rationales
+    (``index``: the rationales already read, :class:`RationaleIndex`; any other is read here)."""
     subs = list(subs)
     pairs = _timestamp_pairs(subs) + _clock_pairs(subs) + _rationale_pairs(subs, threshold, index)
     parent: dict[int, int] = {}

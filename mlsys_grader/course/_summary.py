@@ -123,7 +123,8 @@ def _collusion_evidence(group: Any, rows: Sequence[Row]) -> str:
     if "timestamps" in group.bases:
         shown.append(f"identical capture, lock or shown times in parts {', '.join(group.parts)}")
     if "clock" in group.bases:
-        shown.append("every capture, lock, result and run at the same intervals as the other's, whatever the clock said")
+        shown.append("the same intervals between lock, result and capture as the other's, part by part, at a person's pace, "
+                     "whatever each part's clock said")
     if "rationale" in group.bases:
         text = rows[group.members[0]].rationale
         shown.append(f"rationale: “{text[:200]}{'…' if len(text) > 200 else ''}”")
@@ -134,7 +135,7 @@ def _pair_basis(pair: Any) -> str:
     if pair.basis == "timestamps":
         return f"{pair.shared} identical times in {', '.join(pair.parts)}"
     if pair.basis == "clock":
-        return f"the same path of {pair.shared} events in time (clock offset removed) in {', '.join(pair.parts)}"
+        return f"{pair.shared} intervals a person paced, the same to within seconds in {', '.join(pair.parts)} (each part's clock offset removed)"
     return f"{pair.basis} {pair.similarity:.2f}"
 
 
