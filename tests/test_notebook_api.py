@@ -870,3 +870,30 @@ def test_export_names_every_public_point_still_to_earn_with_its_cost(tmp_path, c
     total = check.max_score - check.score
     assert notice.title.startswith(f"Exported {exported.name} (your notebook and lab07-submission.json); the public checks "
                                    f"still find {total:g} points to earn: ")
+
+
+def test_export_says_what_quantifying_the_rejected_alternative_would_add(tmp_path, clock):
+    """Numbers of the evidence that quantify nothing rejected earn half the evidence item, certainly: the self-check
+    says what the other half needs, and the export names the 2 points before upload."""
+    from conftest import solved
+
+    answers = solved("lab07", "cloud")
+    lab = lab07(tmp_path, clock)
+    for part in ("A", "B", "C", "D", "E"):
+        record = answers["evidence"][part]
+        lab.predict(part, record["prediction"])
+        controls = dict(answers["controls"][part])
+        chosen = {"decision": controls.pop("decision")} if "decision" in controls else {}
+        lab.run(part, **controls)
+        lab.capture(part, **chosen)
+    synthesis = {k: v for k, v in answers["synthesis"].items() if k != "rationale"}
+    lab.synthesis(**synthesis, rationale=(
+        "I recommend compiled with fusion, which totals 8.99 ms over the 50 executions. I reject eager execution. The "
+        "timings are illustrative assumptions, and I would revisit this if the execution count changes."))
+    _saved_notebook(tmp_path)
+    check = lab.check()
+    cites = next(item for item in check.parts["synthesis"].items if item.item == "rationale_cites_evidence")
+    assert (cites.points, cites.certainty) == (2, "certain")
+    assert any("Quantify the rejected alternative" in f.message for f in check.findings)
+    notice = lab.export()
+    assert notice.kind == "warn" and "the synthesis's rationale cites evidence (2)" in notice.title, notice.title
