@@ -130,7 +130,7 @@ _BLANK = re.compile(r"\[[A-Za-z][A-Za-z ,'-]{2,60}\]")
 """A blank of a fill-in template left as it was ("[key benefit]", "[it performs worse on the key metrics]")."""
 _PIECES = re.compile(r"(?<=[.!?;])\s+|\n")
 _NAMED = "\u00a7"  # an option's name, once the piece's names are set aside (no cue or comparison word is read inside one)
-_FIELD = re.compile(rf"{_NAMED} :|: {_NAMED}")  # a field paired with an option ("Arithmetic: 200.4 ms", "Rec: …")
+_FIELD = re.compile(rf"{_NAMED}(?: \( [\w ]{{1,20}} \))? :|: {_NAMED}")  # a field paired with an option ("Arithmetic: 200.4 ms", "Rec: …")
 _MATCH_PASSES = ((False, False, ""), (False, True, "quantity matched only after rounding to its last significant digit"),
                  (True, False, "quantity matched only with a decimal comma read as a point"),
                  (True, True, "quantity matched only with a decimal comma read as a point and after rounding"))
@@ -283,8 +283,31 @@ def _support(stances: Sequence[Stance], what: str) -> tuple[str, str]:
     return UNCERTAIN, f"{what} only with a hedge"
 
 
-def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms) -> tuple[list[Finding], list[Verdict]]:
+RETRACTS = re.compile(
+    r"(?<![\w])(?:(?:withdraw|retract|take back|taking back|took back|walk back|revoke)\w* (?:my|the|this|that|our) "
+    r"(?:recommendation|choice|decision|pick)|(?:recommendation|choice|decision) (?:is |as |should be (?:treated|read) as )?"
+    r"(?:withdrawn|retracted|void|revoked)|not (?:treat|take|count|read) (?:it|this|that) as (?:my|our) (?:recommendation"
+    r"|choice|decision))(?![\w])")
+"""A text that withdraws its own recommendation ("treat this recommendation as withdrawn", "I take back my choice")."""
+
+
+def _retraction(doc: _Text) -> str | None:
+    """The words by which the text withdraws its recommendation, outside a condition ("if …, I would withdraw my
+    recommendation" is a trigger), or None."""
+    for found in RETRACTS.finditer(doc.norm):
+        if not doc.hypothetical(found.start()):
+            return found.group()
+    return None
+
+
+def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms,
+             retracted: str | None = None) -> tuple[list[Finding], list[Verdict]]:
     rec_item, rej_item = "rationale_names_recommendation", "rationale_names_rejected"
+    if retracted is not None and terms.recommended:
+        reason = "the text withdraws its recommendation"
+        return [_finding(rec_item, MESSAGES["contradiction"].format(what="withdraws your recommendation", excerpt=retracted),
+                         "the rationale recommends what you recommend and rejects what you reject", retracted,
+                         also_costs=(rej_item,))], [Verdict(rec_item, CERTAIN, reason), Verdict(rej_item, CERTAIN, reason)]
     clash = terms.recommended & terms.rejected
     against = [s for s in stances if not clash and s.strong and not s.hypothetical
                and (s.option in terms.rejected if s.stance == REC else s.option in terms.recommended)]
@@ -377,7 +400,7 @@ def read_rationale(ctx: GradingContext) -> Reading:
     finding, verdict = _evidence(ctx, cited, text, reader, terms, rejects)
     findings += [finding] if finding is not None else []
     verdicts.append(verdict)
-    for found, judged in (_choices(stances, named, terms), _listed(ctx, doc, reader)):
+    for found, judged in (_choices(stances, named, terms, _retraction(doc)), _listed(ctx, doc, reader)):
         findings += found
         verdicts += judged
     return Reading(tuple(findings), tuple(verdicts), _spans(ctx, raw, cited, stances, terms, doc, reader))

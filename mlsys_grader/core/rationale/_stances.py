@@ -96,11 +96,11 @@ _NOT_PASSIVE = r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bbe )(?<!\bbeen )(?<!\bnot
 _FIRST_PERSON = (r"(?:i|we)(?: (?:would|will|should|must|can|do|am|are|therefore|thus|hence|so|still|also|now|then|clearly|definitely"
                  r"|strongly|instead|firmly|ultimately|finally))*")
 _DECIDE = (r"choose|chose|pick|picked|select|selected|opt for|opted for|go with|went with|adopt|adopted|settle on|settled on"
-           r"|recommend|prioritize|prioritise|prioritized|prioritised")
+           r"|recommend|prioritize|prioritise|prioritized|prioritised|take|took")
 _REC_VERBS = (r"recommend(?:s|ed|ing)?|choos(?:e|es|ing)|chose|chosen|pick(?:s|ed|ing)?|select(?:s|ing)?|opt(?:s|ed|ing)? for"
               r"|go(?:es|ing)? with|went with|prefer(?:s|red|ring)?|favor(?:s|ed|ing)?|adopt(?:s|ed|ing)?|settl(?:e|ed|ing) on")
 _USE_VERBS = (r"use|deploy|ship|run with|keep(?! in mind)|kept|retain|stay with|stick with|stay on|remain on|switch to|move to"
-              r"|migrate to|standardize on|commit to|prefer|favor|go for")
+              r"|migrate to|standardize on|commit to|prefer|favor|go for|go with")
 _ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so))?"
 _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
             r"|natural|wiser|smarter|stronger|preferable")
@@ -131,7 +131,7 @@ CUES: tuple[Cue, ...] = (
         r"|about)", True, REJ, True, 5, negated=True),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
     Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS}|touch|bother with|put"
-        r"|spend (?:the |any |more )?(?:time|effort|money) on)", True, REJ, True, 6, negated=True),
+        r"|spend (?:\w+ ){0,2}(?:time|effort|money|energy) on)", True, REJ, True, 6, negated=True),
     Cue(r"(?:and|but|or) not (?:switch(?:ing)? to|mov(?:e|ing) to|us(?:e|ing)|go(?:ing)? with|pick(?:ing)?|choos(?:e|ing)"
         r"|tak(?:e|ing))", True, REJ, True, 4, negated=True),
     Cue(rf"(?:not|never) (?:{_REC_VERBS})", True, REJ, True, 6, negated=True),
@@ -190,7 +190,7 @@ CUES: tuple[Cue, ...] = (
           r"|vetoed|turned down|passed over|crossed off|not pursued|not chosen|not selected|not adopted|off the table"
           r"|out of the running)"
         rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
-        r"|should not be (?:used|deployed|chosen|kept|adopted)", False, REJ, True, 6),
+        r"|should not be (?:used|deployed|chosen|kept|adopted)|(?:is|are) (?:not|no) good", False, REJ, True, 6),
     # -- a preference over the alternative ("I'd rather stick with Y"), before the modal below
     Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
     # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
@@ -199,12 +199,19 @@ CUES: tuple[Cue, ...] = (
     # -- common forms of learners' English ("I am decide for X", "I not choose X", "I am not take X")
     Cue(r"(?:i|we) (?:am |are |have |will |would )?(?:decide|decided|deciding) (?:for|on)", True, REC, True, 5),
     Cue(rf"(?:i|we) (?:am |are |do |did )?not (?:{_REC_VERBS}|take|use|keep|want)", True, REJ, True, 6, negated=True),
+    # -- the progressive ("I am keeping the primary", "we are going with X")
+    Cue(r"(?:i|we) (?:am|are)(?: \w+)? (?:keeping|choosing|picking|recommending|selecting|going with|sticking with|staying with"
+        r"|taking|using|adopting)", True, REC, True, 5),
+    # -- what is left once the others are out ("That leaves running locally", "So remain faster arithmetic")
+    Cue(r"(?:that|this|which|it) leaves|(?<=so )remains?|(?<=then )remains?", True, REC, False, 3),
+    # -- a question that rejects ("Why not checkpoint activations?")
+    Cue(r"why not", True, REJ, False, 2),
     # -- holding on to an option, turning one down
     Cue(r"(?:hold|holds|holding|held|hang|hangs|hanging|hung) (?:on to|onto)", True, REC, False, 4),
     Cue(r"(?:turn|turns|turned|turning) down|(?:say|says|said|saying) no to|(?:walk|walks|walked|walking) away from",
         True, REJ, False, 4),
     # -- a verdict in brackets beside the name ("Compiled, 5 graph breaks (rejected)")
-    Cue(r"(?<=\( )(?:rejected|dropped|discarded|ruled out|not chosen|loser)(?= \))", False, REJ, True, 10),
+    Cue(r"(?<=\( )(?:rejected|dropped|discarded|ruled out|not chosen|loser|no|out|reject)(?= \))", False, REJ, True, 10),
     # -- a headline verdict ("TL;DR: faster arithmetic, not prefetch")
     Cue(r"(?:(?<=tl \. )dr|tl ?dr|tldr|bottom line|in short|short version|conclusion|upshot) :", True, REC, True, 4),
     # -- what the evidence or the student favours, said in other words ("the evidence favours Y", "I'd rather keep Y")
@@ -241,12 +248,12 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:is|are|seems|would be|looks) (?:hard|difficult) to (?:justify|recommend|defend)", False, REJ, False, 6, hedge=True),
     Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
         r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
-        r"|hands down|for the win|all the way|wins out", False, REC, False, 1),
+        r"|hands down|for the win|ftw|all the way|wins out", False, REC, False, 1),
     Cue(r"(?:is|are|was|were)(?: \w+)? (?:a )?(?:non starter|nonstarter|no go|dead end|dead on arrival|dealbreaker|deal breaker)"
         r"|(?:does|do|did) not make sense|makes? no sense", False, REJ, False, 5),
     Cue(r"wins|won|comes out ahead|comes out on top|is the winner|pays off|repays (?:its|the) setup|beats|outperforms|dominates"
         r"|(?:is|are)(?: \S+)? (?:faster|cheaper|better|more efficient|leaner)", False, REC, False, 5),
-    Cue(r"loses|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
+    Cue(r"loses|lose|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
         rf"|never (?:pays off|repays)|(?:fails|failed|misses|missed|violates|violated|exceeds|exceeded|breaks|blows)"
         rf"(?: the| its| our| every| both| all)?(?: \w+)? (?:{_BUDGETS})"
         r"|fails to \w+|(?:is|are|was|were|becomes|remains)(?: \S+)? (?:infeasible|not feasible|unsupported|too slow|too expensive"
@@ -459,7 +466,11 @@ def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
 
 # Words that stand for an option named just before ("… I reject it", "the latter loses").
 _PRONOUNS = re.compile(r"(?<![\w])(?:it|(?:this|that) (?:one|option|path|choice|candidate|plan|design|approach|alternative)"
-                       r"|the (?:former|latter))(?![\w])")
+                       r"|the (?:former|latter)|the (?:first|second)(?: one)?(?= (?:only|is|was|would|does|did|adds|removes|saves"
+                       r"|takes|needs|costs|gets|keeps|loses|wins|fails|misses|reaches)\b))(?![\w])")
+
+
+_ORDINAL = {"the first": "the former", "the first one": "the former", "the second": "the latter", "the second one": "the latter"}
 
 
 def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]], taken: set[int],
@@ -469,7 +480,8 @@ def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]],
     the first / the last of two or more).  A pronoun that could mean two options stands for none here; it is
     listed in ``ambiguous`` with them, for :func:`_stances_in` to resolve by what the text says of them elsewhere."""
     if not mentions or ("it" not in doc.words and "this" not in doc.words and "that" not in doc.words
-                        and "former" not in doc.words and "latter" not in doc.words):
+                        and "former" not in doc.words and "latter" not in doc.words and "first" not in doc.words
+                        and "second" not in doc.words):
         return []
     found = []
     starts = [m[0] for m in mentions]
@@ -486,7 +498,7 @@ def _pronoun_mentions(doc: _Text, mentions: Sequence[tuple[int, int, str, int]],
             previous_start = doc.norm.count(" ", 0, previous_low) if previous_low else 0
             window = [m for m in before if previous_start <= m[0] < sentence_start]
         options = list(dict.fromkeys(m[2] for m in window))
-        word = match.group()
+        word = _ORDINAL.get(match.group(), match.group())
         if word in ("the former", "the latter"):
             option = (options[0] if word == "the former" else options[-1]) if len(options) >= 2 else None
         else:
@@ -598,7 +610,9 @@ _DEPLOYMENT = frozenset({"system", "board", "host", "service", "deployment", "de
 """"… is the better choice for this system": the deployment the lab is about, not a scope that narrows the claim."""
 _DISCOURSE = tuple(tuple(marker.split()) for marker in (
     "in the end", "at the end of the day", "in short", "in hindsight", "on reflection", "on balance", "on second thought",
-    "on second thoughts", "in my view", "in my opinion", "at this point", "all in all", "in retrospect", "in fact"))
+    "on second thoughts", "in my view", "in my opinion", "at this point", "all in all", "in retrospect", "in fact",
+    "on every axis", "on every front", "on every count", "on every metric", "in every way", "in every respect",
+    "on all counts", "by far"))
 """Words that place a claim in the argument, not in a situation ("In the end, I'd rather keep Y"): never a qualifier."""
 
 

@@ -95,14 +95,31 @@ def field_lines(text: str) -> str:
     """Markdown that pairs a field with its answer read as "field: answer": a heading and the line under it
     ("## Recommendation" / "Compiled with fusion." → "Recommendation: Compiled with fusion."), and each table row
     ("| recommendation | compiled with fusion |" → "recommendation: compiled with fusion."), and a field written as
-    code ("`choice = primary`" → "choice: primary")."""
+    code ("`choice = primary`" → "choice: primary"), and a question and its answer as the answer's field ("Q: What do I
+    reject? A: eager" → "Rejected: eager")."""
     if "#" in text:
         text = _HEADING.sub(lambda m: m.group(1).rstrip(":") + ": ", text)
     if "|" in text:
         text = _TABLE_ROW.sub(_row, text)
+    if "Q:" in text or "q:" in text:
+        text = _QA.sub(_answer, text)
     if "=" in text:
         text = _CODE_FIELD.sub(lambda m: f"{m.group(1) or m.group(3)}: {m.group(2) or m.group(4)}", text)
     return text
+
+
+_QA = re.compile(r"(?im)^[ \t]*(?:q|question)[ \t]*[:.][ \t]*(?P<q>[^\n?]{1,120}\?)[ \t]*(?:\n[ \t]*)?(?:a|answer)[ \t]*[:.][ \t]*")
+_REJECTING_QUESTION = re.compile(r"(?i)\b(?:reject|rule out|ruled out|not (?:choose|pick|take|use|go with)|why not|drop|discard|"
+                                 r"lose|loser|turn down)\b")
+_CHOOSING_QUESTION = re.compile(r"(?i)\b(?:recommend|which|choose|choice|pick|decision|decide|go with|select|winner)\b")
+
+
+def _answer(match: re.Match[str]) -> str:
+    """A question and answer read as "field: answer": "Q: What do I reject? A: eager" → "… Rejected: eager"."""
+    question = match.group("q")
+    label = "Rejected: " if _REJECTING_QUESTION.search(question) else "Recommendation: " if _CHOOSING_QUESTION.search(
+        question) else ""
+    return f"{question} {label}"
 
 
 _CODE_FIELD = re.compile(r"`([A-Za-z_][\w ]{0,40}?)\s*=\s*['\"]?([^`'\"\n]{1,80}?)['\"]?`"
