@@ -15,7 +15,10 @@ import heldout
 # honest rationale points kept, as measured after the reader's last change (docs/grading.md): a floor, not the target
 FLOORS = {("set1", "lab02"): 189, ("set1", "lab07"): 187, ("set1", "lab08"): 190, ("set1", "lab11"): 190,
           ("set2", "lab02"): 181, ("set2", "lab07"): 189, ("set2", "lab08"): 190, ("set2", "lab11"): 192,
-          ("set3", "lab02"): 182, ("set3", "lab07"): 183, ("set3", "lab08"): 173, ("set3", "lab11"): 180}
+          ("set3", "lab02"): 188, ("set3", "lab07"): 185, ("set3", "lab08"): 183, ("set3", "lab11"): 186,
+          ("set4", "lab02"): 177, ("set4", "lab07"): 188, ("set4", "lab08"): 180, ("set4", "lab11"): 181}
+# measured on the set the reader was never tuned on, and left as measured: a restated prompt paid 8 where its writer gives 6
+KNOWN_OVERPAID = {("set4", "lab07"): ["restated-prompt-tinyml"]}
 NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")
 
 
@@ -38,4 +41,4 @@ def test_the_reader_keeps_what_it_was_measured_at_on_held_out_texts(kept, lab):
     measured = heldout.measure(lab, kept)
     assert measured["honest_paid"] >= FLOORS[(kept, lab)], measured["lines"]
     overpaid = [name for name, _, _ in measured["over"] if any(word in name for word in NEVER_OVERPAID)]
-    assert overpaid == [], overpaid
+    assert overpaid == KNOWN_OVERPAID.get((kept, lab), []), overpaid
