@@ -125,3 +125,28 @@ def test_another_tracks_rationale_pasted_pays_no_evidence():
             if points["cites_evidence"] > 0:
                 paid.add((lab, entry["name"], track))
     assert paid == SHARED_NUMBERS
+
+
+# Honest forms read the same way in every lab (each earns every rationale point)
+FORMS = {
+    "question and answer": "Q: Which option do I recommend? A: {rec}, at {rec_n}.\nQ: What do I reject? A: {rej}, which needs "
+                           "{rej_n}.\nQ: Limitation? A: {limitation}\nQ: Trigger? A: {trigger}",
+    "ticks and crosses": "{rec} \u2714 ({rec_n})\n{rej} \u2718 ({rej_n} against {rec_n})\n{limitation} {trigger}",
+    "headline": "{rec} over {rej}. {rej} needs {rej_n} against {rec_n}. {limitation} {trigger}",
+    "elimination": "{rej} is out: it needs {rej_n} against {rec_n}. That leaves {rec}. {limitation} {trigger}",
+    "subjunctive": "It is proposed that {rec} be retained and that {rej} be rejected, since {rej} needs {rej_n} against "
+                   "{rec_n}. {limitation} {trigger}",
+    "progressive": "I am keeping {rec} and rejecting {rej}: {rej} needs {rej_n} against {rec_n}. {limitation} {trigger}",
+    "table verdict column": "| option | time | verdict |\n|---|---|---|\n| {rec} | {rec_n} | chosen |\n| {rej} | {rej_n} | "
+                            "rejected, slower than {rec_n} |\n\n{limitation} {trigger}",
+}
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_honest_forms_are_read_in_every_lab(lab, form):
+    rec, rej, rej_n, rec_n, limitation, trigger = CASES[lab]
+    text = FORMS[form].format(rec=rec[0].upper() + rec[1:] if form == "headline" else rec, rej=rej, rej_n=rej_n,
+                              rec_n=rec_n, limitation=limitation, trigger=trigger)
+    points, report = _points(lab, text)
+    assert sum(points.values()) == 12, (points, [f.message for f in report.findings if f.part == "synthesis"])

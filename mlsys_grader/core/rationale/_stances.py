@@ -105,7 +105,8 @@ _ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|def
 _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
             r"|natural|wiser|smarter|stronger|preferable")
 _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
-_ROLE = r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment"
+_ROLE = (r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment|fix|intervention"
+         r"|approach|strategy|solution|placement|lever|move")
 _BUDGETS = r"budgets?|limits?|constraints?|deadline|requirements?|target|contract|cap|slo"
 _OBJECT_FIRST_REJ = (r"reject(?:ed)?|rule out|ruled out|discard(?:ed)?|drop(?:ped)?|dismiss(?:ed)?|avoid(?:ed)?|exclude(?:d)?"
                      r"|turn down|turned down|pass over|passed over|rule against|ruled against"
@@ -142,7 +143,7 @@ CUES: tuple[Cue, ...] = (
     # retained", "alternative ( orin nx , 3.631 ms ) : rejected")
     Cue(r"(?<=\( )(?:recommended|chosen|preferred|selected|retained|kept|winner)(?= \))"
         r"|(?<=: |, )(?:recommended|chosen|preferred|selected|retained|kept|winner)(?= (?:[.,]|$)|$)", False, REC, True, 10),
-    Cue(r"(?<=: |, )(?:rejected|dropped|discarded|ruled out|eliminated|not chosen|out)(?= (?:[.,]|$)|$)", False, REJ, True, 10),
+    Cue(r"(?<=: |, )(?:rejected|dropped|discarded|ruled out|eliminated|not chosen|out)(?= (?:[.,]|$)|$)", False, REJ, True, 16),
     # short verdicts after the name ("eager → out", "so eager rejected."): first, so "rejected" at a clause end is read so
     Cue(r"(?<=→ )out|out(?= (?:[.,:()]|$)|$)|(?:rejected|dropped|discarded|ruled out|eliminated)(?= (?:[.,()]|at|for|because"
         r"|since|as|given|due|with|on)(?: |$)|$)|(?<=\w )(?:rejected|dropped|discarded|ruled out|eliminated)(?= :)", False, REJ,
@@ -195,7 +196,7 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
     # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
     Cue(r"(?:i|we|you|team) (?:should|must|would|will|ought to|need to|had better|decided to|decide to|chose to|choose to"
-        r"|plan to|want to|prefer to|are going to|am going to)", True, REC, False, 1, filler_only=True),
+        r"|plan to|want to|prefer to|are going to|am going to)(?! not| never| rather| hardly)", True, REC, False, 1, filler_only=True),
     # -- common forms of learners' English ("I am decide for X", "I not choose X", "I am not take X")
     Cue(r"(?:i|we) (?:am |are |have |will |would )?(?:decide|decided|deciding) (?:for|on)", True, REC, True, 5),
     Cue(rf"(?:i|we) (?:am |are |do |did )?not (?:{_REC_VERBS}|take|use|keep|want)", True, REJ, True, 6, negated=True),
@@ -204,6 +205,12 @@ CUES: tuple[Cue, ...] = (
         r"|taking|using|adopting)", True, REC, True, 5),
     # -- what is left once the others are out ("That leaves running locally", "So remain faster arithmetic")
     Cue(r"(?:that|this|which|it) leaves|(?<=so )remains?|(?<=then )remains?", True, REC, False, 3),
+    # -- "so no raw", "which I recommend", "what is left is X", the subjunctive ("that X be retained")
+    Cue(r"(?<=so )no|(?<=then )no|(?<=: )no(?= \w)", True, REJ, False, 2, filler_only=True),
+    Cue(r"(?<=, )which (?:i|we) (?:recommend|choose|pick|keep|prefer|go with|select)", False, REC, True, 3),
+    Cue(r"what (?:is left|remains|is left over) is|the (?:one|option|design|path|candidate) (?:left|remaining) is", True, REC, True, 4),
+    Cue(r"(?<!not )be (?:retained|kept|chosen|selected|adopted|recommended|preferred|used|deployed)", False, REC, True, 6),
+    Cue(r"(?<!not )be (?:rejected|dropped|discarded|ruled out|excluded|avoided|set aside)", False, REJ, True, 6),
     # -- a question that rejects ("Why not checkpoint activations?")
     Cue(r"why not", True, REJ, False, 2),
     # -- holding on to an option, turning one down
@@ -215,12 +222,13 @@ CUES: tuple[Cue, ...] = (
     # -- a headline verdict ("TL;DR: faster arithmetic, not prefetch")
     Cue(r"(?:(?<=tl \. )dr|tl ?dr|tldr|bottom line|in short|short version|conclusion|upshot) :", True, REC, True, 4),
     # -- what the evidence or the student favours, said in other words ("the evidence favours Y", "I'd rather keep Y")
-    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: [^ .;]+){0,6}? (?:clearly |actually |really |strongly |all )?"
+    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: [^ .;,:()]+){0,6}? (?:clearly |actually |really |strongly |all )?"
         r"(?:favors?|supports?|points? (?:to|toward|towards)|backs?|argues? for)|(?:comes?|came) out in favor of", True, REC, True, 5),
     # -- following cues that recommend
     Cue(r"(?:(?:would|will|should|could) )?serves? (?:us |you |them |the \w+ |this \w+ )?better|(?:is|are|would be) preferable",
         False, REC, True, 5),
-    Cue(rf"(?:is|are|remains|stays|becomes|would be|will be|should be){_ADVERB} (?:the|my|our) (?:{_QUALITY}) (?:{_ROLE})",
+    Cue(rf"(?:is|are|remains|stays|becomes|would be|will be|should be){_ADVERB} (?:the|my|our) (?:{_QUALITY})(?: first| overall"
+        rf"| real| actual)? (?:{_ROLE})",
         False, REC, True, 6),
     Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|retained|adopted|the way to go"
         r"|my (?:choice|pick|recommendation))"
@@ -466,6 +474,7 @@ def read_stances(text: str | _Text, reader: Reader) -> list[Stance]:
 
 # Words that stand for an option named just before ("… I reject it", "the latter loses").
 _PRONOUNS = re.compile(r"(?<![\w])(?:it|(?:this|that) (?:one|option|path|choice|candidate|plan|design|approach|alternative)"
+                       r"|(?:this|that)(?= is (?:my|our|the) (?:recommendation|choice|pick|call|answer))"
                        r"|the (?:former|latter)|the (?:first|second)(?: one)?(?= (?:only|is|was|would|does|did|adds|removes|saves"
                        r"|takes|needs|costs|gets|keeps|loses|wins|fails|misses|reaches)\b))(?![\w])")
 
@@ -538,6 +547,30 @@ def _resolved(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Sequen
     return found
 
 
+_SENTENCE_ENDS = frozenset({".", "!", "?", ";"})
+_OVER = frozenset({"over", ">", "beats", "before"})
+_DETERMINERS = frozenset({"the", "a", "an", "our", "my"})
+
+
+def _headlines(doc: _Text, mentions: Sequence[tuple[int, int, str, int]]) -> list[Stance]:
+    """Verdicts written as headlines: a sentence that is an option's name alone ("Local.", "Faster arithmetic!"), or
+    one that opens with an option put over another ("`compiled_fused` over `eager`.", "faster arithmetic > prefetch
+    here"): the first is recommended."""
+    found: list[Stance] = []
+    for index, (start, end, option, _) in enumerate(mentions):
+        first = start - 1 if start and doc.tokens[start - 1] in _DETERMINERS else start  # "The Jetson AGX Orin over …"
+        if first and doc.tokens[first - 1] not in _SENTENCE_ENDS:
+            continue
+        after = doc.tokens[end] if end < len(doc.tokens) else "."
+        alone = after in _SENTENCE_ENDS
+        nxt = end + 2 if end + 1 < len(doc.tokens) and doc.tokens[end + 1] in _DETERMINERS else end + 1
+        over = (after in _OVER and index + 1 < len(mentions) and mentions[index + 1][0] == nxt
+                and mentions[index + 1][2] != option)
+        if alone or over:
+            found.append(Stance(option, REC, False, False, " ".join(doc.tokens[start:end + (2 if over else 0)]), ""))
+    return found
+
+
 def _read_stances(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
     """(every stance, every option mentioned by name) — see :func:`read_stances`; read once per text and reader."""
     read = doc.stances.get(reader)
@@ -579,6 +612,7 @@ def _stances_in(doc: _Text, reader: Reader) -> tuple[list[Stance], set[str]]:
                 via = PRONOUN if start in by_pronoun else HEDGE if hedge else ""
                 stances.append(Stance(option, stance, strong and not via, hedged, " ".join(doc.tokens[lo:hi]), via, hedge))
         stances += _resolved(doc, cues, mentions, ambiguous, stances, covered)
+        stances += _headlines(doc, [m for m in mentions if m[0] not in by_pronoun])
     if reader.decisive is not None:
         for match in reader.decisive.finditer(doc):
             start, end = doc.span(match)

@@ -101,6 +101,13 @@ def field_lines(text: str) -> str:
         text = _HEADING.sub(lambda m: m.group(1).rstrip(":") + ": ", text)
     if "|" in text:
         text = _TABLE_ROW.sub(_row, text)
+    if " > " in text:  # "faster arithmetic > prefetch": one option put over another (never an arrow "->")
+        text = re.sub(r"(?<=[A-Za-z)`]) > (?=[A-Za-z`(])", " over ", text)
+    if "w/" in text:
+        text = re.sub(r"(?<![\w/])w/(?=\s)", "with", text)
+    if any(mark in text for mark in _MARKS):
+        for mark, verdict in _MARKS.items():
+            text = text.replace(mark, verdict)
     if "Q:" in text or "q:" in text:
         text = _QA.sub(_answer, text)
     if "=" in text:
@@ -108,9 +115,12 @@ def field_lines(text: str) -> str:
     return text
 
 
+_MARKS = {"\u2714": " (chosen)", "\u2713": " (chosen)", "\u2611": " (chosen)", "\u2705": " (chosen)",
+          "\u2718": " (rejected)", "\u2717": " (rejected)", "\u274c": " (rejected)", "\u2612": " (rejected)"}
+"""A tick or a cross beside an option ("primary ✔", "alternative ✘"): the verdict in words."""
 _QA = re.compile(r"(?im)^[ \t]*(?:q|question)[ \t]*[:.][ \t]*(?P<q>[^\n?]{1,120}\?)[ \t]*(?:\n[ \t]*)?(?:a|answer)[ \t]*[:.][ \t]*")
-_REJECTING_QUESTION = re.compile(r"(?i)\b(?:reject|rule out|ruled out|not (?:choose|pick|take|use|go with)|why not|drop|discard|"
-                                 r"lose|loser|turn down)\b")
+_REJECTING_QUESTION = re.compile(r"(?i)\b(?:reject\w*|rule out|ruled out|not (?:choose|pick|take|use|go with)|why not|drop\w*"
+                                 r"|discard\w*|lose|loser|turn down)\b")
 _CHOOSING_QUESTION = re.compile(r"(?i)\b(?:recommend|which|choose|choice|pick|decision|decide|go with|select|winner)\b")
 
 
