@@ -344,7 +344,7 @@ def test_names_match_whole_words_only():
     ("I recommend the compiled path with fusion rather than eager.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
     ("Instead of eager, compiled with fusion is the better choice.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
     ("Go with compiled+fused; eager loses.", {("compiled_fused", R.REC), ("eager", R.REJ)}),
-    ("Compiled with fusion, not eager.", {("eager", R.REJ)}),
+    ("Compiled with fusion, not eager.", {("compiled_fused", R.REC), ("eager", R.REJ)}),  # a headline verdict
     ("I would not choose eager.", {("eager", R.REJ)}),
     ("I do not think we should choose eager.", {("eager", R.REJ)}),
     ("Rule out eager; keep compiled execution.", {("eager", R.REJ), ("compiled", R.REC)}),

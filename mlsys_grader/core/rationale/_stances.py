@@ -164,7 +164,8 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:final )?(?:recommendation|choice|choose|chose|pick|decision|verdict|proposal|answer) (?:is|would be|here is)"
         r"(?: therefore| thus| hence| still| clearly| simply| then)?(?: to)?"
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
-    Cue(r"(?:recommendation|recommended|recommend|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep)"
+    Cue(r"(?:recommendation|recommended|recommend|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep"
+        r"|placement|final|plan)"
         r"(?: option| plan| path| candidate| design)? :", True, REC, True, 4),
     Cue(r"(?:rejected|rejection|rej|reject|against|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate"
         r"| design)? :",
@@ -187,6 +188,7 @@ CUES: tuple[Cue, ...] = (
         r" (?:convinced|sold) (?:by|on)|hard to (?:recommend|justify)", True, REJ, False, 5, hedge=True),
     # -- following cues that reject (negated forms first, so "is not the best choice" is not read as "is … the best choice")
     Cue(r"(?:is|are|was|were|gets|got|should be|must be|has been|have been|had been|will be|would be|is being)" + _ADVERB
+        + r"(?: considered and)?"
         + r" (?:rejected|ruled out|discarded|not recommended|dismissed|dropped|abandoned|set aside|shelved|eliminated|excluded"
           r"|vetoed|turned down|passed over|crossed off|not pursued|not chosen|not selected|not adopted|off the table"
           r"|out of the running)"
@@ -198,7 +200,7 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:i|we|you|team) (?:should|must|would|will|ought to|need to|had better|decided to|decide to|chose to|choose to"
         r"|plan to|want to|prefer to|are going to|am going to)(?! not| never| rather| hardly)", True, REC, False, 1, filler_only=True),
     # -- common forms of learners' English ("I am decide for X", "I not choose X", "I am not take X")
-    Cue(r"(?:i|we) (?:am |are |have |will |would )?(?:decide|decided|deciding) (?:for|on)", True, REC, True, 5),
+    Cue(r"(?:i|we) (?:am |are |have |will |would )?(?:decide|decided|deciding)(?: for| on)?", True, REC, True, 5),
     Cue(rf"(?:i|we) (?:am |are |do |did )?not (?:{_REC_VERBS}|take|use|keep|want)", True, REJ, True, 6, negated=True),
     # -- the progressive ("I am keeping the primary", "we are going with X")
     Cue(r"(?:i|we) (?:am|are)(?: \w+)? (?:keeping|choosing|picking|recommending|selecting|going with|sticking with|staying with"
@@ -206,7 +208,9 @@ CUES: tuple[Cue, ...] = (
     # -- what is left once the others are out ("That leaves running locally", "So remain faster arithmetic")
     Cue(r"(?:that|this|which|it) leaves|(?<=so )remains?|(?<=then )remains?", True, REC, False, 3),
     # -- "so no raw", "which I recommend", "what is left is X", the subjunctive ("that X be retained")
-    Cue(r"(?<=so )no|(?<=then )no|(?<=: )no(?= \w)", True, REJ, False, 2, filler_only=True),
+    Cue(r"(?<=so )no|(?<=then )no|(?<=: )no(?= \w)|no to", True, REJ, False, 2, filler_only=True),
+    Cue(r"set(?= (?:\S+ ){1,4}aside(?: |$))", True, REJ, False, 5),
+    Cue(r"(?<=, )which (?:i|we) (?:have |had )?(?:\w+ )?(?:set aside|rejected|ruled out|dropped|discarded)", False, REJ, True, 3),
     Cue(r"(?<=, )which (?:i|we) (?:recommend|choose|pick|keep|prefer|go with|select)", False, REC, True, 3),
     Cue(r"what (?:is left|remains|is left over) is|the (?:one|option|design|path|candidate) (?:left|remaining) is", True, REC, True, 4),
     Cue(r"(?<!not )be (?:retained|kept|chosen|selected|adopted|recommended|preferred|used|deployed)", False, REC, True, 6),
@@ -258,7 +262,8 @@ CUES: tuple[Cue, ...] = (
         r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
         r"|hands down|for the win|ftw|all the way|wins out", False, REC, False, 1),
     Cue(r"(?:is|are|was|were)(?: \w+)? (?:a )?(?:non starter|nonstarter|no go|dead end|dead on arrival|dealbreaker|deal breaker)"
-        r"|(?:does|do|did) not make sense|makes? no sense", False, REJ, False, 5),
+        r"|(?:does|do|did) not make sense|makes? no sense|(?:is|are)(?: just)? dead", False, REJ, False, 5),
+    Cue(r"(?:is|are) the (?:move|play|way to go|way forward)", False, REC, False, 4),
     Cue(r"wins|won|comes out ahead|comes out on top|is the winner|pays off|repays (?:its|the) setup|beats|outperforms|dominates"
         r"|(?:is|are)(?: \S+)? (?:faster|cheaper|better|more efficient|leaner)", False, REC, False, 5),
     Cue(r"loses|lose|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
@@ -559,11 +564,18 @@ def _headlines(doc: _Text, mentions: Sequence[tuple[int, int, str, int]]) -> lis
     found: list[Stance] = []
     for index, (start, end, option, _) in enumerate(mentions):
         first = start - 1 if start and doc.tokens[start - 1] in _DETERMINERS else start  # "The Jetson AGX Orin over …"
-        if first and doc.tokens[first - 1] not in _SENTENCE_ENDS:
+        opens = not first or doc.tokens[first - 1] in _SENTENCE_ENDS or (
+            first >= 2 and doc.tokens[first - 1] == ":" and doc.tokens[first - 2] in ("so", "verdict", "answer"))
+        if not opens:
             continue
-        after = doc.tokens[end] if end < len(doc.tokens) else "."
-        alone = after in _SENTENCE_ENDS
-        nxt = end + 2 if end + 1 < len(doc.tokens) and doc.tokens[end + 1] in _DETERMINERS else end + 1
+        stop = end
+        if stop < len(doc.tokens) and doc.tokens[stop] == "(" and ")" in doc.tokens[stop:stop + 8]:
+            stop = doc.tokens.index(")", stop) + 1  # "primary (nRF52840) over …"
+        after = doc.tokens[stop] if stop < len(doc.tokens) else "."
+        alone = after in _SENTENCE_ENDS and stop == end
+        if after == "," and stop + 1 < len(doc.tokens) and doc.tokens[stop + 1] == "not":
+            after, stop = "over", stop + 1  # "Primary H100, not the A100 alternative"
+        nxt = stop + 2 if stop + 1 < len(doc.tokens) and doc.tokens[stop + 1] in _DETERMINERS else stop + 1
         over = (after in _OVER and index + 1 < len(mentions) and mentions[index + 1][0] == nxt
                 and mentions[index + 1][2] != option)
         if alone or over:

@@ -108,6 +108,7 @@ def field_lines(text: str) -> str:
     if any(mark in text for mark in _MARKS):
         for mark, verdict in _MARKS.items():
             text = text.replace(mark, verdict)
+    text = _NUMBERED_LABEL.sub(r"\1: ", text)
     if "Q:" in text or "q:" in text:
         text = _QA.sub(_answer, text)
     if "=" in text:
@@ -115,13 +116,17 @@ def field_lines(text: str) -> str:
     return text
 
 
+_NUMBERED_LABEL = re.compile(r"(?im)^[ \t]*(?:\d+[.)][ \t]*)?(recommendation|recommended option|rejected alternative|rejected"
+                             r"|rejection|choice|decision|limitation|remaining limitation|risk|trigger)\.[ \t]+(?=\S)")
+"""A numbered section whose label ends with a full stop ("2. Rejected alternative. Compiled execution …"): "label: …"."""
 _MARKS = {"\u2714": " (chosen)", "\u2713": " (chosen)", "\u2611": " (chosen)", "\u2705": " (chosen)",
           "\u2718": " (rejected)", "\u2717": " (rejected)", "\u274c": " (rejected)", "\u2612": " (rejected)"}
 """A tick or a cross beside an option ("primary ✔", "alternative ✘"): the verdict in words."""
 _QA = re.compile(r"(?im)^[ \t]*(?:q|question)[ \t]*[:.][ \t]*(?P<q>[^\n?]{1,120}\?)[ \t]*(?:\n[ \t]*)?(?:a|answer)[ \t]*[:.][ \t]*")
 _REJECTING_QUESTION = re.compile(r"(?i)\b(?:reject\w*|rule out|ruled out|not (?:choose|pick|take|use|go with)|why not|drop\w*"
                                  r"|discard\w*|lose|loser|turn down)\b")
-_CHOOSING_QUESTION = re.compile(r"(?i)\b(?:recommend|which|choose|choice|pick|decision|decide|go with|select|winner)\b")
+_CHOOSING_QUESTION = re.compile(r"(?i)\b(?:recommend\w*|which|choose|choice|pick|decision|decide|go with|select|winner"
+                                r"|where should|what should)\b")
 
 
 def _answer(match: re.Match[str]) -> str:
