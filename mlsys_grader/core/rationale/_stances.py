@@ -124,8 +124,8 @@ _SOFT_ROLES = (r"bet|fit|choice|option|call|pick|move|idea|path|route|answer|pla
 CUES: tuple[Cue, ...] = (
     # -- object first ("Eager execution I reject", "compiled with fusion we recommend."): the verb
     #    has no object of its own, so it points back; listed first so that it wins over "I reject …"
-    Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REJ}){_NO_OBJECT}", False, REJ, False, 3),
-    Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 3),
+    Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REJ}){_NO_OBJECT}", False, REJ, False, 6),
+    Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 6),
     # -- not ready to stand behind an option ("I am not comfortable committing to X")
     Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:enough )?(?:committing to"
         r"|to commit to|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with|in"
@@ -143,7 +143,8 @@ CUES: tuple[Cue, ...] = (
     # retained", "alternative ( orin nx , 3.631 ms ) : rejected")
     Cue(r"(?<=\( )(?:recommended|chosen|preferred|selected|retained|kept|winner)(?= \))"
         r"|(?<=: |, )(?:recommended|chosen|preferred|selected|retained|kept|winner)(?= (?:[.,]|$)|$)", False, REC, True, 10),
-    Cue(r"(?<=: |, )(?:rejected|dropped|discarded|ruled out|eliminated|not chosen|out)(?= (?:[.,]|$)|$)", False, REJ, True, 16),
+    Cue(r"(?:(?<=: )|(?<=, )|(?<=\bso ))(?:rejected|dropped|discarded|ruled out|eliminated|not chosen|out|nope|nah)(?= (?:[.,]|$)|$)",
+        False, REJ, True, 16),
     # short verdicts after the name ("eager → out", "so eager rejected."): first, so "rejected" at a clause end is read so
     Cue(r"(?<=→ )out|out(?= (?:[.,:()]|$)|$)|(?:rejected|dropped|discarded|ruled out|eliminated)(?= (?:[.,()]|at|for|because"
         r"|since|as|given|due|with|on)(?: |$)|$)|(?<=\w )(?:rejected|dropped|discarded|ruled out|eliminated)(?= :)", False, REJ,
@@ -174,7 +175,7 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),
     Cue(_NOT_PASSIVE + r"recommend(?:s|ed|ing)?", True, REC, True, 6),
     Cue(_NOT_PASSIVE + rf"(?:{_REC_VERBS})", True, REC, False, 6),
-    Cue(rf"(?:i|we|you|they|team|should|would|will|must|to|us|can|shall)(?: \w+)? (?:{_USE_VERBS})|(?:^|(?<=\. )|(?<=: )|(?<=, ))(?:{_USE_VERBS})",
+    Cue(rf"(?:i|we|you|they|team|should|would|will|must|to|us|can|shall)(?: \w+)? (?:{_USE_VERBS})|(?:^|(?<=\. )|(?<=: )|(?<=, )|(?<=\bso )|(?<=and ))(?:{_USE_VERBS})",
         True, REC, False, 4),
     Cue(r"in favor of|loses to|lost to|beaten by|outperformed by|(?:worse|slower|costlier|more expensive) than", True, REC, False, 3),
     # -- hedged cues (weak, uncertain): "I'd lean towards X", "my vote goes to X", "I'd steer away from Y"
@@ -193,7 +194,9 @@ CUES: tuple[Cue, ...] = (
           r"|vetoed|turned down|passed over|crossed off|not pursued|not chosen|not selected|not adopted|off the table"
           r"|out of the running)"
         rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
-        r"|should not be (?:used|deployed|chosen|kept|adopted)|(?:is|are) (?:not|no) good", False, REJ, True, 6),
+        r"|should not be (?:used|deployed|chosen|kept|adopted)|(?:is|are) (?:not|no) good|(?:is|are) not choose"
+        r"|(?:is|are) the first to go|(?:is|are) not (?:something|what|the thing) (?:i|we) would (?:\w+ )?(?:ship|recommend|choose"
+        r"|use|deploy|pick)", False, REJ, True, 6),
     # -- a preference over the alternative ("I'd rather stick with Y"), before the modal below
     Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
     # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
@@ -253,12 +256,12 @@ CUES: tuple[Cue, ...] = (
         False, REC, False, 5, hedge=True),
     Cue(r"(?:was|were|has been|have been|gets|got|will be)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|picked|adopted"
         r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes|would be|will be)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
-        r"|preference|favorite|winner)", False, REC, False, 6),
+        r"|preference|favorite|winner|placement|answer|decision|fix)|(?:is|are) the answer", False, REC, False, 6),
     Cue(r"(?:sticking|staying|remaining) (?:with|on)|retaining", True, REC, False, 4),
     Cue(r"(?:stays|remains|is retained|is kept|stays in|wins out)(?= (?:[.,;:]|$)|$)", False, REC, False, 2),
     Cue(r"(?:should|would|will|must) (?:be|become|stay|remain) (?:the|our) (?:default|standard|go to)", False, REC, False, 5),
     Cue(r"(?:is|are|seems|would be|looks) (?:hard|difficult) to (?:justify|recommend|defend)", False, REJ, False, 6, hedge=True),
-    Cue(r"it is(?= (?:[.,:!)]|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
+    Cue(r"it is(?= (?:[.,:!)]|and|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
         r"(?= (?:[.,:)]|and|for)(?: |$)|$)|gets the nod|gets my nod|takes it|(?:is|are) the one(?: to (?:pick|choose|use|go with))?"
         r"|hands down|for the win|ftw|all the way|wins out", False, REC, False, 1),
     Cue(r"(?:is|are|was|were)(?: \w+)? (?:a )?(?:non starter|nonstarter|no go|dead end|dead on arrival|dealbreaker|deal breaker)"
@@ -461,6 +464,8 @@ class _Text:
             words = self.norm[low:high].split(" ")
             # "though" before a pause is an adverb ("On reflection, though, Y is better"), not a concession
             words = [w for i, w in enumerate(words) if w != "though" or (i + 1 < len(words) and words[i + 1] not in _PAUSES)]
+            # "only" makes a condition only before one ("only if", "only at one execution"), not in "sends only 0.12 MB"
+            words = [w for i, w in enumerate(words) if w != "only" or (i + 1 < len(words) and words[i + 1] in _ONLY_BEFORE)]
             self._hypothetical[low] = not HYPOTHETICAL.isdisjoint(words)
         return self._hypothetical[low]
 
@@ -644,16 +649,19 @@ def _qualified(doc: _Text, lo: int, hi: int, covered: set[int]) -> bool:
         hi += 1
     covered = covered | {i + k for i in range(lo, hi) for marker in _DISCOURSE if tuple(doc.tokens[i:i + len(marker)]) == marker
                          for k in range(len(marker))}
-    covered |= {i + k for i in range(lo, hi - 2) if doc.tokens[i] == "for" and doc.tokens[i + 1] in _THIS
-                and doc.tokens[i + 2] in _DEPLOYMENT for k in range(3)}
+    covered |= {i + k for i in range(lo, hi - 2) if doc.tokens[i] in ("for", "on") and doc.tokens[i + 1] in _THIS
+                and (doc.tokens[i + 2] in _DEPLOYMENT or (i + 3 < hi and doc.tokens[i + 3] in _DEPLOYMENT))
+                for k in range(4 if i + 3 < hi and doc.tokens[i + 3] in _DEPLOYMENT else 3)}
     return any(doc.tokens[i] in QUALIFIERS and i not in covered for i in range(lo, hi))
 
 
 _THIS = frozenset({"this", "our", "the", "my", "that", "a", "an"})
 _DEPLOYMENT = frozenset({"system", "board", "host", "service", "deployment", "device", "app", "application", "endpoint",
                          "target", "track", "project", "phone", "product", "workload", "model", "case", "scenario", "team",
-                         "run", "job", "training", "pipeline", "setup", "cluster", "server", "fleet", "use", "user", "users"})
+                         "run", "job", "training", "pipeline", "setup", "cluster", "server", "fleet", "use", "user", "users",
+                         "box", "node", "host", "gpu", "board", "chip", "sensor"})
 """"… is the better choice for this system": the deployment the lab is about, not a scope that narrows the claim."""
+_ONLY_BEFORE = frozenset({"if", "when", "for", "at", "below", "above", "with", "under", "in", "once", "until", "after"})
 _DISCOURSE = tuple(tuple(marker.split()) for marker in (
     "in the end", "at the end of the day", "in short", "in hindsight", "on reflection", "on balance", "on second thought",
     "on second thoughts", "in my view", "in my opinion", "at this point", "all in all", "in retrospect", "in fact",

@@ -109,9 +109,11 @@ def field_lines(text: str) -> str:
         for mark, verdict in _MARKS.items():
             text = text.replace(mark, verdict)
     text = _NUMBERED_LABEL.sub(r"\1: ", text)
+    text = _DASH_LABEL.sub(r"\1: ", text)
     if "Q:" in text or "q:" in text:
         text = _QA.sub(_answer, text)
     if "=" in text:
+        text = re.sub(r"(?<=[A-Za-z)]) = (?=(?:nope|no|out|rejected|nah|yes|chosen)\b)", ": ", text)
         text = _CODE_FIELD.sub(lambda m: f"{m.group(1) or m.group(3)}: {m.group(2) or m.group(4)}", text)
     return text
 
@@ -119,6 +121,9 @@ def field_lines(text: str) -> str:
 _NUMBERED_LABEL = re.compile(r"(?im)^[ \t]*(?:\d+[.)][ \t]*)?(recommendation|recommended option|rejected alternative|rejected"
                              r"|rejection|choice|decision|limitation|remaining limitation|risk|trigger)\.[ \t]+(?=\S)")
 """A numbered section whose label ends with a full stop ("2. Rejected alternative. Compiled execution …"): "label: …"."""
+_DASH_LABEL = re.compile(r"(?im)^[ \t]*(recommendation|rejected|rejected alternative|decision|choice|limitation|risk|trigger"
+                         r"|residual risk)[ \t]+[-\u2013\u2014][ \t]+(?=\S)")
+"""A field written with a dash ("Recommendation - compiled with fusion."): "field: …"."""
 _MARKS = {"\u2714": " (chosen)", "\u2713": " (chosen)", "\u2611": " (chosen)", "\u2705": " (chosen)",
           "\u2718": " (rejected)", "\u2717": " (rejected)", "\u274c": " (rejected)", "\u2612": " (rejected)"}
 """A tick or a cross beside an option ("primary ✔", "alternative ✘"): the verdict in words."""
