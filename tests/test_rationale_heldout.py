@@ -18,7 +18,8 @@ FLOORS = {("set1", "lab02"): 189, ("set1", "lab07"): 187, ("set1", "lab08"): 190
           ("set3", "lab02"): 188, ("set3", "lab07"): 185, ("set3", "lab08"): 183, ("set3", "lab11"): 186,
           ("set4", "lab02"): 187, ("set4", "lab07"): 192, ("set4", "lab08"): 190, ("set4", "lab11"): 189,
           ("set5", "lab02"): 188, ("set5", "lab07"): 183, ("set5", "lab08"): 192, ("set5", "lab11"): 186,
-          ("set6", "lab02"): 181, ("set6", "lab07"): 182, ("set6", "lab08"): 183, ("set6", "lab11"): 186}
+          ("set6", "lab02"): 187, ("set6", "lab07"): 186, ("set6", "lab08"): 187, ("set6", "lab11"): 192,
+          ("set7", "lab02"): 177, ("set7", "lab07"): 183, ("set7", "lab08"): 174, ("set7", "lab11"): 190}
 # measured on sets the reader had not been tuned on, and left as measured: a restated prompt paid 8 where its writer gives 6
 KNOWN_OVERPAID = {("set4", "lab07"): ["restated-prompt-tinyml"], ("set5", "lab07"): ["restated-prompt-tinyml"]}
 NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")

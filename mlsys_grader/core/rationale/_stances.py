@@ -659,7 +659,7 @@ _THIS = frozenset({"this", "our", "the", "my", "that", "a", "an"})
 _DEPLOYMENT = frozenset({"system", "board", "host", "service", "deployment", "device", "app", "application", "endpoint",
                          "target", "track", "project", "phone", "product", "workload", "model", "case", "scenario", "team",
                          "run", "job", "training", "pipeline", "setup", "cluster", "server", "fleet", "use", "user", "users",
-                         "box", "node", "host", "gpu", "board", "chip", "sensor"})
+                         "box", "node", "gpu", "chip", "sensor"})
 """"… is the better choice for this system": the deployment the lab is about, not a scope that narrows the claim."""
 _ONLY_BEFORE = frozenset({"if", "when", "for", "at", "below", "above", "with", "under", "in", "once", "until", "after"})
 _DISCOURSE = tuple(tuple(marker.split()) for marker in (
