@@ -765,6 +765,18 @@ def test_the_evidence_report_says_what_is_still_missing(tmp_path, clock):
 EXPORT_MEMBERS = ["lab07.ipynb", "lab07-submission.json", "__zip_filename__"]
 
 
+def capture_every_part(lab: LabSession, answers: dict) -> None:
+    """Lock, run and capture each part of ``lab`` with the settings, prediction and decision of the solved bundle
+    ``answers``, as a student working through the notebook does."""
+    for part in ("A", "B", "C", "D", "E"):
+        record = answers["evidence"][part]
+        lab.predict(part, record["prediction"])
+        controls = dict(answers["controls"][part])
+        chosen = {"decision": controls.pop("decision")} if "decision" in controls else {}
+        lab.run(part, **controls)
+        lab.capture(part, **chosen)
+
+
 def _saved_notebook(tmp_path) -> Path:
     """The handed-out notebook saved beside the bundle, as the student's Save writes it (after the last capture)."""
     path = tmp_path / "lab07.ipynb"
@@ -845,13 +857,7 @@ def test_export_names_every_public_point_still_to_earn_with_its_cost(tmp_path, c
 
     answers = solved("lab07", "cloud")
     lab = lab07(tmp_path, clock)
-    for part in ("A", "B", "C", "D", "E"):
-        record = answers["evidence"][part]
-        lab.predict(part, record["prediction"])
-        controls = dict(answers["controls"][part])
-        chosen = {"decision": controls.pop("decision")} if "decision" in controls else {}
-        lab.run(part, **controls)
-        lab.capture(part, **chosen)
+    capture_every_part(lab, answers)
     synthesis = {k: v for k, v in answers["synthesis"].items() if k != "rationale"}
     lab.synthesis(**synthesis, rationale=(
         "I recommend the plan I chose over the alternative I rejected, because my saved evidence showed it runs faster "
@@ -879,13 +885,7 @@ def test_export_says_what_quantifying_the_rejected_alternative_would_add(tmp_pat
 
     answers = solved("lab07", "cloud")
     lab = lab07(tmp_path, clock)
-    for part in ("A", "B", "C", "D", "E"):
-        record = answers["evidence"][part]
-        lab.predict(part, record["prediction"])
-        controls = dict(answers["controls"][part])
-        chosen = {"decision": controls.pop("decision")} if "decision" in controls else {}
-        lab.run(part, **controls)
-        lab.capture(part, **chosen)
+    capture_every_part(lab, answers)
     synthesis = {k: v for k, v in answers["synthesis"].items() if k != "rationale"}
     lab.synthesis(**synthesis, rationale=(
         "I recommend compiled with fusion, which totals 8.99 ms over the 50 executions. I reject eager execution. The "

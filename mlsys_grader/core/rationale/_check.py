@@ -13,6 +13,7 @@ from ..generated import own_text
 from ..report import Finding, PartScore
 from ..values import ChoiceTerms
 from ._evidence import _has_unit, agreement, part_evidence, recorded_quantities
+from ._quantities import _UNIT_WORDS as UNIT_WORDS
 from ._quantities import DERIVED, CitedQuantity, cited_quantities, trivial_reason
 from ._spans import RationaleSpan, reading_spans
 from ._stances import (
@@ -118,13 +119,7 @@ COMPARES = re.compile(
 _WORDS = re.compile(r"(?<![\w.])[a-z]{3,}(?![\w])")
 
 
-def _unit_words() -> frozenset[str]:
-    from ._quantities import _UNIT_WORDS as units
-
-    return frozenset(units) | {"per", "and", "the"}
-
-
-_UNIT_WORDS = _unit_words()
+_UNIT_WORDS = frozenset(UNIT_WORDS) | {"per", "and", "the"}
 """Words that say nothing of a number but its unit: a line of an option's name, numbers and these is a list, not a claim."""
 _BLANK = re.compile(r"\[[A-Za-z][A-Za-z ,'-]{2,60}\]")
 """A blank of a fill-in template left as it was ("[key benefit]", "[it performs worse on the key metrics]")."""
@@ -149,16 +144,22 @@ class _Match:
     derived: bool
 
 
-def _match(quantity: CitedQuantity, indexes: Sequence[Mapping[str, list[float]]], tolerance: float) -> _Match | None:
-    """How ``quantity`` agrees with one of ``indexes`` (one per captured part), or None when it agrees with none."""
+def _recorded_only(index: Mapping[str, list[float]]) -> dict[str, list[float]]:
+    """``index`` without the values derived from the records."""
+    return {k: v for k, v in index.items() if not k.startswith(DERIVED)}
+
+
+def _match(quantity: CitedQuantity, indexes: Sequence[tuple[Mapping[str, list[float]], Mapping[str, list[float]]]],
+           tolerance: float) -> _Match | None:
+    """How ``quantity`` agrees with one of ``indexes`` (one per captured part: its whole index, and its recorded values
+    alone), or None when it agrees with none."""
     for comma, rounded, reason in _MATCH_PASSES:
         if bool(quantity.reading) != comma or (rounded and not (quantity.rounded > quantity.tolerance and _has_unit(quantity))):
             continue
-        hits = [index for index in indexes if agreement([quantity], index, tolerance, rounded=rounded) is not None]
+        hits = [recorded for index, recorded in indexes if agreement([quantity], index, tolerance, rounded=rounded) is not None]
         if hits:
-            recorded = any(agreement([quantity], {k: v for k, v in index.items() if not k.startswith(DERIVED)}, tolerance,
-                                     rounded=rounded) is not None for index in hits)
-            return _Match(reason, not recorded)
+            direct = any(agreement([quantity], recorded, tolerance, rounded=rounded) is not None for recorded in hits)
+            return _Match(reason, not direct)
     return None
 
 
@@ -232,7 +233,8 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
     candidates = [q for q, reason in zip(cited, reasons, strict=True) if not reason]
     shown = [q for q in candidates if not q.reading]
     if candidates:
-        indexes = [part_evidence(ctx.replay.memos, ctx.lab, state) for state in ctx.parts.values() if state.record is not None]
+        indexes = [(index, _recorded_only(index)) for index in (part_evidence(ctx.replay.memos, ctx.lab, state)
+                                                                 for state in ctx.parts.values() if state.record is not None)]
         tolerance = ctx.rubric.quantity_tolerance
         matched: dict[str, _Match] = {}
         for quantity in candidates:
