@@ -111,8 +111,8 @@ def _corpus_honest() -> list:
     return cases
 
 
-# Measured: these honest texts cite numbers that are the same on both tracks (Lab 08's shared host and its update counts)
-SHARED_NUMBERS = {("lab08", "fp8-missed", "mobile"), ("lab08", "percent-style", "tinyml")}
+# Measured: this honest text cites numbers that are the same on both tracks (Lab 08's shared host and its update counts)
+SHARED_NUMBERS = {("lab08", "percent-style", "tinyml")}
 
 
 def test_another_tracks_rationale_pasted_pays_no_evidence():

@@ -19,6 +19,7 @@ from ._spans import RationaleSpan, reading_spans
 from ._stances import (
     _CUES,
     HEDGE,
+    HYPOTHETICAL,
     LISTED,
     MULTI,
     NAMED,
@@ -114,7 +115,7 @@ class Reading:
 COMPARES = re.compile(
     r"(?<![\w])(?:vs|versus|than|against|compar\w*|relative|ratio|faster|slower|quicker|cheaper|costlier|speed ?ups?|sav(?:e|es|ed|ing|ings)"
     r"|cuts?|reduc\w*|drops?|dropped|falls?|fell|ris(?:e|es|ing)|rose|grows?|grew|increas\w*|decreas\w*|halv\w*|doubl\w*|over|beats?"
-    r"|within|exceed\w*|under|above|below|instead|whereas|while|more|less|fewer|lower|higher|longer|shorter|larger|smaller|bigger"
+    r"|within|inside|past|beyond|spare|headroom|margin|exceed\w*|under|above|below|instead|whereas|while|more|less|fewer|lower|higher|longer|shorter|larger|smaller|bigger"
     r"|better|worse|times|fold|break ?even|from(?: \S+){1,3} to|→|budgets?|limits?|share|fraction|half|quarter|most|least|only|out of|per)(?![\w])")
 _WORDS = re.compile(r"(?<![\w.])[a-z]{3,}(?![\w])")
 
@@ -123,7 +124,8 @@ _UNIT_WORDS = frozenset(UNIT_WORDS) | {"per", "and", "the"}
 """Words that say nothing of a number but its unit: a line of an option's name, numbers and these is a list, not a claim."""
 _BLANK = re.compile(r"\[[A-Za-z][A-Za-z ,'-]{2,60}\]")
 """A blank of a fill-in template left as it was ("[key benefit]", "[it performs worse on the key metrics]")."""
-_PIECES = re.compile(r"(?<=[.!?;])\s+|\n")
+_PIECES = re.compile(r"(?<=[.!?;])\s+")
+_SUBJECT = re.compile(r"(?<![\w])(?:it|this one|that one|the former|the latter)(?![\w])")
 _NAMED = "\u00a7"  # an option's name, once the piece's names are set aside (no cue or comparison word is read inside one)
 _FIELD = re.compile(rf"{_NAMED}(?: \( [\w ]{{1,20}} \))? :|: {_NAMED}")  # a field paired with an option ("Arithmetic: 200.4 ms", "Rec: …")
 _MATCH_PASSES = ((False, False, ""), (False, True, "quantity matched only after rounding to its last significant digit"),
@@ -189,23 +191,32 @@ _ROLE_REJECTED = re.compile(r"(?<![\w])(?:(?:rejected|losing|other) (?:alternati
 
 def _pieces(text: str, matched: Mapping[str, _Match], reader: Reader, terms: ChoiceTerms) -> list[_Piece]:
     found = []
-    for piece in _PIECES.split(text):
-        here = [q for q in cited_quantities(piece) if q.text in matched]
-        if not here:
-            continue
-        norm = normalise(piece)
-        options: set[str] = set()
-        if reader.names is not None:
-            for hit in reader.names.pattern.finditer(norm):
-                options.add(reader.name_options[_which(hit)])
-            norm = reader.names.pattern.sub(_NAMED, norm)
-        if _ROLE_REJECTED.search(norm):
-            options |= terms.rejected
-        compares = COMPARES.search(norm) is not None
-        claims = compares or _CUES.search(norm) or _FIELD.search(norm) is not None or (
-            bool(options) and len([w for w in _WORDS.findall(norm) if w not in _UNIT_WORDS]) >= 2)
-        found.append(_Piece(tuple(here), any(matched[q.text].derived for q in here), compares, bool(claims), frozenset(options)))
+    before: set[str] = set()  # the options the sentence before named, within one line
+    for line in text.split("\n"):
+        before = set()
+        for piece in _PIECES.split(line):
+            norm = normalise(piece)
+            options: set[str] = set()
+            if reader.names is not None:
+                for hit in reader.names.pattern.finditer(norm):
+                    options.add(reader.name_options[_which(hit)])
+                norm = reader.names.pattern.sub(_NAMED, norm)
+            if _ROLE_REJECTED.search(norm):
+                options |= terms.rejected
+            if not options and len(before) == 1 and _SUBJECT.search(norm):
+                options = set(before)  # "Rejected: event filter. Yes it is faster (about 23 ms) …"
+            before = options
+            here = [q for q in cited_quantities(piece) if q.text in matched]
+            if here:
+                found.append(_piece(here, norm, matched, options))
     return found
+
+
+def _piece(here: Sequence[CitedQuantity], norm: str, matched: Mapping[str, _Match], options: set[str]) -> _Piece:
+    compares = COMPARES.search(norm) is not None
+    claims = compares or _CUES.search(norm) or _FIELD.search(norm) is not None or (
+        bool(options) and len([w for w in _WORDS.findall(norm) if w not in _UNIT_WORDS]) >= 2)
+    return _Piece(tuple(here), any(matched[q.text].derived for q in here), compares, bool(claims), frozenset(options))
 
 
 def _quantifies(pieces: Sequence[_Piece], terms: ChoiceTerms, rejects: bool) -> bool:
@@ -297,9 +308,26 @@ def _retraction(doc: _Text) -> str | None:
     """The words by which the text withdraws its recommendation, outside a condition ("if …, I would withdraw my
     recommendation" is a trigger), or None."""
     for found in RETRACTS.finditer(doc.norm):
-        if not doc.hypothetical(found.start()):
+        if not doc.hypothetical(found.start()) or _until_after(doc, found):
             return found.group()
     return None
+
+
+def _until_after(doc: _Text, found: re.Match[str]) -> bool:
+    """True when the only condition in the sentence of ``found`` is an "until" after it ("consider that recommendation
+    withdrawn until we have better data"): withdrawn now, not on a condition."""
+    low, high = doc.bounds(found.start())
+    before, after = doc.norm[low:found.start()].split(" "), doc.norm[found.end():high].split(" ")
+    return HYPOTHETICAL.isdisjoint(before) and "until" in after and HYPOTHETICAL.isdisjoint(set(after) - {"until"})
+
+
+def _against(stances: Sequence[Stance], terms: ChoiceTerms, stance: str = REC) -> list[Stance]:
+    """The firm, unqualified stances that argue for the rejected alternative (``stance`` :data:`REC`) or against the
+    recommendation (:data:`REJ`); none when the choices themselves recommend and reject one option."""
+    if terms.recommended & terms.rejected:
+        return []
+    return [s for s in stances if s.stance == stance and s.strong and not s.hypothetical
+            and s.option in (terms.rejected if stance == REC else terms.recommended)]
 
 
 def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms,
@@ -311,8 +339,8 @@ def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms,
                          "the rationale recommends what you recommend and rejects what you reject", retracted,
                          also_costs=(rej_item,))], [Verdict(rec_item, CERTAIN, reason), Verdict(rej_item, CERTAIN, reason)]
     clash = terms.recommended & terms.rejected
-    against = [s for s in stances if not clash and s.strong and not s.hypothetical
-               and (s.option in terms.rejected if s.stance == REC else s.option in terms.recommended)]
+    firm = {id(s) for s in (*_against(stances, terms), *_against(stances, terms, REJ))}
+    against = [s for s in stances if id(s) in firm]  # in the text's order
     if against:
         first = against[0]
         what = "argues for the alternative you reject" if first.stance == REC else "rejects the option you recommend"

@@ -83,7 +83,7 @@ _units("mw milliwatt milliwatts", "milliwatt")
 _units("kw kilowatt kilowatts", "kilowatt")
 _units("usd dollar dollars", "dollar")
 # "per X" where X counts events, not a unit: "36.9 mJ per inference" is an energy.
-_PER_EVENT = frozenset(["inference", "inferences", "run", "runs", "query", "queries", "request", "requests", "token", "tokens", "call", "calls", "execution", "executions", "step", "steps", "batch", "image", "images", "sample", "samples", "frame", "frames", "iteration", "iterations", "input", "inputs", "prediction", "predictions", "pass", "passes", "invocation", "invocations", "launch", "launches"])
+_PER_EVENT = frozenset(["inference", "inferences", "run", "runs", "query", "queries", "request", "requests", "token", "tokens", "call", "calls", "execution", "executions", "step", "steps", "batch", "image", "images", "sample", "samples", "frame", "frames", "iteration", "iterations", "input", "inputs", "prediction", "predictions", "pass", "passes", "invocation", "invocations", "launch", "launches", "update", "updates", "epoch", "epochs", "record", "records", "example", "examples", "packet", "packets", "message", "messages", "upload", "uploads", "transfer", "transfers", "item", "items"])
 
 _NUMBER = r"10\^[-+−]?\d+|[-+−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+−]?\.\d+"
 _EXPONENT = r"(?:[eE](?P<e1>[-+−]?\d+)|\s?[×x*·]\s?10\s?(?:\^|\*\*)\s?(?P<e2>[-+−]?\d+))?"

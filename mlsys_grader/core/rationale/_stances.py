@@ -99,9 +99,10 @@ _DECIDE = (r"choose|chose|pick|picked|select|selected|opt for|opted for|go with|
            r"|recommend|prioritize|prioritise|prioritized|prioritised|take|took")
 _REC_VERBS = (r"recommend(?:s|ed|ing)?|choos(?:e|es|ing)|chose|chosen|pick(?:s|ed|ing)?|select(?:s|ing)?|opt(?:s|ed|ing)? for"
               r"|go(?:es|ing)? with|went with|prefer(?:s|red|ring)?|favor(?:s|ed|ing)?|adopt(?:s|ed|ing)?|settl(?:e|ed|ing) on")
-_USE_VERBS = (r"use|deploy|ship|run with|keep(?! in mind)|kept|retain|stay with|stick with|stay on|remain on|switch to|move to"
+_USE_VERBS = (r"use|deploy|ship|run with|try|test|trial|keep(?! in mind)|kept|retain|stay with|stick with|stay on|remain on|switch to|move to"
               r"|migrate to|standardize on|commit to|prefer|favor|go for|go with")
-_ADVERB = r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so))?"
+_ADVERB = (r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|definitely|really|hence|so|accordingly|consequently"
+           r"|duly|firmly|ultimately|finally|thereby))?")
 _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
             r"|natural|wiser|smarter|stronger|preferable")
 _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
@@ -129,7 +130,8 @@ CUES: tuple[Cue, ...] = (
     # -- not ready to stand behind an option ("I am not comfortable committing to X")
     Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:enough )?(?:committing to"
         r"|to commit to|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with|in"
-        r"|about)", True, REJ, True, 5, negated=True),
+        r"|about)|(?:can|could|do|does|would|will) not (?:stand behind|stand by|endorse|defend)",
+        True, REJ, True, 5, negated=True),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
     Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS}|touch|bother with|put"
         r"|spend (?:\w+ ){0,2}(?:time|effort|money|energy) on)", True, REJ, True, 6, negated=True),
@@ -218,6 +220,13 @@ CUES: tuple[Cue, ...] = (
     Cue(r"what (?:is left|remains|is left over) is|the (?:one|option|design|path|candidate) (?:left|remaining) is", True, REC, True, 4),
     Cue(r"(?<!not )be (?:retained|kept|chosen|selected|adopted|recommended|preferred|used|deployed)", False, REC, True, 6),
     Cue(r"(?<!not )be (?:rejected|dropped|discarded|ruled out|excluded|avoided|set aside)", False, REJ, True, 6),
+    # -- an imperative ("ok so just run it on the phone"), putting one off ("leave faster arithmetic for later")
+    Cue(r"(?:(?<=^)|(?<=\. )|(?<=: )|(?<=\bso )|(?<=\bthen ))(?:just|simply)", True, REC, False, 0),
+    Cue(r"(?:i|we|you|and|so|then) (?:\w+ )?(?:leave|leaving|park|parking|defer|deferring|postpone|postponing|shelve|shelving)",
+        True, REJ, False, 2),
+    # -- a yes or no after the name ("faster arithmetic yes, checkpointing no")
+    Cue(r"(?<=\w )yes(?= (?:[.,;]|$)|$)", False, REC, False, 0),
+    Cue(r"(?<=\w )no(?= (?:[.,;]|$)|$)", False, REJ, False, 0),
     # -- a question that rejects ("Why not checkpoint activations?")
     Cue(r"why not", True, REJ, False, 2),
     # -- holding on to an option, turning one down
@@ -229,8 +238,11 @@ CUES: tuple[Cue, ...] = (
     # -- a headline verdict ("TL;DR: faster arithmetic, not prefetch")
     Cue(r"(?:(?<=tl \. )dr|tl ?dr|tldr|bottom line|in short|short version|conclusion|upshot) :", True, REC, True, 4),
     # -- what the evidence or the student favours, said in other words ("the evidence favours Y", "I'd rather keep Y")
-    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: [^ .;,:()]+){0,6}? (?:clearly |actually |really |strongly |all )?"
-        r"(?:favors?|supports?|points? (?:to|toward|towards)|backs?|argues? for)|(?:comes?|came) out in favor of", True, REC, True, 5),
+    # ("the evidence, read as a whole, though, clearly favors Y", "the evidence points clearly to Y")
+    Cue(r"(?:evidence|numbers|data|results|measurements|figures|runs)(?: [^ .;,:()]+){0,6}?(?: , (?:though|however|still|then"
+        r"|overall|again) , it)? (?:clearly |actually |really |strongly |all )?"
+        r"(?:favors?|supports?|points?(?: clearly| strongly| firmly)? (?:to|toward|towards)|backs?|argues? for)"
+        r"|(?:comes?|came) out in favor of", True, REC, True, 5),
     # -- following cues that recommend
     Cue(r"(?:(?:would|will|should|could) )?serves? (?:us |you |them |the \w+ |this \w+ )?better|(?:is|are|would be) preferable",
         False, REC, True, 5),
@@ -242,6 +254,8 @@ CUES: tuple[Cue, ...] = (
         r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
         r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
     Cue(r"(?:is|are) not what (?:i|we) (?:would )?(?:recommend|choose|pick|ship|use|deploy|want)", False, REJ, True, 6),
+    Cue(rf"(?:is|are) (?:the|my|our) (?:(?:{_SOFT_ROLES}|{_ROLE}) )(?:that )?(?:i|we|you) (?:would |will |should |ought to |want to )?"
+        r"(?:test|try|pick|choose|recommend|go with|use|ship|deploy|prioritize|keep|back)", False, REC, True, 6),
     # -- hedged following cues (weak, uncertain) and short verdicts ("So the H100 it is", "(my pick)")
     Cue(rf"(?:(?:{_HEDGE_ADVERBS}) )?(?:is|are|seems|looks|sounds)(?: (?:{_HEDGE_ADVERBS}))? (?:not|never|hardly) (?:the way to go"
         rf"|worth (?:it|the \w+)|a (?:{_SOFT_GOOD}|great) (?:{_SOFT_ROLES})|ideal|advisable|recommended|the answer"
@@ -252,7 +266,8 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"(?:appears?|seems?) to be (?:the|a) (?:(?:most|more) (?:defensible|sensible|appropriate|suitable|robust|reasonable"
         rf"|promising|justifiable)|{_SOFT_GOOD}|safer|better|best|right) (?:{_SOFT_ROLES}|{_ROLE})", False, REC, False, 6, hedge=True),
     Cue(rf"(?:(?:{_HEDGE_ADVERBS}) )?(?:is|are|seems|looks|sounds)(?: (?:{_HEDGE_ADVERBS}))* (?:like )?(?:the way to go|the way forward"
-        rf"|a (?:{_SOFT_GOOD}) (?:{_SOFT_ROLES})|(?:the|a) (?:safer|better|best|right|{_SOFT_GOOD}) (?:{_SOFT_ROLES}|{_ROLE}))",
+        rf"|a (?:{_SOFT_GOOD}) (?:{_SOFT_ROLES})|(?:the|a) (?:safer|better|best|right|{_SOFT_GOOD})(?: first| overall| initial)?"
+        rf" (?:{_SOFT_ROLES}|{_ROLE}))",
         False, REC, False, 5, hedge=True),
     Cue(r"(?:was|were|has been|have been|gets|got|will be)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|picked|adopted"
         r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes|would be|will be)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
@@ -272,7 +287,8 @@ CUES: tuple[Cue, ...] = (
     Cue(r"loses|lose|lost|falls? short|falls? behind|is out|drops out|is not worth(?: it| the \w+)?|(?:does|did) not (?:pay off|repay)"
         rf"|never (?:pays off|repays)|(?:fails|failed|misses|missed|violates|violated|exceeds|exceeded|breaks|blows)"
         rf"(?: the| its| our| every| both| all)?(?: \w+)? (?:{_BUDGETS})"
-        r"|fails to \w+|(?:is|are|was|were|becomes|remains)(?: \S+)? (?:infeasible|not feasible|unsupported|too slow|too expensive"
+        r"|fails to \w+|(?:is|are|was|were|becomes|remains)(?: \S+)? (?:infeasible|not feasible|not acceptable|unacceptable|not allowed"
+        r"|not an option|not viable|not suitable|unsuitable|unsupported|too slow|too expensive"
         r"|too costly|slower|costlier|more expensive|worse|less efficient|over budget|out of budget|not viable|unviable)"
         r"|(?:can|could|does|did|will) not (?:run|execute|fit|meet|pass|survive|win|compete|keep up|deliver)", False, REJ, False, 6),
 )
@@ -424,6 +440,11 @@ def ready_reader(memos: Memos, lab: RationaleWords, terms: ChoiceTerms) -> None:
             scanner.starts  # noqa: B018 -- computed for what it keeps
 
 
+_CONSEQUENCE = re.compile(r" , (?:and )?(?:so|therefore|hence|thus|which means|meaning) ")
+_CONDITIONAL = frozenset({"if", "unless", "whenever", "when", "once", "until", "assuming", "provided", "otherwise", "should",
+                          "could", "might", "would", "were"})
+
+
 class _Text:
     """A normalised text split into tokens (one space between tokens, so a character offset
     gives its token by counting spaces)."""
@@ -460,12 +481,20 @@ class _Text:
     def hypothetical(self, position: int) -> bool:
         """True when the sentence at ``position`` is conditional or concessive ("if", "although"…)."""
         low, high = self.bounds(position)
+        # a consequence after a comma is a main clause of its own ("…, while the compiled path needs 2.4 ms, so the
+        # numbers favor eager"): the condition or concession before it does not reach it
+        # (a conditional still reaches it: "if the count drops, eager is faster, so I would switch")
+        consequences = [m.end() for m in _CONSEQUENCE.finditer(self.norm, low, position)]
+        if consequences and _CONDITIONAL.isdisjoint(self.norm[low:consequences[-1]].split(" ")):
+            low = consequences[-1]
         if low not in self._hypothetical:
             words = self.norm[low:high].split(" ")
             # "though" before a pause is an adverb ("On reflection, though, Y is better"), not a concession
             words = [w for i, w in enumerate(words) if w != "though" or (i + 1 < len(words) and words[i + 1] not in _PAUSES)]
             # "only" makes a condition only before one ("only if", "only at one execution"), not in "sends only 0.12 MB"
             words = [w for i, w in enumerate(words) if w != "only" or (i + 1 < len(words) and words[i + 1] in _ONLY_BEFORE)]
+            # "once more", "once again" repeat; they set no condition
+            words = [w for i, w in enumerate(words) if w != "once" or i + 1 == len(words) or words[i + 1] not in ("more", "again")]
             self._hypothetical[low] = not HYPOTHETICAL.isdisjoint(words)
         return self._hypothetical[low]
 
@@ -677,9 +706,10 @@ def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Seq
     best = None
     for c_start, c_end, cue in cues:
         if cue.before:
-            if c_end > start:
+            if c_end > start and not c_start < start < c_end <= end:
                 continue
-            lo, hi = c_end, start
+            # a cue whose verb the name begins with ("you should keep | keep inference on the device") touches it
+            lo, hi = min(c_end, start), start
         else:
             if c_start < end:
                 continue

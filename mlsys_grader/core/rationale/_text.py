@@ -182,8 +182,14 @@ def not_english(text: str) -> bool:
 
 
 def word_count(text: str) -> int:
-    """Words as written (numbers count; punctuation does not)."""
-    return len(_WORD.findall(text))
+    """Words as written (numbers count; punctuation does not), unless fewer than half of them hold a letter: a list of
+    numbers with a few words around it ("16, 50, 1934.64, … see the evidence above") counts only its words."""
+    words = _WORD.findall(text)
+    lettered = sum(1 for word in words if _LETTER.search(word))
+    return len(words) if 2 * lettered >= len(words) else lettered
+
+
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 _MATH = re.compile(r"\$\$?((?:[^$\n\\]|\\.){1,200}?)\$\$?|\\\((.{1,200}?)\\\)")
