@@ -664,12 +664,13 @@ def test_every_rationale_item_says_how_sure_the_reader_is_in_the_report_json():
 
 
 def test_an_uncertain_verdict_that_costs_points_shows_the_same_message_as_before():
-    text = (f"Compiled with fusion: {EDGE}. I reject eager execution. The timings are illustrative; I would revisit if the "
-            "execution count changes.")
+    # eager only hedged, so nothing decides the recommendation either (a firm rejection would imply it)
+    text = (f"Compiled with fusion: {EDGE}. Eager execution is probably not the way to go. The timings are illustrative; I "
+            "would revisit if the execution count changes.")
     report = _report("lab07", "edge", None, text, **L07)
     [finding] = [f for f in report.findings if f.part == "synthesis"]
     assert finding.message == R.MESSAGES["recommendation"]
-    [item] = report.uncertain_items()
+    [item] = [item for item in report.uncertain_items() if item.points == 0]
     assert (item.item, item.points, item.certainty_reason) == (
         "rationale_names_recommendation", 0.0, "option named, no stance cue found")
     quantity = _report("lab07", "edge", None, "I recommend compiled with fusion and reject eager execution: about 40 ms "

@@ -13,20 +13,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import heldout
 
 # honest rationale points kept, as measured after the reader's last change (docs/grading.md): a floor, not the target
-FLOORS = {("set1", "lab02"): 191, ("set1", "lab07"): 189, ("set1", "lab08"): 190, ("set1", "lab11"): 190,
-          ("set2", "lab02"): 188, ("set2", "lab07"): 191, ("set2", "lab08"): 192, ("set2", "lab11"): 192,
-          ("set3", "lab02"): 190, ("set3", "lab07"): 186, ("set3", "lab08"): 183, ("set3", "lab11"): 186,
-          ("set4", "lab02"): 188, ("set4", "lab07"): 192, ("set4", "lab08"): 190, ("set4", "lab11"): 189,
-          ("set5", "lab02"): 191, ("set5", "lab07"): 185, ("set5", "lab08"): 192, ("set5", "lab11"): 186,
-          ("set6", "lab02"): 189, ("set6", "lab07"): 186, ("set6", "lab08"): 187, ("set6", "lab11"): 192,
-          ("set7", "lab02"): 189, ("set7", "lab07"): 188, ("set7", "lab08"): 188, ("set7", "lab11"): 192,
-          ("set8", "lab02"): 180, ("set8", "lab07"): 174, ("set8", "lab08"): 186, ("set8", "lab11"): 178}
-# measured on sets the reader had not been tuned on, and left as measured: a restated prompt paid 8 where its writer gives 6
-KNOWN_OVERPAID = {("set4", "lab07"): ["restated-prompt-tinyml"], ("set5", "lab07"): ["restated-prompt-tinyml"],
-                  # a chat template filled with the choices' labels and no number: paid its length, which its writer
-                  # does not pay
-                  ("set8", "lab02"): ["fill-in-template-edge"], ("set8", "lab07"): ["gaming-template-cloud"],
-                  ("set8", "lab08"): ["fill-in-template-cloud"], ("set8", "lab11"): ["gaming-template-edge"]}
+FLOORS = {("set1", "lab02"): 191, ("set1", "lab07"): 189, ("set1", "lab08"): 192, ("set1", "lab11"): 192,
+          ("set2", "lab02"): 190, ("set2", "lab07"): 191, ("set2", "lab08"): 192, ("set2", "lab11"): 192,
+          ("set3", "lab02"): 190, ("set3", "lab07"): 190, ("set3", "lab08"): 191, ("set3", "lab11"): 188,
+          ("set4", "lab02"): 191, ("set4", "lab07"): 192, ("set4", "lab08"): 190, ("set4", "lab11"): 191,
+          ("set5", "lab02"): 191, ("set5", "lab07"): 191, ("set5", "lab08"): 192, ("set5", "lab11"): 192,
+          ("set6", "lab02"): 191, ("set6", "lab07"): 192, ("set6", "lab08"): 187, ("set6", "lab11"): 192,
+          ("set7", "lab02"): 191, ("set7", "lab07"): 190, ("set7", "lab08"): 188, ("set7", "lab11"): 192,
+          ("set8", "lab02"): 192, ("set8", "lab07"): 186, ("set8", "lab08"): 188, ("set8", "lab11"): 187,
+          ("set9", "lab02"): 191, ("set9", "lab07"): 191, ("set9", "lab08"): 188, ("set9", "lab11"): 172}
+# as measured: a chat template filled with Lab 11's labels in lower case pays its length, which its writer does not pay
+KNOWN_OVERPAID = {("set8", "lab11"): ["gaming-template-edge"]}
 NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")
 
 

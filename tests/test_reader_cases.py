@@ -150,3 +150,90 @@ def test_honest_forms_are_read_in_every_lab(lab, form):
                               rec_n=rec_n, limitation=limitation, trigger=trigger)
     points, report = _points(lab, text)
     assert sum(points.values()) == 12, (points, [f.message for f in report.findings if f.part == "synthesis"])
+
+
+# A firm stance on one side and the other option named with nothing against it: the other stance follows
+@pytest.mark.parametrize("lab", LABS)
+def test_a_firm_rejection_and_a_named_recommendation_earn_both_naming_items_certainly(lab):
+    rec, rej, rej_n, rec_n, limitation, trigger = CASES[lab]
+    text = f"{rec[0].upper() + rec[1:]} needs {rec_n}. I reject {rej}, which needs {rej_n}. {limitation} {trigger}"
+    points, report = _points(lab, text)
+    assert sum(points.values()) == 12, points
+    assert report.uncertain_items() == []
+
+
+@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize("against", [
+    "{Rec} probably is not the way to go either.",  # a hedge against the recommendation
+    "Thinking it over, I would not actually put my name to any of this.",  # a refusal the reader cannot place
+])
+def test_nothing_is_inferred_for_a_recommendation_the_text_doubts(lab, against):
+    rec, rej, rej_n, rec_n, limitation, trigger = CASES[lab]
+    text = (f"{rec[0].upper() + rec[1:]} needs {rec_n}. I reject {rej}, which needs {rej_n}. {limitation} {trigger} "
+            + against.format(Rec=rec[0].upper() + rec[1:]))
+    points, _ = _points(lab, text)
+    assert points["names_recommendation"] == 0 and points["names_rejected"] == 2, points
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_a_short_list_with_one_verdict_infers_nothing(lab):
+    rec, rej, rej_n, rec_n, _, _ = CASES[lab]
+    points, _ = _points(lab, f"{rec}: {rec_n}; {rej}: {rej_n} (rejected)")
+    assert points["names_recommendation"] == 0 and points["length"] == 0, points
+
+
+# The choices' labels pasted into a form, capitals and all, with no number: not the student's own text
+FORM_FILLED = {
+    "lab02": "Based on the evidence, Run locally is the best choice because it provides the optimal trade-off. The main "
+             "limitation is that Connection rate may vary, and I would re-evaluate if the Observation or power requirement "
+             "changes.",
+    "lab08": "Based on the evidence, Faster arithmetic is the best choice because it provides the best performance. The main "
+             "limitation is that Stage timing may change. I would re-evaluate the decision if the Schedule or cost limit is "
+             "crossed.",
+}
+
+
+@pytest.mark.parametrize("lab", sorted(FORM_FILLED))
+def test_a_form_filled_with_the_labels_and_no_number_loses_its_length(lab):
+    points, report = _points(lab, FORM_FILLED[lab])
+    assert points["length"] == 0 and points["cites_evidence"] == 0, points
+    assert any("restates the labels" in f.message for f in report.findings)
+    # the same words in the student's own case are not a pasted form
+    points, _ = _points(lab, FORM_FILLED[lab].replace("Run locally", "run locally").replace("Connection", "connection")
+                        .replace("Observation", "observation").replace("Faster", "faster").replace("Stage", "stage")
+                        .replace("Schedule", "schedule"))
+    assert points["length"] == 2, points
+
+
+def test_a_rationale_partly_in_another_language_is_read_and_what_is_missed_goes_to_staff():
+    text = ("Mi recomendación: compiled with fusion. En el Jetson casi todo el tiempo es dispatch, so eager execution es la "
+            "opción que rechazo: eager needs 66.168 ms against 18.418 ms with fusion. El riesgo: operator interactions are "
+            "not modelled, y hay que revisar si cambia la activation memory.")
+    points, report = _points("lab07", text)
+    assert points["length"] == 2 and points["cites_evidence"] == 4 and points["names_limitation"] == 1, points
+    lost = {i.item for i in report.parts["synthesis"].items if i.item.startswith("rationale_") and i.points < i.max_points}
+    assert lost and lost <= {i.item for i in report.uncertain_items()}
+    assert all(i.certainty_reason.startswith("partly not English") for i in report.uncertain_items())
+
+
+def test_a_list_of_numbers_counts_only_its_words():
+    points, _ = _points("lab02", "16, 50, 1934.64, 24, 2, 56.04, 96, 32.24, 89, 92, 0.442, 100, 300, 8.0, 11.0 - see the "
+                                 "evidence above for all values.")
+    assert points["length"] == 0, points
+
+
+@pytest.mark.parametrize("text, contradicts", [
+    # a consequence after a comma is a main clause of its own, even after a concession ("while …")
+    ("I went with compiled with fusion and rejected eager. Eager finishes one request in 0.285 ms while compiled needs "
+     "2.385 ms, so the numbers favour eager execution for this endpoint.", True),
+    # but a condition governs it
+    ("I recommend compiled with fusion and reject eager: 66.168 ms against 18.418 ms. If the count drops below 16, eager "
+     "is faster, so I would switch to eager.", False),
+    # "once more" sets no condition
+    ("I recommend compiled with fusion and reject eager: 66.168 ms against 18.418 ms. Looking at the numbers once more, "
+     "the evidence clearly favours eager execution.", True),
+])
+def test_a_later_sentence_for_the_alternative_is_read_where_it_stands(text, contradicts):
+    points, _ = _points("lab07", text + " Operator interactions are not modelled. I would revisit this if the activation "
+                                        "memory changes.")
+    assert (points["names_recommendation"] == 0) == contradicts, points

@@ -506,7 +506,9 @@ def _rationale_items(synthesis: Mapping[str, float]) -> tuple[str, ...]:
 
 
 CHAT = re.compile(
-    r"(?<![\w])(?:(?:great|good|excellent|interesting|fantastic) question|i hope (?:this|that|it) helps|hope (?:this|that) helps"
+    r"(?<![\w])(?:(?:great|good|excellent|interesting|fantastic) question|what a (?:great|fantastic|fun|wonderful|interesting)"
+    r" (?:question|scenario|problem|lab|exercise)|i hope (?:this|that|it) helps|hope (?:this|that) helps"
+    r"|i hope (?:this|that|my) (?:\w+ )?(?:is|was|proves) (?:useful|helpful|clear)"
     r"|let me know if|feel free to (?:ask|reach|let)|(?:i am|i'm|i'd be|i would be) (?:happy|glad) to help|happy to help"
     r"|as an ai|as a (?:large )?language model|here(?:'s| is) (?:a|an|the|my|your) (?:\w+ )?(?:rationale|answer|response|draft"
     r"|summary|explanation|write ?up)|in summary, (?:both|each) options? (?:has|have) (?:its|their) (?:merits|trade ?offs)"

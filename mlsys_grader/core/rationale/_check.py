@@ -5,7 +5,7 @@ Part of :mod:`mlsys_grader.core.rationale` (the rules in words are in its docstr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ from ._stances import (
     _which,
     reader_for,
 )
-from ._text import field_lines, normalise, not_english, plain_text, word_count
+from ._text import field_lines, normalise, not_english, partly_english, plain_text, word_count
 
 if TYPE_CHECKING:
     from ..context import GradingContext
@@ -66,6 +66,8 @@ MESSAGES = {
     "trigger": "Say what would make you re-evaluate, in a sentence such as 'I would revisit this if …', naming the trigger "
                "you selected.",
     "trigger_unchosen": "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision.",
+    "labels": "Your rationale restates the labels of your choices and cites no number; explain them in your own words "
+              "with numbers from your saved evidence.",
     "blanks": "Your rationale keeps a template's blanks ('{blank}'); write it in your own words.",
     "not_english": "Write your rationale in English so the grader can read it; until then staff will read this one.",
 }
@@ -304,6 +306,29 @@ RETRACTS = re.compile(
 """A text that withdraws its own recommendation ("treat this recommendation as withdrawn", "I take back my choice")."""
 
 
+LABELS_RESTATED = 2
+"""A rationale citing no number that holds this many of its choices' labels as the notebook prints them ("… is the
+best choice because it provides the optimal trade-off … A remaining limitation is that Filtering evidence may not
+transfer. The decision should be re-evaluated if Observation or power requirement changes.") is a form filled with the
+labels, not the student's own text: it loses ``rationale_length``; what it names is still read."""
+
+
+def _labels_restated(ctx: GradingContext, text: str, terms: ChoiceTerms) -> list[str]:
+    """The labels of the submission's choices (options, limitation and trigger) the text holds as the notebook prints
+    them, capital and all, inside a sentence ("… is that Filtering evidence may not transfer"): pasted, not written."""
+    s = ctx.bundle.synthesis
+    chosen = terms.recommended | terms.rejected
+    choices = [c for c in terms.options if c.value in chosen]
+    choices += [c for c in ctx.lab.limitations if c.value == s.residual_risk]
+    choices += [c for c in ctx.lab.triggers if c.value == s.reevaluation_trigger]
+    found = []
+    for choice in choices:
+        label = choice.label.strip()
+        if len(label.split()) >= 2 and label[:1].isupper() and re.search(rf"(?<=[a-z,;] ){re.escape(label)}(?![\w])", text):
+            found.append(label)
+    return found
+
+
 def _retraction(doc: _Text) -> str | None:
     """The words by which the text withdraws its recommendation, outside a condition ("if …, I would withdraw my
     recommendation" is a trigger), or None."""
@@ -330,8 +355,46 @@ def _against(stances: Sequence[Stance], terms: ChoiceTerms, stance: str = REC) -
             and s.option in (terms.rejected if stance == REC else terms.recommended)]
 
 
-def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms,
-             retracted: str | None = None) -> tuple[list[Finding], list[Verdict]]:
+LOOSE_REFUSAL = re.compile(
+    r"(?<![\w])(?:i|we)(?: (?:would|will|should|do|did|could|can|am|are|must))? (?:not|never)(?: \w+)? (?:put|run|keep|use|deploy"
+    r"|ship|recommend|choose|pick|go|commit|trust|rely|stand|want|back|place|move|take|adopt|stick|stay|switch|change|touch"
+    r"|apply|make|do|bother)(?![\w])|(?<![\w])(?:leave|keep) (?:\w+ ){1,5}(?:as it is|as they are|unchanged|alone|untouched)"
+    r"(?![\w])|(?<![\w])hold off(?![\w])")
+"""A first-person refusal ("I would not actually put the model on …", "I'd leave the training setup exactly as it is",
+"hold off"): when no stance is read in it, it may refuse the recommendation in words the reader does not know."""
+
+
+def _loose_refusal(doc: _Text, stances: Sequence[Stance]) -> bool:
+    """True when the text refuses something (:data:`LOOSE_REFUSAL`) outside a condition and no stance was read there."""
+    for found in LOOSE_REFUSAL.finditer(doc.norm):
+        if not doc.hypothetical(found.start()) and not any(found.group() in s.excerpt for s in stances):
+            return True
+    return False
+
+
+_IMPLIED = {REC: "firmly rejects the alternative", REJ: "firmly recommends its option"}
+
+
+def _implied(stances: Sequence[Stance], terms: ChoiceTerms, stance: str) -> bool:
+    """True when the text takes the other side firmly, so naming this option takes ``stance`` on it: a text that
+    rejects the alternative in so many words and names its recommendation with nothing against it recommends it
+    ("Local execution takes 8.0 ms … you should not send a feature summary"); one that recommends firmly and names
+    the alternative it weighed rejects it (a concession, "it is faster", is no stance for it)."""
+    options, others = (terms.recommended, terms.rejected) if stance == REC else (terms.rejected, terms.recommended)
+    other = REJ if stance == REC else REC
+    decided = [s for s in stances if s.stance == other and s.option in others]
+    if not decided or _support(decided, "")[0] != CERTAIN:
+        return False
+    # nothing against the recommendation, not even hedged or in a concession; a concession for the alternative ("it
+    # is faster") is allowed, a firm claim for it is not
+    against = [s for s in stances if s.option in options and s.stance == other]
+    return not any(stance == REC or (s.strong and not s.hypothetical) for s in against)
+
+
+def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms, retracted: str | None = None,
+             inferable: Set[str] = frozenset()) -> tuple[list[Finding], list[Verdict]]:
+    """The two naming items' findings and verdicts; a stance in ``inferable`` may be read from the other side's
+    (:func:`_implied`)."""
     rec_item, rej_item = "rationale_names_recommendation", "rationale_names_rejected"
     if retracted is not None and terms.recommended:
         reason = "the text withdraws its recommendation"
@@ -358,6 +421,9 @@ def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms,
         support = [s for s in stances if s.stance == stance and s.option in options]
         if support:
             verdicts.append(Verdict(item, *_support(support, f"option {what}")))
+            continue
+        if stance in inferable and named & options and _implied(stances, terms, stance):
+            verdicts.append(Verdict(item, CERTAIN, f"option named where the text {_IMPLIED[stance]}, nothing said against it"))
             continue
         findings.append(_finding(item, MESSAGES[key if options else f"{key}_unchosen"],
                                  "a sentence that recommends your option" if stance == REC
@@ -415,7 +481,8 @@ def read_rationale(ctx: GradingContext) -> Reading:
     if len(blanks) >= 2 and not any(f.rubric_item == "rationale_length" for f in findings):
         findings.append(_finding("rationale_length", MESSAGES["blanks"].format(blank=blanks[0]), "a rationale in your own "
                                  "words", blanks[:4]))
-    if words and not_english(text):
+    mixed = bool(words) and not_english(text) and partly_english(text)
+    if words and not_english(text) and not mixed:
         items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
         reason = "not read: not English"
         return Reading((_finding(items[0], MESSAGES["not_english"], "a rationale in English", also_costs=items[1:]),),
@@ -425,14 +492,25 @@ def read_rationale(ctx: GradingContext) -> Reading:
     terms = ctx.lab.final_choice_terms(ctx.bundle)
     reader = reader_for(ctx.replay.memos, ctx.lab, terms)
     doc = _Text(text)
+    labels = _labels_restated(ctx, text, terms)
+    if not cited and len(labels) >= LABELS_RESTATED and not any(f.rubric_item == "rationale_length" for f in findings):
+        findings.append(_finding("rationale_length", MESSAGES["labels"], "a rationale in your own words, with your saved "
+                                 "numbers", labels))
+        verdicts = [Verdict("rationale_length", CERTAIN, "the choices' labels restated, no number")]
     stances, named = _read_stances(doc, reader)
     rejects = any(s.stance == REJ and s.option in terms.rejected for s in stances)
     finding, verdict = _evidence(ctx, cited, text, reader, terms, rejects)
     findings += [finding] if finding is not None else []
     verdicts.append(verdict)
-    for found, judged in (_choices(stances, named, terms, _retraction(doc)), _listed(ctx, doc, reader)):
+    # a stance read from the other side's needs sentences, and a refusal the reader cannot place forbids reading a
+    # recommendation ("I would not actually put the model on the microcontroller")
+    inferable = set() if words < minimum else {REJ} if _loose_refusal(doc, stances) else {REC, REJ}
+    for found, judged in (_choices(stances, named, terms, _retraction(doc), inferable), _listed(ctx, doc, reader)):
         findings += found
         verdicts += judged
+    if mixed:  # what the reader did not find may be in the words it cannot read: a person reads it
+        lost = {item for f in findings for item in (f.rubric_item, *f.also_costs)}
+        verdicts = [Verdict(v.item, UNCERTAIN, f"partly not English: {v.reason}") if v.item in lost else v for v in verdicts]
     return Reading(tuple(findings), tuple(verdicts), _spans(ctx, raw, cited, stances, terms, doc, reader))
 
 

@@ -706,7 +706,7 @@ def _nearest_cue(doc: _Text, cues: Sequence[tuple[int, int, Cue]], mentions: Seq
     best = None
     for c_start, c_end, cue in cues:
         if cue.before:
-            if c_end > start and not c_start < start < c_end <= end:
+            if c_end > start and not c_start <= start < c_end <= end:
                 continue
             # a cue whose verb the name begins with ("you should keep | keep inference on the device") touches it
             lo, hi = min(c_end, start), start

@@ -176,9 +176,25 @@ def not_english(text: str) -> bool:
         letters = len(_LETTER.findall(text))
         if letters >= 20 and len(_LATIN.findall(text)) < letters / 2:
             return True
+    english, other = _common_words(text)
+    return other >= 5 and other > english
+
+
+def partly_english(text: str) -> bool:
+    """True when ``text`` mixes English with another language and holds enough English to read ("Mi recomendación:
+    compiled with fusion … so eager execution es la opción que rechazo"): at least :data:`MIXED_ENGLISH` of the
+    commonest English words and at least a third as many as of the other language's."""
+    english, other = _common_words(text)
+    return english >= MIXED_ENGLISH and 3 * english >= other
+
+
+MIXED_ENGLISH = 5
+
+
+def _common_words(text: str) -> tuple[int, int]:
+    """(commonest English words, commonest words of the other languages) in ``text``."""
     words = _WORDS.findall(text.lower())
-    other = sum(word in _OTHER for word in words)
-    return other >= 5 and other > sum(word in _ENGLISH for word in words)
+    return sum(word in _ENGLISH for word in words), sum(word in _OTHER for word in words)
 
 
 def word_count(text: str) -> int:
@@ -187,9 +203,6 @@ def word_count(text: str) -> int:
     words = _WORD.findall(text)
     lettered = sum(1 for word in words if _LETTER.search(word))
     return len(words) if 2 * lettered >= len(words) else lettered
-
-
-_LETTER = re.compile(r"[^\W\d_]")
 
 
 _MATH = re.compile(r"\$\$?((?:[^$\n\\]|\\.){1,200}?)\$\$?|\\\((.{1,200}?)\\\)")
