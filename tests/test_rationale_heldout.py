@@ -21,7 +21,7 @@ FLOORS = {("set1", "lab02"): 191, ("set1", "lab07"): 189, ("set1", "lab08"): 192
           ("set6", "lab02"): 191, ("set6", "lab07"): 192, ("set6", "lab08"): 187, ("set6", "lab11"): 192,
           ("set7", "lab02"): 191, ("set7", "lab07"): 190, ("set7", "lab08"): 188, ("set7", "lab11"): 192,
           ("set8", "lab02"): 192, ("set8", "lab07"): 186, ("set8", "lab08"): 188, ("set8", "lab11"): 187,
-          ("set9", "lab02"): 191, ("set9", "lab07"): 191, ("set9", "lab08"): 188, ("set9", "lab11"): 172}
+          ("set9", "lab02"): 191, ("set9", "lab07"): 192, ("set9", "lab08"): 188, ("set9", "lab11"): 188}
 # as measured: a chat template filled with Lab 11's labels in lower case pays its length, which its writer does not pay
 KNOWN_OVERPAID = {("set8", "lab11"): ["gaming-template-edge"]}
 NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")

@@ -6,6 +6,7 @@ base text taken back in other words, and numbers tied to an option but quantifyi
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 
@@ -237,3 +238,34 @@ def test_a_later_sentence_for_the_alternative_is_read_where_it_stands(text, cont
     points, _ = _points("lab07", text + " Operator interactions are not modelled. I would revisit this if the activation "
                                         "memory changes.")
     assert (points["names_recommendation"] == 0) == contradicts, points
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_a_list_of_labels_and_numbers_earns_nothing(lab):
+    rec, rej, rej_n, rec_n, limitation, trigger = CASES[lab]
+    for separator in (" | ", " / ", "; ", "\n"):
+        text = separator.join([rec, rej, rec_n, rej_n, limitation.rstrip("."), trigger.rstrip(".")])
+        points, report = _points(lab, re.sub(r"I would revisit this if (the )?", "", text))
+        assert sum(points.values()) == 0, (separator, points)
+        assert any("list of labels and numbers" in f.message for f in report.findings)
+
+
+def test_a_tick_beside_a_number_checks_a_budget_and_never_contradicts():
+    text = ("Compiled with fusion → 18.418 ms ✓ deadline. Eager execution → 66.168 ms ✓ deadline too, native ✓. I "
+            "recommend compiled with fusion and reject eager execution, which needs 66.168 ms against 18.418 ms. Operator "
+            "interactions are not modelled. I would revisit this if the activation memory changes.")
+    points, report = _points("lab07", text)
+    assert sum(points.values()) == 12, [f.message for f in report.findings if f.part == "synthesis"]
+
+
+def test_words_typed_in_a_hurry_are_read():
+    def limitation(text: str) -> float:
+        data = solved("lab07", "edge")
+        data["synthesis"].update(residual_risk="timing_assumptions", rationale=(
+            f"going w/ compiled + fusion, eager is out: 66.168 ms vs 18.418 ms. {text} if the activation memory changes i "
+            "redo this."))
+        items = grade_bundle(reseal(data)).parts["synthesis"].items
+        return next(i.points for i in items if i.item == "rationale_names_limitation")
+
+    assert limitation("all the timings r illustrative, not measured on the board.") == 1
+    assert limitation("all the timings b illustrative, not measured on the board.") == 0  # the reading rests on "r"

@@ -68,6 +68,8 @@ MESSAGES = {
     "trigger_unchosen": "Choose the re-evaluation trigger first, then say in the rationale when you would revisit the decision.",
     "labels": "Your rationale restates the labels of your choices and cites no number; explain them in your own words "
               "with numbers from your saved evidence.",
+    "list": "Your rationale is a list of labels and numbers; write sentences that say which option you recommend and "
+            "why, comparing it with the rejected alternative using your saved numbers.",
     "blanks": "Your rationale keeps a template's blanks ('{blank}'); write it in your own words.",
     "not_english": "Write your rationale in English so the grader can read it; until then staff will read this one.",
 }
@@ -306,6 +308,19 @@ RETRACTS = re.compile(
 """A text that withdraws its own recommendation ("treat this recommendation as withdrawn", "I take back my choice")."""
 
 
+LIST_ITEMS = 5
+LIST_ITEM_WORDS = 8
+_LIST_SEPARATORS = re.compile(r"\s*(?:\||;|\s/\s|\n)\s*")
+
+
+def label_list(text: str) -> bool:
+    """True when ``text`` is only a list: at least :data:`LIST_ITEMS` items split by "|", ";", " / " or lines, none
+    longer than :data:`LIST_ITEM_WORDS` words ("Faster arithmetic | Prefetch input | 200.4 ms | 233.6 ms | … |
+    Schedule or cost limit is crossed").  A table beside sentences is not one: a sentence is a longer item."""
+    items = [item for item in _LIST_SEPARATORS.split(text.strip()) if item.strip(" -*|:")]
+    return len(items) >= LIST_ITEMS and all(word_count(item) <= LIST_ITEM_WORDS for item in items)
+
+
 LABELS_RESTATED = 2
 """A rationale citing no number that holds this many of its choices' labels as the notebook prints them ("… is the
 best choice because it provides the optimal trade-off … A remaining limitation is that Filtering evidence may not
@@ -487,6 +502,10 @@ def read_rationale(ctx: GradingContext) -> Reading:
         reason = "not read: not English"
         return Reading((_finding(items[0], MESSAGES["not_english"], "a rationale in English", also_costs=items[1:]),),
                        tuple(Verdict(item, UNCERTAIN, reason) for item in items))
+    if words and label_list(text):
+        items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
+        return Reading((_finding(items[0], MESSAGES["list"], "sentences in your own words", also_costs=items[1:]),),
+                       tuple(Verdict(item, CERTAIN, "a list of labels and numbers, no sentence") for item in items))
     verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
     cited = cited_quantities(text)
     terms = ctx.lab.final_choice_terms(ctx.bundle)

@@ -233,6 +233,9 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:hold|holds|holding|held|hang|hangs|hanging|hung) (?:on to|onto)", True, REC, False, 4),
     Cue(r"(?:turn|turns|turned|turning) down|(?:say|says|said|saying) no to|(?:walk|walks|walked|walking) away from",
         True, REJ, False, 4),
+    # -- a tick or a cross beside the name (read as "( ticked )", "( struck )"): it names, it never contradicts
+    Cue(r"(?<=\( )ticked(?= \))", False, REC, False, 10),
+    Cue(r"(?<=\( )struck(?= \))", False, REJ, False, 10),
     # -- a verdict in brackets beside the name ("Compiled, 5 graph breaks (rejected)")
     Cue(r"(?<=\( )(?:rejected|dropped|discarded|ruled out|not chosen|loser|no|out|reject)(?= \))", False, REJ, True, 10),
     # -- a headline verdict ("TL;DR: faster arithmetic, not prefetch")
