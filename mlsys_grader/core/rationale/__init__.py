@@ -134,8 +134,9 @@ How sure the reader is
 a quantity that matched only after rounding to its last significant digit or only with an
 open decimal comma read as a point; an option recommended or rejected only with a hedge, or
 named with no stance cue found (the item is lost); a limitation or
-trigger matched only in a sentence naming several options of its list, named only in a
-keyword list, or a trigger named without a condition.  The points follow the verdict either
+trigger named only in a keyword list (three or more of its list, none marked as the main one),
+or a trigger named without a condition.  A limitation or trigger stated beside one other option
+of its list is certain: the rubric asks that the chosen one be stated.  The points follow the verdict either
 way, the student's messages are the same, and :func:`with_verdicts` puts the verdicts into
 the synthesis item scores (``ItemScore.certainty`` / ``certainty_reason``), where
 ``GradeReport.uncertain_items`` lists the uncertain ones for staff review.

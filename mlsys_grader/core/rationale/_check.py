@@ -454,7 +454,9 @@ def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms, ret
 
 _LISTED_REASONS = {
     NAMED: (CERTAIN, "stated in a sentence of its own"),
-    MULTI: (UNCERTAIN, "matched only in a sentence naming several options of the list"),
+    # the rubric asks that the chosen one be stated; naming another beside it (or marking it the main one of a list)
+    # states it, and cannot gain anything: the choice is made in the synthesis, not in the text
+    MULTI: (CERTAIN, "stated beside another option of the list"),
     LISTED: (UNCERTAIN, "named only in a sentence listing every option, none marked as the main one"),
     NO_CONDITION: (UNCERTAIN, "named without a condition or a change"),
     None: (CERTAIN, "not stated"),
