@@ -6,10 +6,12 @@ base text taken back in other words, and numbers tied to an option but quantifyi
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 from pathlib import Path
 
+import needs
 import pytest
 from conftest import reseal, solved
 
@@ -269,3 +271,21 @@ def test_words_typed_in_a_hurry_are_read():
 
     assert limitation("all the timings r illustrative, not measured on the board.") == 1
     assert limitation("all the timings b illustrative, not measured on the board.") == 0  # the reading rests on "r"
+
+
+# The book's own exports (../shared/marimo-exports, sessions run in the book's notebooks): each one's rationale pasted into
+# the reference of every other track pays no evidence (on its own track the part E numbers are the same scenario's)
+BOOK_EXPORTS = ("lab02-edge", "lab02-mobile", "lab07-cloud", "lab07-tinyml", "lab08-cloud", "lab08-tinyml", "lab11-edge",
+                "lab11-tinyml")
+
+
+@pytest.mark.parametrize("name", BOOK_EXPORTS)
+def test_the_books_own_rationale_pasted_into_another_track_pays_no_evidence(name):
+    export = json.loads(needs.shared_path("marimo-exports", f"{name}.json").read_text(encoding="utf-8"))
+    lab, own = name.split("-")
+    text = export["final_decision"]["rationale"]
+    assert len(text.split()) >= 20
+    for track in ("tinyml", "mobile", "edge", "cloud"):
+        if track != own:
+            points, _ = _points(lab, text, track)
+            assert points["cites_evidence"] == 0, (track, points)
