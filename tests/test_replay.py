@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import solved
+from conftest import reseal, solved
 
 import mlsys_grader.core
 from mlsys_grader import grade_bundle, grade_file, read_submission
@@ -53,13 +53,18 @@ def _lab_state() -> dict[str, dict[str, tuple[int, Any]]]:
 
 
 def test_grading_changes_no_module_level_container_of_the_core_and_no_lab():
-    grade_bundle(solved("lab07", "mobile", 2), replay=Replay())  # every module imported, every lazy constant made
+    for lab_id in ("lab07", "lab08"):  # every module imported, every lazy constant made
+        grade_bundle(solved(lab_id, "mobile", 2), replay=Replay())
     containers, labs = _containers(), _lab_state()
     assert len(containers) > 20  # the snapshot sees the core's module-level tables (a walk that finds none tests nothing)
     replay = Replay()
+    edited = solved("lab08", "edge", 3)
+    del edited["evidence"]["C"]  # a grade that scores other items than the rest
     reports = [grade_bundle(solved(lab_id, track, seed), replay=replay)
                for lab_id, track, seed in (("lab07", "cloud", 5), ("lab11", "edge", 6), ("lab11", "tinyml", 7))]
-    assert all(report.score > 0 for report in reports)
+    reports.append(grade_bundle(reseal(edited), replay=replay))
+    scored = {tuple((item.item, item.points) for part in report.parts.values() for item in part.items) for report in reports}
+    assert all(report.score > 0 for report in reports) and len(scored) == 2
     assert _containers() == containers
     assert _lab_state() == labs
     for lab_id in lab_ids():

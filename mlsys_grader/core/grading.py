@@ -74,20 +74,9 @@ class OnlyWhenComplete:
     advice: str
 
 
-_ITEM_SCORES: dict[tuple[object, ...], ItemScore] = {}
-ITEM_SCORES_KEPT = 4096
-
-
 def _item_score(item: str, earned: float, points: float, held: bool) -> ItemScore:
-    """The :class:`ItemScore` of these values, one object per distinct values (it is frozen, and a batch scores
-    the same few thousand items again and again); the values' types are part of the key (``3`` is not ``3.0``)."""
-    key = (item, earned, type(earned), points, type(points), held)
-    found = _ITEM_SCORES.get(key)
-    if found is None:
-        if len(_ITEM_SCORES) >= ITEM_SCORES_KEPT:
-            _ITEM_SCORES.clear()
-        found = _ITEM_SCORES[key] = ItemScore.model_construct(item=item, points=earned, max_points=points, held=held)
-    return found
+    """The :class:`ItemScore` of these values, built without validation (the values are the rubric's and the score's)."""
+    return ItemScore.model_construct(item=item, points=earned, max_points=points, held=held)
 
 
 def score(findings: Sequence[Finding], rubric: Rubric, *, void: Iterable[str] = ()) -> dict[str, PartScore]:

@@ -283,7 +283,7 @@ class Lab:
         self._rejectable = tuple(c for c in self._recommendations if c.value in rejectable)
         self._variants = tuple(BuildVariant(part=v.part, field=v.field, tracks=tuple(v.tracks), values=tuple(v.values),
                                             build=v.build, why=v.why) for v in spec.build_variants)
-        self._devices: dict[str, tuple[str, ...]] = {}
+        self._devices = MappingProxyType({track: self._device_words(track) for track in spec.tracks})
 
     def replace(self, **changes: Any) -> Lab:
         """A new lab with ``changes`` (``lab_id``, ``title``, ``parts``, ``tracks``, ``master``, ``judge``, ``views``);
@@ -467,15 +467,18 @@ class Lab:
 
     # -- the rationale reader's words ----------------------------------------------------------------------------
     def devices(self, track: str) -> tuple[str, ...]:
-        """What ``{device}`` stands for on ``track``: device words, the target as registered and as people write it."""
-        if track not in self._devices:
-            from ..core.rationale import device_names
+        """What ``{device}`` stands for on ``track``: device words, the target as registered and as people write it
+        (found for every track when the lab is built, so grading never fills a table on the lab)."""
+        found = self._devices.get(track)
+        return found if found is not None else self._device_words(track)
 
-            name = self.spec.constants.get("target", {}).get(track)
-            registered = () if name is None else device_names(name)
-            self._devices[track] = (tuple(self.spec.words.device_words) + registered
-                                    + tuple(self.spec.words.device_nicknames.get(track, ())))
-        return self._devices[track]
+    def _device_words(self, track: str) -> tuple[str, ...]:
+        from ..core.rationale import device_names
+
+        name = self.spec.constants.get("target", {}).get(track)
+        registered = () if name is None else device_names(name)
+        return (tuple(self.spec.words.device_words) + registered
+                + tuple(self.spec.words.device_nicknames.get(track, ())))
 
     def synthesis_choices(self) -> dict[str, tuple[Choice, ...]]:
         own = _hook(self.judge, "synthesis_choices")
