@@ -21,9 +21,13 @@ FLOORS = {("set1", "lab02"): 191, ("set1", "lab07"): 189, ("set1", "lab08"): 192
           ("set6", "lab02"): 191, ("set6", "lab07"): 192, ("set6", "lab08"): 187, ("set6", "lab11"): 192,
           ("set7", "lab02"): 191, ("set7", "lab07"): 190, ("set7", "lab08"): 188, ("set7", "lab11"): 192,
           ("set8", "lab02"): 192, ("set8", "lab07"): 186, ("set8", "lab08"): 188, ("set8", "lab11"): 187,
-          ("set9", "lab02"): 191, ("set9", "lab07"): 192, ("set9", "lab08"): 188, ("set9", "lab11"): 188}
-# as measured: a chat template filled with Lab 11's labels in lower case pays its length, which its writer does not pay
-KNOWN_OVERPAID = {("set8", "lab11"): ["gaming-template-edge"]}
+          ("set9", "lab02"): 191, ("set9", "lab07"): 192, ("set9", "lab08"): 188, ("set9", "lab11"): 188,
+          ("set10", "lab02"): 187, ("set10", "lab07"): 189, ("set10", "lab08"): 187, ("set10", "lab11"): 192}
+# as measured: a chat template filled with Lab 11's labels in lower case pays its length, which its writer does not pay;
+# a restated prompt that names the limitation and trigger by their labels is paid those two points (set 10's writer
+# pays nothing; set 8's writers pay them in a filled form)
+KNOWN_OVERPAID = {("set8", "lab11"): ["gaming-template-edge"], ("set10", "lab02"): ["restated-question-cloud"],
+                  ("set10", "lab07"): ["restated-question-mobile"], ("set10", "lab08"): ["restated-prompt-mobile"]}
 NEVER_OVERPAID = ("filler", "chat", "prompt", "restat", "invented", "template", "fill")
 
 

@@ -140,6 +140,10 @@ FORMS = {
     "subjunctive": "It is proposed that {rec} be retained and that {rej} be rejected, since {rej} needs {rej_n} against "
                    "{rec_n}. {limitation} {trigger}",
     "progressive": "I am keeping {rec} and rejecting {rej}: {rej} needs {rej_n} against {rec_n}. {limitation} {trigger}",
+    "other verbs": "{rec} gets my sign-off and {rej} is declined: {rej} needs {rej_n} against {rec_n}. {limitation} {trigger}",
+    "binning": "I am binning {rej} ({rej_n} against {rec_n}); {rec} stays and ships. {limitation} {trigger}",
+    "against the obvious": "The obvious answer is {rej}, and I talked myself out of it: it needs {rej_n} against {rec_n}, so I "
+                           "say no to {rej} and keep {rec}. {limitation} {trigger}",
     "table verdict column": "| option | time | verdict |\n|---|---|---|\n| {rec} | {rec_n} | chosen |\n| {rej} | {rej_n} | "
                             "rejected, slower than {rec_n} |\n\n{limitation} {trigger}",
 }
@@ -289,3 +293,12 @@ def test_the_books_own_rationale_pasted_into_another_track_pays_no_evidence(name
         if track != own:
             points, _ = _points(lab, text, track)
             assert points["cites_evidence"] == 0, (track, points)
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_until_after_a_claim_bounds_it_in_time_and_does_not_make_it_a_condition(lab):
+    rec, rej, rej_n, rec_n, limitation, trigger = CASES[lab]
+    text = (f"I recommend {rec} and reject {rej}: {rej} needs {rej_n} where {rec} needs {rec_n}. {limitation} {trigger} "
+            f"Thinking it over, {rec} should stay off the table until the numbers are measured.")
+    points, _ = _points(lab, text)
+    assert points["names_recommendation"] == 0 and points["names_rejected"] == 0, points

@@ -19,7 +19,6 @@ from ._spans import RationaleSpan, reading_spans
 from ._stances import (
     _CUES,
     HEDGE,
-    HYPOTHETICAL,
     LISTED,
     MULTI,
     NAMED,
@@ -348,17 +347,9 @@ def _retraction(doc: _Text) -> str | None:
     """The words by which the text withdraws its recommendation, outside a condition ("if …, I would withdraw my
     recommendation" is a trigger), or None."""
     for found in RETRACTS.finditer(doc.norm):
-        if not doc.hypothetical(found.start()) or _until_after(doc, found):
+        if not doc.hypothetical(found.start()):
             return found.group()
     return None
-
-
-def _until_after(doc: _Text, found: re.Match[str]) -> bool:
-    """True when the only condition in the sentence of ``found`` is an "until" after it ("consider that recommendation
-    withdrawn until we have better data"): withdrawn now, not on a condition."""
-    low, high = doc.bounds(found.start())
-    before, after = doc.norm[low:found.start()].split(" "), doc.norm[found.end():high].split(" ")
-    return HYPOTHETICAL.isdisjoint(before) and "until" in after and HYPOTHETICAL.isdisjoint(set(after) - {"until"})
 
 
 def _against(stances: Sequence[Stance], terms: ChoiceTerms, stance: str = REC) -> list[Stance]:

@@ -105,6 +105,7 @@ _ADVERB = (r"(?: (?:clearly|still|therefore|thus|also|simply|then|now|overall|de
            r"|duly|firmly|ultimately|finally|thereby))?")
 _QUALITY = (r"best|better|right|clear|recommended|preferred|winning|sensible|safer|safe|obvious|strongest|correct|superior"
             r"|natural|wiser|smarter|stronger|preferable")
+_QUALITY_CLAIMED = "|".join(word for word in _QUALITY.split("|") if word not in ("obvious", "natural"))
 _WORSE = r"worse|wrong|weaker|poorer|losing|poor|bad|worst"
 _ROLE = (r"choice|option|pick|path|plan|call|answer|winner|candidate|design|fit|bet|route|deployment|fix|intervention"
          r"|approach|strategy|solution|placement|lever|move")
@@ -129,8 +130,9 @@ CUES: tuple[Cue, ...] = (
     Cue(rf"{_FIRST_PERSON} (?:{_OBJECT_FIRST_REC}){_NO_OBJECT}", False, REC, False, 6),
     # -- not ready to stand behind an option ("I am not comfortable committing to X")
     Cue(r"(?:not|never|hardly) (?:\w+ )?(?:comfortable|confident|happy|willing|prepared|ready) (?:enough )?(?:committing to"
-        r"|to commit to|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use|with|in"
-        r"|about)|(?:can|could|do|does|would|will) not (?:stand behind|stand by|endorse|defend)",
+        r"|to commit to|recommending|to recommend|deploying|to deploy|shipping|to ship|going with|to go with|using|to use"
+        r"|standing behind|to stand behind|signing off on|to sign off on|backing|to back|with|in"
+        r"|about)|(?:can|could|do|does|would|will) not (?:stand behind|stand by|endorse|defend|sign off on)",
         True, REJ, True, 5, negated=True),
     # -- a recommending verb negated: listed first so that "would not choose" wins over "choose"
     Cue(rf"(?:do|does|did|would|should|could|will|can|must|shall) not (?:\w+ )?(?:{_REC_VERBS}|{_USE_VERBS}|touch|bother with|put"
@@ -158,13 +160,16 @@ CUES: tuple[Cue, ...] = (
     # "we rule it out": the pronoun between verb and particle is the option
     Cue(r"(?:rul(?:e|es|ed|ing)|count(?:s|ed)?|cross(?:es|ed)?|leave|leaves|left)(?= (?:it|this|that|them) out(?: |$))", True, REJ,
         False, 1),
-    Cue(r"(?:dismiss|drop|abandon|decline|forgo|skip|avoid)(?:s|ed|ing|ped|ping)?|steer(?:s|ed|ing)? clear of"
+    Cue(r"(?:dismiss|drop|abandon|forgo|skip|avoid)(?:s|ed|ing|ped|ping)?|declin(?:e|es|ed|ing)|steer(?:s|ed|ing)? clear of"
+        r"|(?:ditch|scrap|bin|nix|strike|shelve)(?:s|es|ed|ing|ped|ping|ned|ning)?|(?:cross|crosses|crossed|crossing) off"
         r"|(?:switch|move|migrat)(?:e|es|ed|ing)? away from", True, REJ, False, 4),
     Cue(r"instead of|rather than|in place of|in preference to", True, REJ, False, 3),
     Cue(r"not|over|neither|nor|(?:better|faster|cheaper|preferable|superior|more efficient) (?:than|to)|beats?|outperforms?|dominates",
         True, REJ, False, 2, filler_only=True),
     # -- preceding cues that recommend
-    Cue(r"(?:final )?(?:recommendation|choice|choose|chose|pick|decision|verdict|proposal|answer) (?:is|would be|here is)"
+    # (not "the obvious answer is X", "the tempting pick would be X": what the student argues against)
+    Cue(r"(?<!obvious )(?<!tempting )(?<!intuitive )(?<!naive )(?<!expected )(?<!natural )(?<!initial )(?<!first )"
+        r"(?:final )?(?:recommendation|choice|choose|chose|pick|decision|verdict|proposal|answer) (?:is|would be|here is)"
         r"(?: therefore| thus| hence| still| clearly| simply| then)?(?: to)?"
         r"(?: (?:use|go with|keep|adopt|deploy|choose|pick|stay with|stick with|select))?", True, REC, True, 5),
     Cue(r"(?:recommendation|recommended|recommend|rec|choice|chosen|pick|decision|verdict|winner|selected|preferred|retained|keep"
@@ -173,7 +178,8 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:rejected|rejection|rej|reject|against|not chosen|ruled out|dropped|discarded)(?: option| plan| path| candidate"
         r"| design)? :",
         True, REJ, True, 4),
-    Cue(rf"(?:{_QUALITY}) (?:{_ROLE}) (?:is|remains|would be|here is)", True, REC, True, 4),
+    # ("the obvious answer is X" is what a student argues against as often as for: no cue)
+    Cue(rf"(?<!obvious )(?<!natural )(?:{_QUALITY_CLAIMED}) (?:{_ROLE}) (?:is|remains|would be|here is)", True, REC, True, 4),
     Cue(rf"{_FIRST_PERSON} (?:{_DECIDE})", True, REC, True, 6),
     Cue(_NOT_PASSIVE + r"recommend(?:s|ed|ing)?", True, REC, True, 6),
     Cue(_NOT_PASSIVE + rf"(?:{_REC_VERBS})", True, REC, False, 6),
@@ -193,12 +199,14 @@ CUES: tuple[Cue, ...] = (
     Cue(r"(?:is|are|was|were|gets|got|should be|must be|has been|have been|had been|will be|would be|is being)" + _ADVERB
         + r"(?: considered and)?"
         + r" (?:rejected|ruled out|discarded|not recommended|dismissed|dropped|abandoned|set aside|shelved|eliminated|excluded"
+          r"|declined|left out|scrapped|ditched|binned|struck off|crossed off|benched|parked|passed on"
           r"|vetoed|turned down|passed over|crossed off|not pursued|not chosen|not selected|not adopted|off the table"
           r"|out of the running)"
         rf"|(?:is|are|would be) (?:the|a) (?:{_WORSE}) (?:{_ROLE})|(?:is|are) not (?:the |my |our )?(?:{_QUALITY}|recommended|preferred)"
         r"|should not be (?:used|deployed|chosen|kept|adopted)|(?:is|are) (?:not|no) good|(?:is|are) not choose"
         r"|(?:is|are) the first to go|(?:is|are) not (?:something|what|the thing) (?:i|we) would (?:\w+ )?(?:ship|recommend|choose"
-        r"|use|deploy|pick)", False, REJ, True, 6),
+        r"|use|deploy|pick)|(?:should |must |will |would )?(?:stay|stays|remain|remains|go|goes|come|comes) off the table",
+        False, REJ, True, 6),
     # -- a preference over the alternative ("I'd rather stick with Y"), before the modal below
     Cue(rf"{_FIRST_PERSON} rather (?:{_USE_VERBS}|{_DECIDE}|have|take)", True, REC, True, 5),
     # -- a modal before an option said as a verb phrase ("you should run the model locally", "we must keep the primary")
@@ -254,7 +262,8 @@ CUES: tuple[Cue, ...] = (
         False, REC, True, 6),
     Cue(r"(?:is|are)" + _ADVERB + r" (?:recommended|preferred|chosen|selected|retained|adopted|the way to go"
         r"|my (?:choice|pick|recommendation))"
-        r"|(?:gets|has) my (?:vote|recommendation)|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
+        r"|(?:gets|has) (?:my|our) (?:vote|recommendation|sign off|approval|blessing|go ahead)"
+        r"|should be (?:used|deployed|chosen|kept|adopted|preferred|shipped)"
         r"|(?:is|are) what (?:i|we) (?:recommend|choose|pick|would choose|would pick)", False, REC, True, 6),
     Cue(r"(?:is|are) not what (?:i|we) (?:would )?(?:recommend|choose|pick|ship|use|deploy|want)", False, REJ, True, 6),
     Cue(rf"(?:is|are) (?:the|my|our) (?:(?:{_SOFT_ROLES}|{_ROLE}) )(?:that )?(?:i|we|you) (?:would |will |should |ought to |want to )?"
@@ -276,7 +285,8 @@ CUES: tuple[Cue, ...] = (
         r"|kept|retained|favored)|(?:is|are|remains|stays|was|becomes|would be|will be)" + _ADVERB + r" (?:my|our) (?:choice|pick|recommendation"
         r"|preference|favorite|winner|placement|answer|decision|fix)|(?:is|are) the answer", False, REC, False, 6),
     Cue(r"(?:sticking|staying|remaining) (?:with|on)|retaining", True, REC, False, 4),
-    Cue(r"(?:stays|remains|is retained|is kept|stays in|wins out)(?= (?:[.,;:]|$)|$)", False, REC, False, 2),
+    Cue(r"(?:stays|remains|is retained|is kept|stays in|wins out)(?= (?:[.,;:]|and|but|while|whereas|since|because)(?: |$)|$)",
+        False, REC, False, 2),
     Cue(r"(?:should|would|will|must) (?:be|become|stay|remain) (?:the|our) (?:default|standard|go to)", False, REC, False, 5),
     Cue(r"(?:is|are|seems|would be|looks) (?:hard|difficult) to (?:justify|recommend|defend)", False, REJ, False, 6, hedge=True),
     Cue(r"it is(?= (?:[.,:!)]|and|$)|$)|(?:my|our) (?:pick|choice|recommendation|vote|preference|favorite|winner|call|bet)"
@@ -463,7 +473,7 @@ class _Text:
         for token in self.tokens:
             self._offsets.setdefault(token, []).append(offset)
             offset += len(token) + 1
-        self._hypothetical: dict[int, bool] = {}
+        self._hypothetical: dict[tuple[int, int], bool] = {}
         self.stances: dict[Reader, tuple[tuple[Stance, ...], frozenset[str]]] = {}
         """What :func:`_read_stances` read in this text with each reader."""
 
@@ -490,7 +500,11 @@ class _Text:
         consequences = [m.end() for m in _CONSEQUENCE.finditer(self.norm, low, position)]
         if consequences and _CONDITIONAL.isdisjoint(self.norm[low:consequences[-1]].split(" ")):
             low = consequences[-1]
-        if low not in self._hypothetical:
+        # "until" after the claim bounds it in time ("stays off the table until the power is measured"), not a condition
+        until = self.norm.find(" until ", position, high)
+        if until >= 0 and "until" not in self.norm[low:position].split(" "):
+            high = until
+        if (low, high) not in self._hypothetical:
             words = self.norm[low:high].split(" ")
             # "though" before a pause is an adverb ("On reflection, though, Y is better"), not a concession
             words = [w for i, w in enumerate(words) if w != "though" or (i + 1 < len(words) and words[i + 1] not in _PAUSES)]
@@ -498,8 +512,8 @@ class _Text:
             words = [w for i, w in enumerate(words) if w != "only" or (i + 1 < len(words) and words[i + 1] in _ONLY_BEFORE)]
             # "once more", "once again" repeat; they set no condition
             words = [w for i, w in enumerate(words) if w != "once" or i + 1 == len(words) or words[i + 1] not in ("more", "again")]
-            self._hypothetical[low] = not HYPOTHETICAL.isdisjoint(words)
-        return self._hypothetical[low]
+            self._hypothetical[(low, high)] = not HYPOTHETICAL.isdisjoint(words)
+        return self._hypothetical[(low, high)]
 
     def one_clause(self, low: int, high: int) -> bool:
         """True when tokens [low, high) hold no sentence end or clause break."""
