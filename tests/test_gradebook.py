@@ -274,6 +274,26 @@ def test_stored_results_without_collusion_data_are_graded_again(small_course, tm
     assert [(g.members, g.bases) for g in third.groups] == [(g.members, g.bases) for g in first.groups]
 
 
+def test_results_stored_by_other_grading_code_are_graded_again(small_course, tmp_path):
+    """The version alone does not say which code graded a result (a checkout tracks changes between releases): a result
+    stored under another build of the grading code, same version, is graded again, and its score change names the grader."""
+    from mlsys_grader._version import __version__
+    from mlsys_grader.course._build import grading_build
+
+    assert grading_build().startswith(__version__ + "+") and len(grading_build()) == len(__version__) + 13
+    db_path = tmp_path / "old.sqlite"
+    grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
+    with sqlite3.connect(db_path) as conn:  # as an earlier build stored them, one score lowered as that build gave it
+        conn.execute("UPDATE results SET grader_version = ?", (__version__,))
+        conn.execute("UPDATE latest SET grader_version = ?, score = score - 5 WHERE rowid = (SELECT MIN(rowid) FROM latest)",
+                      (__version__,))
+    again = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
+    assert (again.graded, again.reused) == (4, 0)
+    assert [change.cause for change in again.changes] == ["grader"]
+    third = grade_paths([small_course], BatchOptions(jobs=1, db=str(db_path)))
+    assert (third.graded, third.reused) == (0, 4)
+
+
 # -- a grader error is a regrade, not a grade ---------------------------------------------------
 
 def _lab07_with_a_bug():

@@ -40,6 +40,7 @@ from ..core import flags as flag_names
 from ..core.rubric import Rubric
 from ..errors import CourseFileError
 from ..replay import Replay
+from ._build import grading_build
 from ._collusion import Group, RationaleIndex, Work, find_groups
 from ._decisions import SubmissionDecision, by_student_lab, labs_by_upload, load_decisions, store_unplaced
 from ._files import write_csv
@@ -270,7 +271,7 @@ def grade_paths(
     forced = _forced(candidates, who, options.only)
     db = GradebookDB(options.db) if options.db else None
     try:
-        known = db.known_hashes(__version__, key) if db else frozenset()
+        known = db.known_hashes(grading_build(), key) if db else frozenset()
         reuse = known - set(options.only)  # an input hash named by --only is graded afresh
         results: list[Result | None] = [None] * len(candidates)
         done = [0]
@@ -302,7 +303,7 @@ def grade_paths(
         for index, candidate in enumerate(candidates):
             result = results[index] or {"status": "crash", "reason": "no result came back"}
             if result["status"] == "reuse":
-                stored = db.stored(result["input_hash"], __version__, key) if db else None
+                stored = db.stored(result["input_hash"], grading_build(), key) if db else None
                 if stored is None:  # vanished between lookup and use: grade here
                     stored = grade_candidate(candidate, rubrics, formats=options.formats, replay=batch_replay)
                     fresh.append(stored)
@@ -314,7 +315,7 @@ def grade_paths(
             _fill_failure_hash(candidate, result)
             final.append(result)
         if db:
-            db.store(fresh, __version__, key)
+            db.store(fresh, grading_build(), key)
         rows = mark_formative([make_row(c, r, key, person) for c, r, person in zip(candidates, final, who, strict=True)],
                               rubrics)
         if roster is not None:
@@ -370,7 +371,7 @@ def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mappin
     # Only the submission that counts is compared with the last run: a student's other submissions of the
     # same lab would otherwise take turns as "the latest score" and report moves on every run.
     counting = {(r["student"], r["lab"], r["path"]) for r in gradebook if r["path"]}
-    changes = db.record_run([row for row in rows if (row["student"], row["lab"], row["path"]) in counting], __version__, key)
+    changes = db.record_run([row for row in rows if (row["student"], row["lab"], row["path"]) in counting], grading_build(), key)
     automatic = [(c.who, c.lab, "", c.old_score, c.new_score, f"score moved: {c.cause}") for c in changes]
     regraded = {(row["student"], row["lab"]) for row, force in zip(rows, forced, strict=True)
                 if force or (options.only and row["input_hash"] in options.only)}
