@@ -452,6 +452,12 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 def _cmd_rubric(args: argparse.Namespace) -> int:
     from .course import resolve_rubrics
 
+    if args.codes:
+        from .core.codes import codes_table
+        from .labs import lab_codes
+
+        print(codes_table(lab_codes()))
+        return EXIT_OK
     overrides = dict(item.split("=", 1) for item in args.rubric if "=" in item)
     rubrics = resolve_rubrics(overrides)
     print(rubric_markdown([rubrics[lab] for lab in lab_ids()]))
@@ -511,6 +517,8 @@ def build_parser(*, staff: bool | None = None) -> argparse.ArgumentParser:
 
     rubric = sub.add_parser("rubric", help="print the rubric table (Markdown) generated from the rubric files")
     rubric.add_argument("--rubric", action="append", default=[], metavar="LAB=PATH", help="use this rubric for LAB (repeatable)")
+    rubric.add_argument("--codes", action="store_true", help="print the table of finding codes (Markdown) instead: what "
+                                                             "each code a finding carries means")
     rubric.set_defaults(func=_cmd_rubric)
 
     ledger = sub.add_parser("ledger", help="write a submission as the book's design-ledger payload for its chapter "

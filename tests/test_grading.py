@@ -20,7 +20,7 @@ from mlsys_grader.core.report import Finding
 from mlsys_grader.labs import get_lab
 from mlsys_grader.replay import Replay
 
-EXCUSE = Excuse("no_lock_times", "No lock times here; nothing to do.", expected="lock times", lacking="no lock time")
+EXCUSE = Excuse("prediction.no_lock_times", "No lock times here; nothing to do.", expected="lock times", lacking="no lock time")
 
 
 def _without_lock_times(*parts: str) -> dict:
@@ -40,7 +40,7 @@ def _grade(data: dict, **inputs):
 def test_an_excuse_removes_the_findings_of_its_code_and_says_so_once():
     plain = _grade(_without_lock_times("A", "C"))
     locked = [f for f in plain.findings if f.rubric_item == "prediction_locked"]
-    assert [f.part for f in locked] == ["A", "C"] and all(f.code == "no_lock_times" for f in locked)
+    assert [f.part for f in locked] == ["A", "C"] and all(f.code == "prediction.no_lock_times" for f in locked)
     excused = _grade(_without_lock_times("A", "C"), excuses=(EXCUSE,))
     assert excused.score == plain.score + sum(default_rubric("lab07").parts[p]["prediction_locked"] for p in "AC")
     notes = [f for f in excused.findings if f.message == EXCUSE.message]
@@ -84,4 +84,5 @@ def test_reports_and_their_parts_are_immutable():
     for target, name, value in ((report, "score", 0.0), (report.parts["A"], "score", 0.0), (report.parts["A"].items[0], "points", 0)):
         with pytest.raises(pydantic.ValidationError, match="frozen"):
             setattr(target, name, value)
-    assert "code" not in report.model_dump_json(), "the stable code is for the core's excuses, never serialised"
+    written = json.loads(report.model_dump_json())
+    assert all(f["code"] for f in written["findings"]), "every finding is written with its code"

@@ -69,14 +69,15 @@ def held(part: PartName, reason: str, items: tuple[str, ...] = ()) -> Finding:
     if items:
         message = (f"The grader failed while checking your {part} (its own error, not yours): "
                    f"{', '.join(items)} wait for staff review, and their points are held, not lost, until then.")
-        return Finding(part=part, criterion="grader", message=message, actual=reason, rubric_item=items[0], also_costs=items[1:])
+        return Finding(part=part, criterion="grader", message=message, actual=reason, rubric_item=items[0], also_costs=items[1:],
+                       code="grader.error")
     if part == "bundle":
         message = ("The grader failed while checking your submission (its own error, not yours): staff will review it; "
                    "no points depend on this check.")
     else:
         message = (f"The grader failed while checking part {part} (its own error, not yours): staff will review this "
                    "part, and its points are held, not lost, until then.")
-    return Finding(part=part, criterion="grader", message=message, actual=reason)
+    return Finding(part=part, criterion="grader", message=message, actual=reason, code="grader.error")
 
 
 def _record(ctx: GradingContext, part: PartId) -> EvidenceRecord | None:
@@ -96,16 +97,16 @@ def check_bundle_hash(ctx: GradingContext) -> Iterable[Finding]:
     bundle = ctx.bundle
     if bundle.content_hash is None:
         yield Finding(part="bundle", criterion="format", message="The bundle has no content hash; save it again from the notebook.",
-                      expected="sha256 of the bundle", actual=None)
+                      expected="sha256 of the bundle", actual=None, code="format.no_hash")
     elif not bundle.hash_matches():
         yield Finding(part="bundle", criterion="format",
                       message="The bundle was edited after it was saved (its content hash does not match); save it again from the notebook.",
-                      expected=bundle.compute_hash(), actual=bundle.content_hash)
+                      expected=bundle.compute_hash(), actual=bundle.content_hash, code="format.hash_mismatch")
 
 
 def check_missing(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     if ctx.parts[part].record is None:
-        yield Finding(part=part, criterion="missing", rubric_item="captured", voids_part=True,
+        yield Finding(part=part, criterion="missing", rubric_item="captured", voids_part=True, code="missing.part",
                       message=f"Part {part} has no captured evidence; lock a prediction, run the part and capture it.")
 
 
@@ -116,11 +117,11 @@ def check_record_shape(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     if record.part != part:
         yield Finding(part=part, criterion="format", rubric_item="captured",
                       message=f"The record stored under part {part} says it is part {record.part}; recapture part {part}.",
-                      expected=part, actual=record.part)
+                      expected=part, actual=record.part, code="format.part_label")
     if record.lab not in (None, ctx.lab.lab_id):
         yield Finding(part=part, criterion="format", rubric_item="captured",
                       message=f"Part {part}'s record comes from {record.lab}, not {ctx.lab.lab_id}; recapture it in this lab.",
-                      expected=ctx.lab.lab_id, actual=record.lab)
+                      expected=ctx.lab.lab_id, actual=record.lab, code="format.lab_label")
 
 
 def check_domain(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
@@ -131,17 +132,18 @@ def check_domain(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     chapter), and so does the grader, for staff; a record really captured on another track fails its inputs instead.
     """
     state, record = ctx.parts[part], _record(ctx, part)
-    for message, expected, actual in state.domain_problems:
-        yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual,
-                      rubric_item="replay", hidden=True, voids_part=True)
+    for problem in state.domain_problems:
+        yield Finding(part=part, criterion="domain", message=problem.message, expected=problem.expected, actual=problem.actual,
+                      rubric_item="replay", hidden=True, voids_part=True, code=problem.code or "domain.rule")
     if record is not None and record.track != ctx.track and not state.domain_problems:
         yield Finding(part=part, criterion="domain", rubric_item="replay", hidden=True, voids_part=True,
                       message=f"Part {part}'s record is labelled track {record.track!r}, but its inputs are track "
                               f"{ctx.track!r}'s: the label was edited, so the record is void; recapture part {part} "
                               "from the notebook.",
-                      expected=ctx.track, actual=record.track)
-    for message, expected, actual in state.final_problems:
-        yield Finding(part=part, criterion="domain", message=message, expected=expected, actual=actual, rubric_item="fresh")
+                      expected=ctx.track, actual=record.track, code="domain.track_relabelled")
+    for problem in state.final_problems:
+        yield Finding(part=part, criterion="domain", message=problem.message, expected=problem.expected, actual=problem.actual,
+                      rubric_item="fresh", code=problem.code or "domain.final_settings")
 
 
 def _unexplained(ctx: GradingContext, part: PartId) -> tuple[list[Mismatch], list[tuple[Mismatch, BuildVariant]]]:
@@ -198,7 +200,7 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
             message=(f"Part {part}'s numbers do not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}: "
                      f"{len(found)} values across {', '.join(arms)}, starting with {where}, as when another mlsysim "
                      f"version produced them; install mlsysim=={ctx.mlsysim_version} and recapture the part."),
-            expected=expected, actual=actual)
+            expected=expected, actual=actual, code="version.mismatch")
     elif moved is not None:
         where, expected, actual = found[0]
         setting = ", ".join(f"{name} = {value!r}" for name, value in moved.items())
@@ -206,26 +208,26 @@ def check_replay(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
             part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
             message=(f"Part {part}'s numbers are what mlsysim {ctx.mlsysim_version} computes for another setting ({setting}), "
                      f"not for its recorded inputs{labelled}; recapture the part instead of editing its inputs."),
-            expected=expected, actual=actual)
+            expected=expected, actual=actual, code="replay.other_setting")
     elif found:
         where, expected, actual = found[0]
         yield Finding(
             part=part, criterion="replay", rubric_item="replay", hidden=True, voids_part=True,
             message=(f"Part {part}'s {where} does not match what mlsysim {ctx.mlsysim_version} computes for its inputs{labelled}, "
                      "while the rest of its evidence replays exactly; recapture the part instead of editing numbers."),
-            expected=expected, actual=actual)
+            expected=expected, actual=actual, code="replay.mismatch")
     elif explained:
         (where, expected, actual), variant = explained[0]
         yield Finding(part=part, criterion="version",
                       message=f"Part {part}'s {where} is {actual!r}, the value {variant.build} gives where mlsysim "
                               f"{ctx.mlsysim_version} gives {expected!r}; every other number replays exactly, so it counts "
                               "in full; nothing to do.",
-                      expected=expected, actual=actual)
+                      expected=expected, actual=actual, code="version.build_variant")
     elif labelled:
         yield Finding(part=part, criterion="version",
                       message=f"Part {part} is labelled mlsysim {label}, and every number replays exactly under "
                               f"{ctx.mlsysim_version}, so it counts in full; nothing to do.",
-                      expected=ctx.mlsysim_version, actual=label)
+                      expected=ctx.mlsysim_version, actual=label, code="version.label")
 
 
 _READABLE_UNITS = (("second", (("ns", 1e-9), ("µs", 1e-6), ("ms", 1e-3), ("s", 1.0))),
@@ -307,12 +309,12 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     if record.track != track:
         yield Finding(part=part, criterion="stale", rubric_item="fresh",
                       message=f"Part {part} was captured on track {record.track!r}, but the submission is for {track!r}; recapture it on {track!r}.",
-                      expected=track, actual=record.track)
+                      expected=track, actual=record.track, code="stale.track")
         return
     if state.final_missing:
         yield Finding(part=part, criterion="stale", rubric_item="fresh",
                       message=f"The bundle has no final settings for part {part}; save the bundle from the notebook.",
-                      expected="controls for the part", actual=None)
+                      expected="controls for the part", actual=None, code="stale.no_settings")
     final = state.final_plan
     if final is None:
         return
@@ -330,7 +332,7 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
         upstream = f" or the part {', '.join(lab.parts[part].depends_on)} result it builds on" if lab.parts[part].depends_on else ""
         yield Finding(part=part, criterion="stale", rubric_item="fresh",
                       message=f"Part {part}'s evidence no longer matches your final settings{upstream}{detail_text}; recapture part {part}.",
-                      expected=expected_fp, actual=record.upstream_fingerprint)
+                      expected=expected_fp, actual=record.upstream_fingerprint, code="stale.settings")
         return
     for dep, used in state.upstream.items():
         captured = ctx.bundle.evidence.get(part_key(dep))
@@ -338,7 +340,7 @@ def check_stale(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
             yield Finding(part=part, criterion="stale", rubric_item="fresh",
                           message=f"Part {part} builds on a part {dep} result other than the part {dep} evidence you captured; "
                                   f"recapture part {dep} with your final settings, then part {part}.",
-                          expected=arm_inputs(used), actual=arm_inputs(captured.result or {}))
+                          expected=arm_inputs(used), actual=arm_inputs(captured.result or {}), code="stale.upstream")
 
 
 def check_contrast(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
@@ -349,11 +351,11 @@ def check_contrast(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
     if not base or not result:
         yield Finding(part=part, criterion="contrast", rubric_item="contrast",
                       message=f"Part {part} needs both a baseline and an intervention with their inputs; recapture it.",
-                      expected="baseline and result inputs", actual="missing")
+                      expected="baseline and result inputs", actual="missing", code="contrast.missing")
     elif same_json(base, result):
         yield Finding(part=part, criterion="contrast", rubric_item="contrast",
                       message=f"Part {part}'s intervention is identical to its baseline; change a control so the two differ, then recapture.",
-                      expected="inputs that differ", actual="identical inputs")
+                      expected="inputs that differ", actual="identical inputs", code="contrast.identical")
 
 
 LOCK_TIMES = "prediction_locked_at and result_shown_at"
@@ -375,15 +377,16 @@ def check_prediction_locked(ctx: GradingContext, part: PartId) -> Iterable[Findi
     choices = ctx.lab.parts[part].predictions
     if record.prediction is None:
         yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
-                      message=f"Part {part} has no prediction; lock one before running the part.", expected=list(choices), actual=None)
+                      message=f"Part {part} has no prediction; lock one before running the part.", expected=list(choices), actual=None,
+                      code="prediction.missing")
     elif record.prediction not in choices:
         yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
                       message=f"Part {part}'s prediction {record.prediction!r} is not one of the lab's choices; lock one of {', '.join(choices)}.",
-                      expected=list(choices), actual=record.prediction)
+                      expected=list(choices), actual=record.prediction, code="prediction.unlisted")
     elif record.prediction_locked_at is None or record.result_shown_at is None:
         yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
                       message=f"Part {part} does not record when the prediction was locked and the result shown; capture it from the notebook.",
-                      expected=LOCK_TIMES, actual=None, code="no_lock_times")
+                      expected=LOCK_TIMES, actual=None, code="prediction.no_lock_times")
     else:
         # The first time any result of the part was shown, in any session (kept in the run log).
         run = ctx.bundle.runs.get(part)
@@ -391,7 +394,8 @@ def check_prediction_locked(ctx: GradingContext, part: PartId) -> Iterable[Findi
         if record.prediction_locked_at > shown:
             yield Finding(part=part, criterion="prediction", rubric_item="prediction_locked",
                           message=f"Part {part}'s prediction was locked after the result was shown; predictions count only when made first.",
-                          expected=f"locked before {shown.isoformat()}", actual=record.prediction_locked_at.isoformat())
+                          expected=f"locked before {shown.isoformat()}", actual=record.prediction_locked_at.isoformat(),
+                          code="prediction.locked_late")
 
 
 def _judged_plan(ctx: GradingContext, part: PartId, state: PartState, record: EvidenceRecord,
@@ -459,14 +463,14 @@ def check_prediction_correct(ctx: GradingContext, part: PartId) -> Iterable[Find
         yield Finding(part=part, criterion="prediction",
                       message=f"Part {part}: after locking your prediction you first ran {_settings_text(first)}, then "
                               "changed the settings before capturing; the prediction is judged against that first run.",
-                      expected=first, actual={k: (state.controls or {}).get(k) for k in first})
+                      expected=first, actual={k: (state.controls or {}).get(k) for k in first}, code="prediction.first_run")
     accepted = ctx.lab.accepted_predictions(ctx.track, part, plan)
     if record.prediction not in accepted:
         labels = ctx.lab.parts[part].predictions
         yield Finding(part=part, criterion="prediction", rubric_item="prediction_correct", hidden=True,
                       message=f"Part {part}: the replayed numbers support {' or '.join(repr(labels[a]) for a in sorted(accepted))}, "
                               f"not {labels[record.prediction]!r}; read the calculation notes to see why.",
-                      expected=sorted(accepted), actual=record.prediction)
+                      expected=sorted(accepted), actual=record.prediction, code="prediction.incorrect")
 
 
 def check_decision(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
@@ -475,15 +479,18 @@ def check_decision(ctx: GradingContext, part: PartId) -> Iterable[Finding]:
         return
     if state.plan is None:
         yield Finding(part=part, criterion="decision", rubric_item="decision",
-                      message=f"Part {part}'s decision cannot be checked because its evidence does not replay; recapture the part.")
+                      message=f"Part {part}'s decision cannot be checked because its evidence does not replay; recapture the part.",
+                      code="decision.unreplayed")
         return
-    for message, expected, actual in ctx.lab.decision_problems(ctx.track, part, state.plan, record):
-        yield Finding(part=part, criterion="decision", rubric_item="decision", message=message, expected=expected, actual=actual)
+    for problem in ctx.lab.decision_problems(ctx.track, part, state.plan, record):
+        yield Finding(part=part, criterion="decision", rubric_item="decision", message=problem.message,
+                      expected=problem.expected, actual=problem.actual, code=problem.code or "decision.rule")
 
 
 def check_synthesis_choices(ctx: GradingContext) -> Iterable[Finding]:
-    for message, expected, actual in ctx.lab.synthesis_problems(ctx.bundle):
-        yield Finding(part="synthesis", criterion="decision", rubric_item="choices_valid", message=message, expected=expected, actual=actual)
+    for problem in ctx.lab.synthesis_problems(ctx.bundle):
+        yield Finding(part="synthesis", criterion="decision", rubric_item="choices_valid", message=problem.message,
+                      expected=problem.expected, actual=problem.actual, code=problem.code or "synthesis.rule")
 
 
 def no_items(rubric: Rubric) -> tuple[str, ...]:

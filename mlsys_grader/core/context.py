@@ -20,7 +20,7 @@ from .models import Bundle, EvidenceRecord, PartId, part_key
 from .replayer import Replayer
 from .roles import GradingLab, LabRules
 from .rubric import Rubric
-from .values import Control, PartPlan, arm_inputs
+from .values import Control, PartPlan, Problem, arm_inputs
 
 if TYPE_CHECKING:
     from .generated import TemplateUse
@@ -46,8 +46,8 @@ class PartState:
     final_plan: PartPlan | None = None
     upstream: dict[str, Any] = field(default_factory=dict)
     final_missing: bool = False
-    domain_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
-    final_problems: list[tuple[str, Any, Any]] = field(default_factory=list)
+    domain_problems: list[Problem] = field(default_factory=list)
+    final_problems: list[Problem] = field(default_factory=list)
     mismatches: list[tuple[str, Any, Any]] | None = None
     """Every recorded value the pinned evaluator does not reproduce (arm-prefixed paths); None when the
     record was not replayed (no plan: reported by the domain check)."""
@@ -225,15 +225,16 @@ def _planned_json(memos: Memos, planned: Any, recorded: Any) -> bool:
 def _record_state(lab: LabRules, replay: Replayer, track: str, part: PartId, record: EvidenceRecord) -> PartState:
     state = PartState(part, record)
     if record.baseline is None or record.result is None:
-        state.domain_problems.append((
+        state.domain_problems.append(Problem(
             f"Part {part}'s record lacks its baseline or its intervention result, so nothing can be replayed; "
-            "recapture the part from the notebook.", "baseline and result", "missing"))
+            "recapture the part from the notebook.", "baseline and result", "missing", "domain.no_arms"))
         return state
     inferred = lab.infer_controls(replay, track, part, record)
     if inferred is None:
-        state.domain_problems.append((
+        state.domain_problems.append(Problem(
             f"The recorded inputs of part {part} cannot be produced by any allowed control setting on track "
-            f"{track!r}; recapture the part from the notebook.", "inputs built by the lab", "hand-edited or foreign inputs"))
+            f"{track!r}; recapture the part from the notebook.", "inputs built by the lab", "hand-edited or foreign inputs",
+            "domain.inputs"))
         return state
     controls, upstream = inferred
     try:
@@ -244,18 +245,19 @@ def _record_state(lab: LabRules, replay: Replayer, track: str, part: PartId, rec
                     for spec in lab.parts[part].controls}
         plan = lab.plan(replay, track, part, controls, upstream)
     except DomainError as exc:
-        state.domain_problems.append((f"{exc}; recapture with allowed settings.", None, None))
+        state.domain_problems.append(Problem(f"{exc}; recapture with allowed settings.", None, None, "domain.inputs"))
         return state
     except evaluator_errors() as exc:
-        state.domain_problems.append((f"Part {part}'s inputs are rejected by the evaluator ({_short(exc)}); recapture the part.", None, None))
+        state.domain_problems.append(Problem(f"Part {part}'s inputs are rejected by the evaluator ({_short(exc)}); recapture "
+                                             "the part.", None, None, "domain.inputs"))
         return state
     exact = _exact_arms(replay.memos, plan, record)
     difference = _compare_plan(replay.memos, plan, record, exact)
     if difference:
         where, expected, actual = difference
-        state.domain_problems.append((
+        state.domain_problems.append(Problem(
             f"Part {part}'s recorded {where} is not what the lab builds on track {track!r} for those settings; "
-            "recapture the part from the notebook.", expected, actual))
+            "recapture the part from the notebook.", expected, actual, "domain.inputs"))
         return state
     state.controls, state.plan, state.upstream, state.exact_arms = controls, plan, dict(upstream), exact
     return state
@@ -360,9 +362,10 @@ def _part_state(lab: LabRules, replay: Replayer, bundle: Bundle, part: PartId, r
             state.final_plan = final_plan
             final_results[part] = final_plan.result
     except DomainError as exc:
-        state.final_problems.append((f"Final settings: {exc}.", None, final))
+        state.final_problems.append(Problem(f"Final settings: {exc}.", None, final, "domain.final_settings"))
     except evaluator_errors() as exc:
-        state.final_problems.append((f"Final settings of part {part} are rejected by the evaluator ({_short(exc)}).", None, final))
+        state.final_problems.append(Problem(f"Final settings of part {part} are rejected by the evaluator ({_short(exc)}).",
+                                            None, final, "domain.final_settings"))
     return state
 
 

@@ -532,14 +532,15 @@ def check_generated(ctx: GradingContext) -> Iterable[Finding]:
     if chat is not None:
         items = ("rationale_length", *_rationale_items(ctx.rubric.synthesis))
         yield Finding(part="synthesis", criterion="generated", rubric_item=items[0], also_costs=items[1:], hidden=False,
-                      message=CHAT_MESSAGE.format(excerpt=chat), expected="a rationale in your own words", actual=chat)
+                      message=CHAT_MESSAGE.format(excerpt=chat), expected="a rationale in your own words", actual=chat,
+                      code="generated.chat")
         return
     use = template_use(ctx)
     found = use.similarity
     if found is not None and use.generated:
         yield Finding(
             part="synthesis", criterion="generated", rubric_item="rationale_length",
-            also_costs=_rationale_items(ctx.rubric.synthesis), hidden=False, message=MESSAGE,
+            also_costs=_rationale_items(ctx.rubric.synthesis), hidden=False, message=MESSAGE, code="generated.template",
             expected="a rationale in your own words",
             actual="the generated text with its words swapped: its numbers and punctuation follow it in order" if use.mapped
             else f"{found.containment:.0%} of its word sequences are the generated text's, covering {found.coverage:.0%} of it",
@@ -552,7 +553,7 @@ def check_generated(ctx: GradingContext) -> Iterable[Finding]:
                                         pronoun="it" if count == 1 else "them") if count else SHARE_MESSAGE.format(share=share)
         yield Finding(
             part="synthesis", criterion="generated", rubric_item=items[0], also_costs=items[1:], hidden=False,
-            message=message, expected="a rationale in your own words",
+            message=message, expected="a rationale in your own words", code="generated.partly",
             actual=list(use.template_sentences) or (
                 f"{found.containment:.0%} of its word sequences are the generated text's" if found is not None else None),
         )

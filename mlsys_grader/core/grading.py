@@ -3,7 +3,7 @@
 What an importer knows about the file a bundle came from enters :func:`grade` as typed
 inputs, so no outer layer re-scores a report: its own findings (``importer_findings``: a
 marimo export checked against its seals and copies), :class:`Excuse` (findings of one
-stable :data:`~mlsys_grader.core.report.FindingCode` not charged, with a visible note) and
+stable code (:mod:`~mlsys_grader.core.codes`) not charged, with a visible note) and
 :class:`OnlyWhenComplete` (a source written only once complete, where a missing, stale or
 non-contrasting part means the file was edited).  A submission that cannot be graded at all
 gets :func:`ungradable_report`.
@@ -57,7 +57,7 @@ class Excuse:
         """The one finding that says what was excused."""
         parts = ", ".join(f.part for f in excused)
         return Finding(part=self.part, criterion=self.criterion, message=self.message, expected=self.expected,
-                       actual=f"{self.lacking} in part{'s' if len(excused) > 1 else ''} {parts}")
+                       actual=f"{self.lacking} in part{'s' if len(excused) > 1 else ''} {parts}", code=f"{self.criterion}.excused")
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def _contradictions(findings: Sequence[Finding], lab: GradingLab, complete: Only
             seen.add(finding.part)
             found.append(Finding(part=finding.part, criterion="integrity", voids_part=True,
                                  message=f"Part {finding.part} {sentences[finding.criterion]}; {complete.advice}",
-                                 expected=finding.expected, actual=finding.actual))
+                                 expected=finding.expected, actual=finding.actual, code="integrity.edited_export"))
     return found
 
 

@@ -30,8 +30,8 @@ Criterion = Literal["missing", "replay", "domain", "version", "stale", "contrast
                     "generated", "format", "grader", "integrity"]
 # ``integrity``: a file that contradicts itself or could not come from the lab as is
 # (a capture against its own fingerprint or its copies, a stale part in a marimo export).
-FindingCode = Literal["no_lock_times"]
-"""Stable codes of the findings an importer can excuse: ``no_lock_times`` (a part whose prediction records no lock time)."""
+FindingCode = str
+"""A finding's kind, ``<criterion>.<kind>`` (:mod:`mlsys_grader.core.codes`)."""
 INTEGRITY_CRITERIA = frozenset({"replay", "domain", "version", "integrity"})
 # Rubric items graded by hidden tests: their points and findings appear only in the
 # staff view, so a self-check never gives a prediction's answer away.
@@ -170,17 +170,22 @@ class Finding(ImmutableModel):
     voids_part: bool = Field(default=False, description="The part's evidence is unverified: every item of the part earns 0.")
     keeps: float = Field(default=0.0, ge=0, lt=1, description=(
         "The share of each item it costs that the item still earns (partial credit: 0.5 pays half); 0 costs the item."))
-    @model_serializer(mode="wrap")
-    def _without_full_cost(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """``keeps`` is written only where a finding leaves part of an item, so a report reads as before otherwise."""
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("keeps"):
-            data.pop("keeps", None)
-        return data
+    code: FindingCode = Field(default="", description=(
+        "The finding's kind, `<criterion>.<kind>` (`replay.mismatch`, `rationale.cite_compare`; a lab's own in its spec): "
+        "what the review queue, the summary and the LMS comments group by, and what an importer excuses "
+        "(:class:`mlsys_grader.core.grading.Excuse`).  Empty only in a report stored before codes existed."))
 
-    code: FindingCode | None = Field(default=None, exclude=True, description=(
-        "A stable name for the kind of finding, where an importer may excuse it (:class:`mlsys_grader.core.grading.Excuse`); "
-        "never serialised: the report reads the same with or without it."))
+    @model_serializer(mode="wrap")
+    def _without_defaults(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """``keeps`` is written only where a finding leaves part of an item, ``code`` only where there is one, so a
+        report reads as before otherwise."""
+        data = handler(self)
+        if isinstance(data, dict):
+            if not data.get("keeps"):
+                data.pop("keeps", None)
+            if not data.get("code"):
+                data.pop("code", None)
+        return data
 
 
 class RationaleSpan(NamedTuple):

@@ -176,11 +176,13 @@ class InferredControls(NamedTuple):
 
 
 class Problem(NamedTuple):
-    """A lab rule a record or a bundle breaks: the message a student reads, what was expected, what arrived."""
+    """A lab rule a record or a bundle breaks: the message a student reads, what was expected, what arrived, and its
+    code (:mod:`mlsys_grader.core.codes`; a lab's own are declared in its spec; empty: the check's generic code)."""
 
     message: str
     expected: Any
     actual: Any
+    code: str = ""
 
 
 def fingerprint(lab_id: str, track: str, part: str, upstream: Mapping[str, Any]) -> str:

@@ -82,7 +82,8 @@ class ScoreOfRecord:
 
 def ungradable_report(lab_id: str, sentence: str) -> GradeReport:
     """A zero report for ``lab_id``: every part voided, one submission-level finding (``sentence``), built by the core."""
-    return grading.ungradable_report(lab_id, default_rubric(lab_id), Finding(part="bundle", criterion="missing", message=sentence))
+    return grading.ungradable_report(lab_id, default_rubric(lab_id), Finding(part="bundle", criterion="missing", message=sentence,
+                                                                                  code="missing.submission"))
 
 
 def _short(text: object, limit: int = 160) -> str:

@@ -344,7 +344,8 @@ def _is_part_name(part: str) -> TypeGuard[PartName]:
 def _integrity(part: str, message: str, expected: Any = None, actual: Any = None) -> Finding:
     if not _is_part_name(part):
         raise ValueError(f"a finding names a part A–E, synthesis or bundle (got {part!r})")
-    return Finding(part=part, criterion="integrity", message=message, expected=expected, actual=actual, voids_part=True)
+    return Finding(part=part, criterion="integrity", message=message, expected=expected, actual=actual, voids_part=True,
+                   code="integrity.export")
 
 
 def _fingerprint_finding(export: MarimoExport, part: str, capture: Mapping[str, Any]) -> Finding | None:

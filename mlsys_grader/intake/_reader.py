@@ -103,7 +103,7 @@ _MAGIC = ((b"%PDF", "a PDF document"), (b"\x89PNG", "a PNG image"), (b"\xff\xd8\
 
 LOCK_TIME_NOTE = ("Predictions in a marimo export carry no lock time: the lab shows a part's result only after a prediction "
                   "is chosen, so prediction_locked is not charged for this export; nothing to do.")
-LOCK_TIME_EXCUSE = Excuse("no_lock_times", LOCK_TIME_NOTE, expected=LOCK_TIMES, lacking="no lock time")
+LOCK_TIME_EXCUSE = Excuse("prediction.no_lock_times", LOCK_TIME_NOTE, expected=LOCK_TIMES, lacking="no lock time")
 """The book's marimo labs show a part's result only after a prediction is chosen and record no times, so their
 evidence is not charged for lacking them.  Only an input whose content is a marimo export earns it, and a course that
 does not accept marimo exports (``grade --formats bundle,otter``) refuses those, so a hand-converted bundle cannot

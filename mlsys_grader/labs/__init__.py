@@ -62,6 +62,11 @@ def lab_ids() -> tuple[str, ...]:
     return tuple(sorted(lab_modules()))
 
 
+def lab_codes() -> dict[str, tuple[str, ...]]:
+    """Per registered lab, the finding codes its spec declares (``[problems]`` in ``lab.toml``), sorted."""
+    return {lab_id: tuple(sorted(get_lab(lab_id).spec.problems)) for lab_id in lab_ids()}
+
+
 def _module(lab_id: str) -> str:
     modules = lab_modules()
     if lab_id not in modules:

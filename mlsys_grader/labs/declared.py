@@ -142,13 +142,14 @@ def gate_problems(spec: LabSpec, part: str, record: EvidenceRecord) -> list[Prob
         if first != second:
             return []
         return [Problem(gate.message or f"Part {part} is captured only when {gate.first} differs from {gate.second}.",
-                        f"{gate.first} != {second!r}", first)]
+                        f"{gate.first} != {second!r}", first, "decision.gate")]
     result = record.result if isinstance(record.result, Mapping) else {}
     found = {field: result.get(field) for field in gate.result}
     if found == gate.result:
         return []
     wanted = ", ".join(f"{field} {value!r}" for field, value in gate.result.items())
-    return [Problem(gate.message or f"Part {part} is captured only when its result has {wanted}.", dict(gate.result), found)]
+    return [Problem(gate.message or f"Part {part} is captured only when its result has {wanted}.", dict(gate.result), found,
+                    "decision.gate")]
 
 
 def _message(spec: LabSpec, code: str, default: str) -> str:
@@ -173,11 +174,12 @@ def _recommendation_part_problems(spec: LabSpec, bundle: Bundle) -> list[Problem
         saved = saved.get(rule.decision_field) if isinstance(saved, Mapping) else None
     listed = [choice.value for choice in options(spec, "recommendation")]
     if record is None and "synthesis.recommendation_part_missing" in spec.problems:  # a lab that words it apart (Lab 02)
-        return [Problem(_message(spec, "synthesis.recommendation_part_missing", ""), f"part {letter} decision", None)]
+        return [Problem(_message(spec, "synthesis.recommendation_part_missing", ""), f"part {letter} decision", None,
+                        "synthesis.recommendation_part_missing")]
     if (not listed or s.recommendation in listed) and s.recommendation != saved:
         message = _message(spec, "synthesis.recommendation_not_decision",
                            f"The recommendation must be part {letter}'s saved decision.")
-        return [Problem(message.format(decision=saved), saved, s.recommendation)]
+        return [Problem(message.format(decision=saved), saved, s.recommendation, "synthesis.recommendation_not_decision")]
     decision = spec.parts[letter].decision
     if record is None or decision is None or decision.alternative_control is None or s.recommendation not in decision.hold:
         return []
@@ -185,7 +187,8 @@ def _recommendation_part_problems(spec: LabSpec, bundle: Bundle) -> list[Problem
     if s.rejected_alternative == tested:
         return []
     return [Problem(_message(spec, "synthesis.hold_rejected_untested",
-                             f"On a hold, reject the alternative part {letter} tested."), tested, s.rejected_alternative)]
+                             f"On a hold, reject the alternative part {letter} tested."), tested, s.rejected_alternative,
+                    "synthesis.hold_rejected_untested")]
 
 
 def options(spec: LabSpec, what: str) -> tuple[Choice, ...]:
@@ -203,16 +206,16 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
         values = [choice.value for choice in options(spec, "recommendation")]
         if s.recommendation not in values:
             problems.append(Problem(_message(spec, "synthesis.recommendation_unlisted", "Choose a recommendation."),
-                                    values, s.recommendation))
+                                    values, s.recommendation, "synthesis.recommendation_unlisted"))
         rejectable = rule.rejectable or values
         if s.rejected_alternative not in rejectable:
             problems.append(Problem(_message(spec, "synthesis.rejected_unlisted", "Choose the alternative you reject."),
-                                    list(rejectable), s.rejected_alternative))
+                                    list(rejectable), s.rejected_alternative, "synthesis.rejected_unlisted"))
         elif s.recommendation == s.rejected_alternative:
             problems.append(Problem(_message(spec, "synthesis.rejected_equals_recommended",
                                              "The rejected alternative must differ from the recommendation."),
                                     _expected(spec, "synthesis.rejected_equals_recommended", "a different option"),
-                                    s.rejected_alternative))
+                                    s.rejected_alternative, "synthesis.rejected_equals_recommended"))
     if rule.recommendation_part is not None:
         problems += _recommendation_part_problems(spec, bundle)
     if rule.rejected_input is not None:
@@ -222,7 +225,7 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
         if alternative != s.rejected_alternative:
             problems.append(Problem(_message(spec, "synthesis.rejected_not_tested",
                                              f"The rejected alternative must be the one part {letter} tested ({name})."),
-                                    alternative, s.rejected_alternative))
+                                    alternative, s.rejected_alternative, "synthesis.rejected_not_tested"))
     if more is not None:
         problems += more(spec, bundle)
     if rule.hold_part is not None and s.recommendation == "hold":
@@ -231,7 +234,8 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
             problems.append(Problem(_message(spec, "synthesis.hold_without_hold",
                                              f"Recommend 'hold' only after capturing part {rule.hold_part} with decision "
                                              "'hold'."),
-                                    f"part {rule.hold_part} decision 'hold'", getattr(held, "decision", None)))
+                                    f"part {rule.hold_part} decision 'hold'", getattr(held, "decision", None),
+                                    "synthesis.hold_without_hold"))
     for field, code, what in (("reevaluation_trigger", "synthesis.trigger_unlisted", "re-evaluation trigger"),
                               ("residual_risk", "synthesis.limitation_unlisted", "remaining limitation")):
         if field not in spec.options:
@@ -239,7 +243,7 @@ def declared_synthesis_problems(spec: LabSpec, bundle: Bundle,
         value = getattr(s, field)
         listed = [option.value or option.label for option in spec.options[field]]
         if value not in listed:
-            problems.append(Problem(_message(spec, code, f"Choose a {what} from the lab's list."), listed, value))
+            problems.append(Problem(_message(spec, code, f"Choose a {what} from the lab's list."), listed, value, code))
     return problems
 
 
@@ -624,7 +628,7 @@ def chosen_arm_problems(record: EvidenceRecord, decision: Any, held: bool) -> li
     if chosen is not None and arm_inputs(chosen) == arm_inputs(getattr(record, expected) or {}):
         return []
     return [Problem(f"With decision {decision!r} the chosen result must be the {expected} arm; recapture part E.",
-                    expected, "missing" if chosen is None else "another arm")]
+                    expected, "missing" if chosen is None else "another arm", "decision.chosen_arm")]
 
 
 def marimo_layout(spec: LabSpec, judge: ModuleType) -> MarimoLayout | None:

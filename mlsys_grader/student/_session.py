@@ -502,7 +502,7 @@ class LabSession:
         problems = self.lab.decision_problems(self.track, part, plan, record)
         if problems:
             return Notice("warn", f"Part {part}'s decision does not follow the lab's rule, so it was not captured.",
-                          [message for message, _, _ in problems])
+                          [problem.message for problem in problems])
         previous = self._evidence.get(part)
         kept = previous is not None and _same_record(previous, record)
         if not kept:

@@ -74,9 +74,12 @@ MESSAGES = {
 }
 
 
-def _finding(item: str, message: str, expected: Any, actual: Any = None, **extra: Any) -> Finding:
+def _finding(item: str, key: str, expected: Any, actual: Any = None, *, words: Mapping[str, Any] | None = None,
+             **extra: Any) -> Finding:
+    """The finding of :data:`MESSAGES` ``key`` (its code ``rationale.<key>``), the message filled with ``words``."""
+    message = MESSAGES[key].format(**words) if words else MESSAGES[key]
     return Finding(part="synthesis", criterion="rationale", rubric_item=item, message=message,
-                   expected=expected, actual=actual, **extra)
+                   expected=expected, actual=actual, code=f"rationale.{key}", **extra)
 
 
 def _settings(controls: Mapping[PartId, Mapping[str, Any]]) -> list[float]:
@@ -257,8 +260,9 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
         if matched:
             foreign = sorted({q.text for q in shown} - set(matched))
             if len(foreign) >= 2 and len(foreign) >= len(matched):
-                return _finding(item, MESSAGES["cite_foreign"].format(quoted=_quote(foreign[:4])),
-                                "numbers from your own saved evidence", foreign[:8]), Verdict(
+                return _finding(item, "cite_foreign",
+                                "numbers from your own saved evidence", foreign[:8],
+                                words={"quoted": _quote(foreign[:4])}), Verdict(
                     item, CERTAIN, "most cited quantities are not in this submission's evidence")
             # certain when any matched quantity matched plainly; else the first one's reason for staff
             reason = "" if any(not m.reason for m in matched.values()) else next(iter(matched.values())).reason
@@ -267,10 +271,10 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
             if _quantifies(pieces, terms, rejects):
                 return None, Verdict(item, certainty, reason or "the rejected alternative quantified with the evidence")
             if any(piece.claims for piece in pieces):
-                return _finding(item, MESSAGES["cite_compare"], "the rejected alternative quantified with saved numbers",
+                return _finding(item, "cite_compare", "the rejected alternative quantified with saved numbers",
                                 sorted(matched)[:8], keeps=HALF), Verdict(
                     item, certainty, reason or "numbers of the evidence tied to an option, none compared")
-            return _finding(item, MESSAGES["cite_untied"], "a saved number tied to an option or a comparison",
+            return _finding(item, "cite_untied", "a saved number tied to an option or a comparison",
                             sorted(matched)[:8]), Verdict(item, certainty, reason or "numbers cited without saying what they show")
     if excluded and not shown:
         tail = MESSAGES["cite_trivial"].format(quoted=_quote([q.text for q in excluded[:4]]),
@@ -282,8 +286,8 @@ def _evidence(ctx: GradingContext, cited: Sequence[CitedQuantity], text: str, re
     else:
         tail = MESSAGES["cite_none"]
         verdict = Verdict(item, CERTAIN, "no quantity with a unit")
-    return _finding(item, MESSAGES["cite"].format(tail=tail), "a quantity from the saved evidence, with its unit",
-                    [q.text for q in cited if not q.reading][:8]), verdict
+    return _finding(item, "cite", "a quantity from the saved evidence, with its unit",
+                    [q.text for q in cited if not q.reading][:8], words={"tail": tail}), verdict
 
 
 def _support(stances: Sequence[Stance], what: str) -> tuple[str, str]:
@@ -404,8 +408,8 @@ def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms, ret
     rec_item, rej_item = "rationale_names_recommendation", "rationale_names_rejected"
     if retracted is not None and terms.recommended:
         reason = "the text withdraws its recommendation"
-        return [_finding(rec_item, MESSAGES["contradiction"].format(what="withdraws your recommendation", excerpt=retracted),
-                         "the rationale recommends what you recommend and rejects what you reject", retracted,
+        return [_finding(rec_item, "contradiction", "the rationale recommends what you recommend and rejects what you reject",
+                         retracted, words={"what": "withdraws your recommendation", "excerpt": retracted},
                          also_costs=(rej_item,))], [Verdict(rec_item, CERTAIN, reason), Verdict(rej_item, CERTAIN, reason)]
     clash = terms.recommended & terms.rejected
     firm = {id(s) for s in (*_against(stances, terms), *_against(stances, terms, REJ))}
@@ -414,8 +418,8 @@ def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms, ret
         first = against[0]
         what = "argues for the alternative you reject" if first.stance == REC else "rejects the option you recommend"
         reason = f"an unqualified claim that {what.removesuffix(' you reject').removesuffix(' you recommend')}"
-        return [_finding(rec_item, MESSAGES["contradiction"].format(what=what, excerpt=first.excerpt),
-                         "the rationale recommends what you recommend and rejects what you reject", first.excerpt,
+        return [_finding(rec_item, "contradiction", "the rationale recommends what you recommend and rejects what you reject",
+                         first.excerpt, words={"what": what, "excerpt": first.excerpt},
                          also_costs=(rej_item,))], [Verdict(rec_item, CERTAIN, reason), Verdict(rej_item, CERTAIN, reason)]
     findings, verdicts = [], []
     for item, stance, options, key, what in ((rec_item, REC, terms.recommended, "recommendation", "recommended"),
@@ -431,7 +435,7 @@ def _choices(stances: Sequence[Stance], named: set[str], terms: ChoiceTerms, ret
         if stance in inferable and named & options and _implied(stances, terms, stance):
             verdicts.append(Verdict(item, CERTAIN, f"option named where the text {_IMPLIED[stance]}, nothing said against it"))
             continue
-        findings.append(_finding(item, MESSAGES[key if options else f"{key}_unchosen"],
+        findings.append(_finding(item, key if options else f"{key}_unchosen",
                                  "a sentence that recommends your option" if stance == REC
                                  else "a sentence that rejects your rejected alternative"))
         if not options:
@@ -461,12 +465,12 @@ def _listed(ctx: GradingContext, doc: _Text, reader: Reader) -> tuple[list[Findi
                                        ("rationale_names_trigger", s.reevaluation_trigger, reader.triggers, "trigger")):
         scanner = scanners.get(value) if isinstance(value, str) else None
         if scanner is None:
-            findings.append(_finding(item, MESSAGES[f"{key}_unchosen"], "the option you selected, in words"))
+            findings.append(_finding(item, f"{key}_unchosen", "the option you selected, in words"))
             verdicts.append(Verdict(item, CERTAIN, "no option chosen"))
             continue
         how = _named(doc, scanner, scanners, needs_trigger_cue=key == "trigger")
         if how not in (NAMED, MULTI):
-            findings.append(_finding(item, MESSAGES[key], "the option you selected, in words"))
+            findings.append(_finding(item, key, "the option you selected, in words"))
         certainty, reason = _LISTED_REASONS[how]
         verdicts.append(Verdict(item, certainty, f"{key} {reason}"))
     return findings, verdicts
@@ -481,23 +485,23 @@ def read_rationale(ctx: GradingContext) -> Reading:
     words = word_count(text)
     findings: list[Finding] = []
     if words == 0:
-        findings.append(_finding("rationale_length", MESSAGES["empty"], f"at least {minimum} words", 0))
+        findings.append(_finding("rationale_length", "empty", f"at least {minimum} words", 0))
     elif words < minimum:
-        findings.append(_finding("rationale_length", MESSAGES["short"].format(
-            words=words, plural="" if words == 1 else "s", minimum=minimum), minimum, words))
+        findings.append(_finding("rationale_length", "short", minimum, words, words={
+            "words": words, "plural": "" if words == 1 else "s", "minimum": minimum}))
     blanks = _BLANK.findall(text)
     if len(blanks) >= 2 and not any(f.rubric_item == "rationale_length" for f in findings):
-        findings.append(_finding("rationale_length", MESSAGES["blanks"].format(blank=blanks[0]), "a rationale in your own "
-                                 "words", blanks[:4]))
+        findings.append(_finding("rationale_length", "blanks", "a rationale in your own words", blanks[:4],
+                                 words={"blank": blanks[0]}))
     mixed = bool(words) and not_english(text) and partly_english(text)
     if words and not_english(text) and not mixed:
         items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
         reason = "not read: not English"
-        return Reading((_finding(items[0], MESSAGES["not_english"], "a rationale in English", also_costs=items[1:]),),
+        return Reading((_finding(items[0], "not_english", "a rationale in English", also_costs=items[1:]),),
                        tuple(Verdict(item, UNCERTAIN, reason) for item in items))
     if words and label_list(text):
         items = tuple(item for item in RATIONALE_ITEMS if item in ctx.rubric.synthesis)
-        return Reading((_finding(items[0], MESSAGES["list"], "sentences in your own words", also_costs=items[1:]),),
+        return Reading((_finding(items[0], "list", "sentences in your own words", also_costs=items[1:]),),
                        tuple(Verdict(item, CERTAIN, "a list of labels and numbers, no sentence") for item in items))
     verdicts = [Verdict("rationale_length", CERTAIN, "words counted")]
     cited = cited_quantities(text)
@@ -506,7 +510,7 @@ def read_rationale(ctx: GradingContext) -> Reading:
     doc = _Text(text)
     labels = _labels_restated(ctx, text, terms)
     if not cited and len(labels) >= LABELS_RESTATED and not any(f.rubric_item == "rationale_length" for f in findings):
-        findings.append(_finding("rationale_length", MESSAGES["labels"], "a rationale in your own words, with your saved "
+        findings.append(_finding("rationale_length", "labels", "a rationale in your own words, with your saved "
                                  "numbers", labels))
         verdicts = [Verdict("rationale_length", CERTAIN, "the choices' labels restated, no number")]
     stances, named = _read_stances(doc, reader)
