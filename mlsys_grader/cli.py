@@ -297,7 +297,8 @@ def format_queue(entries: Sequence[Entry]) -> str:
     """The review queue as lines: points at stake, student, lab, why."""
     lines = [f"{len(entries)} submission(s) to review, most points at stake first"]
     for entry in entries:
-        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab or '(lab unknown)'}: {' | '.join(entry.reasons)}")
+        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab or '(lab unknown)'} [{' '.join(entry.codes)}]: "
+                     f"{' | '.join(entry.reasons)}")
     return "\n".join(lines)
 
 
@@ -339,6 +340,29 @@ def _cmd_review(args: argparse.Namespace) -> int:
             print(f"decided {decided.student} {decided.lab or '(lab unknown)'} {decided.path or decided.input_hash[:12]}: "
                   f"{decided.words()}; the final gradebook is updated")
             return EXIT_OK
+        if args.decide_code:
+            chosen = [name for name, given in (("--points", args.points is not None or args.full), ("--confirm", args.confirm))
+                      if given]
+            if len(chosen) != 1 or args.missing:
+                print("mlsys-grader review: --decide-code needs one of --points N (or --full) and --confirm, with "
+                      f"--reason (got {', '.join(chosen) or 'none'}{', --missing' if args.missing else ''})", file=sys.stderr)
+                return EXIT_USAGE
+            from .course import decide_code
+
+            points = None if args.confirm else "full" if args.full else args.points
+            overridden = decide_code(db, args.decide_code, points, args.reason or "", by, args.lab or "")
+            students = len({(o.student, o.lab) for o in overridden})
+            print(f"decided {len(overridden)} item(s) of {args.decide_code} for {students} submission(s)"
+                  f"{' in ' + args.lab if args.lab else ''}; the final gradebook is updated")
+            return EXIT_OK
+        if args.codes:
+            from .course import queue_codes
+
+            rows = queue_codes([e for e in build_queue(db) if not args.lab or e.lab == args.lab])
+            print(f"{len(rows)} kind(s) of open review entries (code: entries, items, points at stake)")
+            for code, entries, items, stake in rows:
+                print(f"  {code}: {entries} entr{'y' if entries == 1 else 'ies'}, {items} item(s), {stake:g} point(s)")
+            return EXIT_OK
         if args.export:
             lines = export_queue(db, args.export)
             print(f"wrote {args.export}: {lines} item line(s) to decide (fill new_points and comment, then --import)")
@@ -349,7 +373,8 @@ def _cmd_review(args: argparse.Namespace) -> int:
                   "(run `mlsys-grader export` for the LMS file)")
             return EXIT_OK
         if args.list:
-            print(format_queue(build_queue(db)))
+            print(format_queue([e for e in build_queue(db) if (not args.code or args.code in e.codes)
+                                and (not args.lab or e.lab == args.lab)]))
             return EXIT_OK
     except DecisionError as exc:
         print(f"mlsys-grader review: {exc}", file=sys.stderr)
@@ -601,18 +626,27 @@ def _add_staff_commands(sub: argparse._SubParsersAction) -> None:
     review.add_argument("--export", metavar="queue.csv", help="write the queue as a CSV to fill in (new_points, comment)")
     review.add_argument("--import", dest="import_", metavar="decisions.csv",
                         help="import a filled CSV: every line checked, nothing imported if any is wrong")
-    review.add_argument("--list", action="store_true", help="print the queue and exit")
+    review.add_argument("--list", action="store_true", help="print the queue and exit (with --code: its entries of that "
+                                                             "kind; with --lab: of that lab)")
+    review.add_argument("--codes", action="store_true", help="print the kinds of open entries with their counts and exit")
+    review.add_argument("--code", help="--list: only entries of this kind (a code `--codes` prints)")
+    review.add_argument("--decide-code", metavar="CODE",
+                        help="decide every open item of this kind at once (of --lab, or the whole course): --points N, "
+                             "--full or --confirm, with --reason; stored per submission, stale on a resubmission")
+    review.add_argument("--full", action="store_true", help="--decide-code: each item gets its maximum")
     review.add_argument("--request", metavar="STUDENT", help="enter a regrade request for this student (key, email or sid)")
     review.add_argument("--decide", metavar="STUDENT",
                         help="decide a whole submission the machine could not grade (unreadable, timeout, memory, crash): "
                              "--points N or --missing, with --lab and --reason")
-    review.add_argument("--points", type=float, help="the lab score --decide gives")
+    review.add_argument("--points", type=float, help="the lab score --decide gives, or each item's points --decide-code "
+                                                      "gives (capped at the item's maximum)")
     review.add_argument("--missing", action="store_true", help="--decide: the upload counts as no submission")
     review.add_argument("--confirm", action="store_true",
-                        help="--decide: the machine's verdict on the whole submission stands (one decision for every item)")
+                        help="--decide: the machine's verdict on the whole submission stands (one decision for every item); "
+                             "--decide-code: the machine's points stand on every item of the kind")
     review.add_argument("--upload", metavar="HASH|PATH",
                         help="--decide: the upload (hash, 8+ characters of it, or path) when its lab is unknown")
-    review.add_argument("--lab", help="the lab of --request or --decide")
+    review.add_argument("--lab", help="the lab of --request or --decide; the lab --decide-code, --codes and --list keep to")
     review.add_argument("--item", help="the rubric item of --request (part.item; default: the whole submission)")
     review.add_argument("--reason", help="what the student asks (--request), or why staff decide so (--decide)")
     review.add_argument("--port", type=int, default=0, help="port of the review page on 127.0.0.1 (default: a free one)")

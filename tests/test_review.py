@@ -37,8 +37,9 @@ from course import clean_student  # (benchmarks/course.py: honest students in th
 RECOMMENDATION = "synthesis.rationale_names_recommendation"
 CITES = "synthesis.rationale_cites_evidence"
 HEDGED = ("I recommend compiled execution with fusion rather than compilation alone.",
-          "Compiled execution with fusion, compared with compilation alone.")
-"""Measured: without "I recommend", the reader finds the option but no stance cue and is not sure (98 of 100)."""
+          "Compiled execution with fusion, compared with compilation alone; I would not rely on a model blindly.")
+"""Without "I recommend", the reader finds the option but no stance cue; the rejection later in the text would imply it,
+but a first-person refusal the reader cannot place forbids that, so it is not sure."""
 
 
 def uncertain_bundle() -> dict:
@@ -389,3 +390,61 @@ def test_an_item_removed_from_the_rubric_makes_its_override_stale(term, tmp_path
     [eve] = [r for r in result.final if (r["student"], r["lab"]) == ("2005", "lab07")]
     assert eve["score"] == eve["machine_score"] and eve["overrides"] == ""
     assert eve["stale_overrides"] == (f"{trigger} 0 by ta-rosa: rubric item {trigger} is no longer in the rubric")
+
+
+def test_decide_code_decides_every_open_item_of_that_code_and_nothing_else(term, capsys):
+    root, paths, db = term
+    before = queue(db)
+    codes = {code for entry in before for code in entry.codes}
+    assert "flag.generated" in codes and "uncertain.no_stance_cue" in codes, codes
+    generated = [e for e in before if "flag.generated" in e.codes]
+    others = {(e.student, e.lab): e.items for e in before if "flag.generated" not in e.codes}
+    assert len(generated) >= 2
+    assert main(["review", "--db", str(db), "--codes"]) == EXIT_OK
+    assert f"flag.generated: {len(generated)} entries" in capsys.readouterr().out
+    assert main(["review", "--db", str(db), "--list", "--code", "flag.generated"]) == EXIT_OK
+    assert f"{len(generated)} submission(s) to review" in capsys.readouterr().out
+
+    assert main(["review", "--db", str(db), "--decide-code", "flag.generated", "--confirm", "--reason",
+                 "the template is flagged, its points stand", "--by", "ta-rosa"]) == EXIT_OK
+    assert f"for {len(generated)} submission(s)" in capsys.readouterr().out
+    after = queue(db)
+    assert not any("flag.generated" in e.codes for e in after), "every entry of the code is decided"
+    assert {(e.student, e.lab): e.items for e in after} == others, "and nothing else"
+    book = GradebookDB(db)
+    try:
+        decided = book.conn.execute('SELECT student, lab, input_hash, "by" FROM overrides').fetchall()
+        logged = book.conn.execute("SELECT COUNT(*) FROM change_log WHERE kind = 'override'").fetchone()[0]
+    finally:
+        book.close()
+    assert {(s, lab) for s, lab, _, _ in decided} == {(e.student, e.lab) for e in generated}
+    assert all(h and who == "ta-rosa" for _, _, h, who in decided), "recorded per submission, with who decided"
+    assert logged == len(decided), "each decision is in the change log"
+
+    # a resubmission makes exactly that student's decision stale
+    first = generated[0]
+    [path] = [p for p in sorted(root.rglob("*")) if p.is_file() and p.suffix in (".json", ".ipynb", ".zip")
+              and digest(p) == first.input_hash]
+    original = path.read_bytes()
+    try:
+        write(path, solved(first.lab, "edge", 31))
+        grade_paths([paths["down"]], options(root, db))
+    finally:
+        path.write_bytes(original)
+    stale = [e for e in queue(db) if e.stale]
+    assert [(e.student, e.lab) for e in stale] == [(first.student, first.lab)]
+
+
+def test_decide_code_refuses_an_unknown_code_a_missing_reason_and_stores_nothing(term, capsys):
+    _, _, db = term
+    assert main(["review", "--db", str(db), "--decide-code", "uncertain.nothing_like_it", "--confirm", "--reason", "x"]) \
+        == EXIT_UNGRADABLE
+    assert "no open item has this code" in capsys.readouterr().err
+    assert main(["review", "--db", str(db), "--decide-code", "flag.generated", "--full"]) == EXIT_UNGRADABLE
+    assert "give the reason" in capsys.readouterr().err
+    assert main(["review", "--db", str(db), "--decide-code", "flag.generated", "--reason", "x"]) == 2
+    book = GradebookDB(db)
+    try:
+        assert book.conn.execute("SELECT COUNT(*) FROM overrides").fetchone() == (0,)
+    finally:
+        book.close()

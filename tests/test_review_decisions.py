@@ -56,7 +56,7 @@ def test_confirming_is_one_decision_on_the_submission_and_a_resubmission_makes_i
     stale = [r for r in entry.reasons if r.startswith("stale")]
     assert len(stale) == 1 and stale[0].startswith("stale confirmation by ta-rosa"), entry.reasons
     main(["review", "--db", str(db), "--list"])
-    [line] = [line for line in capsys.readouterr().out.splitlines() if " 2001 lab07:" in line]
+    [line] = [line for line in capsys.readouterr().out.splitlines() if " 2001 lab07 [" in line]
     assert line.count("stale") == 1
 
 
@@ -132,7 +132,7 @@ def _decisions_file(lines: list[dict], header: list[str], path: Path, mangle=Non
 @pytest.mark.parametrize("case, words", [
     ("open quote", "decisions.csv line"),
     ("open quote at the end", "not a well-formed CSV line"),
-    ("extra field", "line 3: 12 field(s), the header has 11"),
+    ("extra field", "line 3: 13 field(s), the header has 12"),
     ("duplicate", "line 3: 2005 lab07 synthesis.rationale_names_recommendation is decided on line 2 too, with '2' there and '1' here"),
 ])
 def test_a_malformed_decisions_file_is_refused_and_the_database_is_byte_identical(term, tmp_path, capsys, case, words):

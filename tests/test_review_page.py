@@ -307,3 +307,36 @@ def test_a_generated_entry_shows_the_template_it_was_matched_against_with_the_sh
         assert "template" not in store.result(honest.rows[0].input_hash)
     finally:
         store.close()
+
+
+def test_every_open_item_of_one_kind_is_decided_from_the_page(db):
+    """The page's form posts what `review --decide-code` does; a decision without a reason is refused and stores nothing."""
+    import http.cookiejar
+    import urllib.parse
+
+    from test_review import queue
+
+    kinds = {code for entry in queue(db) for item in entry.items for code in [item.code]}
+    assert "flag.generated" in kinds
+    with ReviewServer(db, by="ta-rosa") as server:
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar), _NoRedirect)
+        token = server.url.split("token=", 1)[1]
+        number = next(i for i, e in enumerate(queue(db), 1) if "flag.generated" in e.codes and e.lab == "lab07")
+        with opener.open(f"{server.base}/entry/{number}?token={token}") as page:
+            assert 'id="decide-code"' in page.read().decode()
+
+        def post(comment: str) -> int:
+            body = urllib.parse.urlencode({"token": token, "number": str(number), "code": "flag.generated", "lab": "lab07",
+                                           "action": "confirm", "comment": comment}).encode()
+            try:
+                with opener.open(urllib.request.Request(f"{server.base}/decide-code", data=body,
+                                                        headers={"Origin": server.base})) as r:
+                    return r.status
+            except urllib.error.HTTPError as exc:
+                return exc.code
+
+        assert post("") == 400
+        assert any("flag.generated" in e.codes for e in queue(db) if e.lab == "lab07")
+        assert post("template flagged; points stand") == 303
+    assert not any("flag.generated" in e.codes for e in queue(db) if e.lab == "lab07")

@@ -31,7 +31,17 @@ from ._summary import render_summary, write_summary
 if TYPE_CHECKING:
     from ._feedback import write_feedback, write_lms_feedback
     from ._lms import export_lms
-    from ._review import Entry, WholeDecision, add_request, build_queue, decide, export_queue, import_decisions
+    from ._review import (
+        Entry,
+        WholeDecision,
+        add_request,
+        build_queue,
+        decide,
+        decide_code,
+        export_queue,
+        import_decisions,
+        queue_codes,
+    )
     from ._review_app import serve as serve_review
 
 _LAZY = {
@@ -45,6 +55,8 @@ _LAZY = {
     "import_decisions": ("._review", "import_decisions"),
     "WholeDecision": ("._review", "WholeDecision"),
     "decide": ("._review", "decide"),
+    "decide_code": ("._review", "decide_code"),
+    "queue_codes": ("._review", "queue_codes"),
     "serve_review": ("._review_app", "serve"),
 }
 """Public name → (module, attribute), loaded on first use: ``grade`` (the common command) never needs them, the
@@ -60,4 +72,4 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "WholeDecision", "add_request", "build_final", "build_queue", "decide", "default_final_path", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "labs_to_grade", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "serve_review", "write_feedback", "write_lms_feedback", "write_summary"]
+__all__ = ["BatchOptions", "Course", "Entry", "FINAL_COLUMNS", "GradebookDB", "GradebookResult", "Roster", "RosterStudent", "WholeDecision", "add_request", "build_final", "build_queue", "decide", "decide_code", "default_final_path", "export_lms", "export_queue", "grade_paths", "gradebook_dataframe", "import_decisions", "labs_to_grade", "queue_codes", "read_course", "read_manifest", "read_roster", "render_summary", "resolve_rubrics", "serve_review", "write_feedback", "write_lms_feedback", "write_summary"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core import flags as flag_names
+from ..core.codes import verdict_code
 from ..core.report import INTEGRITY_CRITERIA
 from ..errors import DecisionError
 from ._decisions import (
@@ -50,7 +51,7 @@ REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGR
 WHOLE = "*"
 """The ``item`` of a decisions-CSV line that decides a whole submission."""
 QUEUE_COLUMNS = ["student", "student_name", "lab", "input_hash", "item", "machine_points", "max_points", "at_stake",
-                 "why", "new_points", "comment"]
+                 "why", "code", "new_points", "comment"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class QueueItem:
     decision: Override | None = None
     why: str = ""
     """Why this item is reviewed (``uncertain: …``, ``flag collusion: …``, ``grader_error: …``, ``regrade request: …``)."""
+    code: str = ""
+    """The kind of that reason (:mod:`mlsys_grader.core.codes`): ``uncertain.no_stance_cue``, ``flag.collusion``,
+    ``grader.error``, ``request.regrade``, ``stale.override``; what ``review --decide-code`` decides by."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,17 @@ class Entry:
     @property
     def key(self) -> str:
         return f"{self.student}|{self.lab}|{self.input_hash}" if not self.lab else f"{self.student}|{self.lab}"
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        """The kinds of every reason it is here, sorted: its items' codes, and ``status.<status>`` for a submission the
+        machine could not grade."""
+        found = {item.code for item in self.items if item.code}
+        if self.whole:
+            found.add("status.unreadable" if self.whole == "unreadable upload" else "status.not_graded")
+        if self.stale and not self.items:
+            found.add("stale.confirmation")
+        return tuple(sorted(found))
 
     @property
     def decided(self) -> bool:
@@ -161,7 +176,7 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
                                       if float(item_max.get(c, 0) or 0) > 0}
         live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
         reasons: list[str] = []
-        concerned: dict[str, str] = {}
+        concerned: dict[str, tuple[str, str]] = {}  # item → (why, code)
         flags = list(row.flags)
         held = [c for c in row.held if c in items]
         findings = (result or {}).get("findings") or []
@@ -174,24 +189,24 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
                     continue
                 reasons.append(f"grader_error: points held on {', '.join(pending)}")
                 for c in pending:
-                    concerned.setdefault(c, "grader_error: points held")
+                    concerned.setdefault(c, ("grader_error: points held", "grader.error"))
                 continue
             reasons.append(f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
             for c in flag_scope(flag, items, findings):
-                concerned.setdefault(c, f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
+                concerned.setdefault(c, (f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}", f"flag.{flag}"))
         for column, (certainty, why) in ((result or {}).get("certainty") or {}).items():
             if certainty == "uncertain" and column in items:
                 reasons.append(f"uncertain {column}: {why or 'the reader is not sure'}")
-                concerned[column] = f"uncertain: {why or 'the reader is not sure'}"
+                concerned[column] = (f"uncertain: {why or 'the reader is not sure'}", verdict_code(why))
         for item, why, at in requests.get(key, []):
             reasons.append(f"regrade request{f' on {item}' if item else ''} ({at[:10]}): {why}")
             for c in [item] if item in items else list(items):
-                concerned.setdefault(c, f"regrade request: {why}")
+                concerned.setdefault(c, (f"regrade request: {why}", "request.regrade"))
         stale = [f"stale override {o.item} {o.new_points:g} by {o.by or '?'}: {why}" for o in mine
                  if (why := stale_reason(o, row.get("input_hash", ""), items, item_max)) is not None and o.item not in live]
         for o in mine:
             if o.item in items and o.item not in live:
-                concerned.setdefault(o.item, "stale override: re-review")
+                concerned.setdefault(o.item, ("stale override: re-review", "stale.override"))
         confirmed = next((d for d in reversed(decisions.get(key, ())) if d.verdict == CONFIRM), None)
         if confirmed is not None and confirmed.input_hash != row.get("input_hash", ""):
             stale.append(f"stale confirmation by {confirmed.by or '?'} ({confirmed.at[:10]}): made for submission "
@@ -203,8 +218,8 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
         stake = sum(float(item_max.get(c, 0)) for c in concerned if c in items)
         entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.get("input_hash", ""), row.get("path", ""),
                       tuple(reasons + stale),
-                      tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why)
-                            for c, why in concerned.items() if c in items),
+                      tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why, code)
+                            for c, (why, code) in concerned.items() if c in items),
                       round(stake, 6), tuple(stale),
                       (row.collusion_group,) if row.collusion_group else (),
                       decision=confirmed.words() if confirmed else "")
@@ -311,6 +326,54 @@ def apply_decisions(db: GradebookDB, decisions: Sequence[Decision], by: str,
     return [*made, *decided]
 
 
+FULL = "full"
+"""``review --decide-code CODE --points full``: each item gets its maximum."""
+
+
+def queue_codes(entries: Sequence[Entry]) -> list[tuple[str, int, int, float]]:
+    """(code, open entries, items, points at stake on those items) for every code of ``entries``, most entries first."""
+    counts: dict[str, list[float]] = {}
+    for entry in entries:
+        for code in entry.codes:
+            mine = [item for item in entry.items if item.code == code and item.decision is None]
+            tally = counts.setdefault(code, [0, 0, 0.0])
+            tally[0] += 1
+            tally[1] += len(mine)
+            tally[2] += sum(item.max_points for item in mine)
+    return sorted(((code, int(n), int(items), round(stake, 6)) for code, (n, items, stake) in counts.items()),
+                  key=lambda row: (-row[1], row[0]))
+
+
+def decide_code(db: GradebookDB, code: str, points: float | str | None, reason: str, by: str,
+                lab: str = "") -> list[Override]:
+    """Decide every open item of kind ``code`` in the queue (of ``lab``, or the whole course) in one step: ``points``
+    a number (capped at each item's maximum), :data:`FULL` (each item's maximum) or None (confirm the machine's points).
+
+    Each decision is stored per submission, on the submission that counts now, like one made on the page: it shows in
+    the change log and goes stale for that student alone on a resubmission.  Raises :class:`DecisionError` when no open
+    entry has the code, when ``reason`` is empty, or when the code is one of whole submissions (decide those one by one
+    with ``--decide``); nothing is stored then.
+    """
+    if not reason.strip():
+        raise DecisionError([f"--decide-code {code}: give the reason for the decision (--reason), shown in the change log"])
+    entries = [entry for entry in build_queue(db) if not lab or entry.lab == lab]
+    items = [(entry, item) for entry in entries for item in entry.items if item.code == code and item.decision is None]
+    if not items:
+        known = ", ".join(f"{c} ({n})" for c, n, _, _ in queue_codes(entries)) or "none"
+        if any(code in entry.codes for entry in entries):
+            raise DecisionError([f"--decide-code {code}: a kind of whole submissions; decide each with --decide"])
+        raise DecisionError([f"--decide-code {code}: no open item has this code{f' in {lab}' if lab else ''} "
+                             f"(open codes: {known})"])
+    decisions = []
+    for entry, item in items:
+        new = (item.max_points if points == FULL else None if points is None
+               else min(float(points), item.max_points))
+        decisions.append(Decision(entry.student, entry.lab, item.column, new, reason.strip(), entry.input_hash,
+                                  reason=f"{code}: {item.why}"[:300], where=f"--decide-code {code}"))
+    made = apply_decisions(db, decisions, by)
+    return [decision for decision in made if isinstance(decision, Override)]
+
+
 def decide(db: GradebookDB, decision: WholeDecision, by: str) -> SubmissionDecision:
     """Store one decision on a whole submission (``review --decide``) and recompute the final table; raises
     :class:`DecisionError` saying why it cannot be made (nothing stored)."""
@@ -371,11 +434,12 @@ def export_queue(db: GradebookDB, out: str | os.PathLike[str]) -> int:
             # one line for the whole submission: new_points `confirm` (the machine's verdict stands) or, for an upload the
             # machine could not grade, a score or `missing`; the comment is the reason
             writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, WHOLE,
-                                                "", entry.at_stake, entry.at_stake, "; ".join(entry.reasons), "", "")])
+                                                "", entry.at_stake, entry.at_stake, "; ".join(entry.reasons),
+                                                " ".join(entry.codes), "", "")])
             lines += 1
             for item in entry.items:
                 writer.writerow([_cell(v) for v in (entry.student, entry.student_name, entry.lab, entry.input_hash, item.column,
-                                                    item.points, item.max_points, entry.at_stake, item.why,
+                                                    item.points, item.max_points, entry.at_stake, item.why, item.code,
                                                     "", "")])
                 lines += 1
     return lines

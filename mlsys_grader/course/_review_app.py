@@ -35,7 +35,7 @@ from werkzeug.serving import make_server
 from ..core.generated import matched_runs
 from ..errors import DecisionError
 from ._decisions import CONFIRM
-from ._review import Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue
+from ._review import FULL, Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue, decide_code
 from ._store import GradebookDB
 
 COOKIE = "mlsys_review_token"
@@ -283,6 +283,27 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
         if problems:
             return entry(number, problems=problems, status=400)
         return redirect(url_for("entry", number=number, saved=saved or None), code=303)
+
+    @app.route("/decide-code", methods=["GET", "POST"])
+    def decide_by_code() -> Any:
+        """Decide every open item of one kind at once (``review --decide-code``), from the entry's page."""
+        if request.method != "POST":
+            abort(403, "decisions are made by POST from the review page")
+        form = request.form
+        number = whole_number(form, "number")
+        check_lengths(form)
+        code, action = form.get("code", ""), form.get("action", "")
+        points: float | str | None = FULL if action == "full" else None
+        db = open_db()
+        try:
+            made = decide_code(db, code, points, form.get("comment", ""), app.config["REVIEW_BY"], form.get("lab", ""))
+        except DecisionError as exc:
+            return entry(number, problems=list(exc.problems), status=400)
+        finally:
+            db.close()
+        saved = (f"decided {len(made)} item(s) of {code} for {len({(o.student, o.lab) for o in made})} submission(s): "
+                 f"{'each item gets its maximum' if points == FULL else 'the machine points stand'}")
+        return redirect(url_for("entry", number=number, saved=saved), code=303)
 
     @app.route("/request", methods=["GET", "POST"])
     def regrade_request() -> Any:
