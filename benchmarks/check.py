@@ -4,11 +4,13 @@
 
 One ``solve`` bundle of each registered lab (made with this tree, not timed) is checked with
 ``python -m mlsys_grader check FILE`` in a fresh process each time — interpreter start, imports,
-live replay through mlsysim (``check`` never uses a replay table) and the printed report — with
+replay and the printed report: ``check`` answers from the verified replay tables in the user cache (built here
+first, untimed, as ``mlsys-grader warm`` builds them), and ``live`` checks with an empty cache, through mlsysim — with
 this tree and, with ``--baseline-tree DIR`` (a checkout of the package at another commit, e.g.
 ``git worktree add /tmp/wt-9612023 9612023``), with ``PYTHONPATH=DIR``, the variants interleaved
 for ROUNDS rounds (the order reversed every other round), both trees' bytecode written first.  Prints each variant's median wall
-time and CPU time (user + system of the process) per lab, and the ratios baseline / this tree.
+time and CPU time (user + system of the process) per lab, the ratios baseline / this tree, and each lab's wall time
+over Lab 07's (the quick start's lab).
 """
 
 from __future__ import annotations
@@ -24,8 +26,15 @@ import time
 from pathlib import Path
 
 
+EMPTY_CACHE = tempfile.mkdtemp(prefix="mlsys-grader-no-tables-")
+"""``XDG_CACHE_HOME`` of the ``live`` variant: a cache with no replay table."""
+
+
 def _env(tree: str | None) -> dict[str, str]:
     env = dict(os.environ)
+    if tree == "live":
+        env["XDG_CACHE_HOME"] = EMPTY_CACHE
+        return env
     if tree is not None:
         env["PYTHONPATH"] = os.pathsep.join([tree, *filter(None, [env.get("PYTHONPATH")])])
     return env
@@ -62,7 +71,10 @@ def main() -> None:
     folders = [str(Path(mlsys_grader.__file__).parent)] + ([str(Path(args.baseline_tree) / "mlsys_grader")]
                                                            if args.baseline_tree else [])
     subprocess.run([sys.executable, "-m", "compileall", "-q", *folders], check=True, capture_output=True)
-    variants = [("this", None)] + ([("base", args.baseline_tree)] if args.baseline_tree else [])
+    from mlsys_grader.replay import ensure_tables
+
+    ensure_tables(None)  # every lab's table in the user cache, as `warm` builds them (untimed)
+    variants = [("this", None), ("live", "live")] + ([("base", args.baseline_tree)] if args.baseline_tree else [])
     with tempfile.TemporaryDirectory() as tmp:
         bundles = {}
         for lab in lab_ids():
@@ -90,6 +102,9 @@ def main() -> None:
         if "base" in medians:
             ratio = (f"; base/this {medians['base'][0] / medians['this'][0]:.2f}x wall, "
                      f"{medians['base'][1] / medians['this'][1]:.2f}x CPU")
+        if "lab07" in bundles:
+            ratio += "".join(f"; {name} {medians[name][0] / statistics.median(w for w, _ in times[('lab07', name)]):.2f}x "
+                             "Lab 07's wall" for name, _ in variants)
         print(f"{lab}: " + "; ".join(cells) + ratio)
         for name, _ in variants:
             print(f"  {name}: {first[(lab, name)]}")

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import sys
 
+import pytest
 from conftest import FIXTURES, LABS, reseal, solved
 
 from mlsys_grader import grade_file, load_bundle
@@ -127,3 +130,40 @@ def test_check_json_of_an_unreadable_file_is_json_with_the_kind_apart(tmp_path, 
     assert main(["check", str(path)]) == 1
     assert capsys.readouterr().err == ("mlsys-grader: cannot grade: submission is not valid JSON: unterminated string "
                                        "starting at line 1, column 27\n")
+
+
+CHECK_IMPORTS = """
+import sys
+from mlsys_grader import cli
+code = cli.main(["check", "--json", sys.argv[1]])
+print("mlsysim imported:", "mlsysim" in sys.modules, "exit", code)
+"""
+
+
+@pytest.mark.slow
+def test_check_answers_from_the_tables_in_the_user_cache_and_grades_the_same(replay_tables_dir, tmp_path):
+    """With the verified tables `warm` leaves (here the session's, copied into an XDG cache), `check` never imports
+    mlsysim (Lab 08's evaluators cost seconds to load) and prints what live replay prints; an empty cache replays live."""
+    import shutil
+    import subprocess
+
+    from mlsys_grader import solve
+    from mlsys_grader.labs import get_lab
+    from mlsys_grader.replay._table import table_key
+
+    bundle = tmp_path / "lab08-submission.json"
+    bundle.write_text(solve("lab08", "edge", seed=3).to_json(), encoding="utf-8")
+    warm = tmp_path / "warm" / "mlsys-grader" / "replay"
+    warm.mkdir(parents=True)
+    name = table_key(get_lab("lab08")).filename()
+    shutil.copy(replay_tables_dir / name, warm / name)
+    outputs = {}
+    for cache in ("warm", "cold"):
+        (tmp_path / cache).mkdir(exist_ok=True)
+        done = subprocess.run([sys.executable, "-c", CHECK_IMPORTS, str(bundle)], capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path, env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / cache)})
+        assert done.returncode == 0, done.stderr[-2000:]
+        report, _, last = done.stdout.rpartition("mlsysim imported:")
+        outputs[cache] = (json.loads(report), last.split()[0])
+    assert outputs["warm"][1] == "False" and outputs["cold"][1] == "True"
+    assert outputs["warm"][0] == outputs["cold"][0]

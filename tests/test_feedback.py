@@ -84,3 +84,27 @@ def test_a_grade_stored_before_feedback_data_existed_still_gets_a_page():
     assert "Score on the checks shown so far: 3 / 3" in page and "another answer" not in page
     page = render_feedback(row, result, release=True)
     assert "6 / 6" in page and "not predicted right" in page and "another answer" in page
+
+
+def test_before_release_a_part_that_lost_points_for_a_hidden_reason_never_reads_nothing_to_do():
+    """An edited part B: its replay finding is withheld before release, and it voids the part, so B's public items show 0;
+    the page says those points wait on a check not shown yet, never "nothing to do"."""
+    from mlsys_grader.course._feedback import WITHHELD_REASON, render_feedback
+    from mlsys_grader.course._row import FinalRow
+
+    row = FinalRow.from_json({"lab": "lab07", "student": "2001", "student_name": "Ada", "student_email": "ada@u.edu",
+                              "student_id": "2001", "path": "x/lab07-submission.json", "submitted_at": "", "score": 80.0,
+                              "max_score": 100.0, "raw_score": 80.0, "late_penalty": 0.0, "rule": "", "changes": "",
+                              "status": "graded"})
+    items = {"A.captured": 3.0, "A.replay": 6.0, "B.captured": 0.0, "B.replay": 0.0, "B.fresh": 0.0}
+    item_max = {"A.captured": 3.0, "A.replay": 6.0, "B.captured": 3.0, "B.replay": 6.0, "B.fresh": 3.0}
+    result = {"items": items, "item_max": item_max, "hidden": [0],
+              "findings": [["B", "replay", "replay", "Part B's result.total_ms does not match what mlsysim computes"]]}
+    page = render_feedback(row, result, release=False)
+    assert "Nothing: every check shown here passed" not in page and WITHHELD_REASON in page
+    assert "does not match" not in page, "the hidden finding itself is still withheld"
+    intact = render_feedback(row, {**result, "items": {**items, "B.captured": 3.0, "B.replay": 6.0, "B.fresh": 3.0},
+                                   "findings": []}, release=False)
+    assert "Nothing: every check shown here passed" in intact and WITHHELD_REASON not in intact
+    released = render_feedback(row, result, release=True)
+    assert "does not match" in released and WITHHELD_REASON not in released

@@ -80,6 +80,12 @@ def shown_number(key: str, value: Any) -> Any:
     return f"{value:.4g}"
 
 
+WITHHELD_REASON = ("points here wait on a check shown when grades are released (the replay of your evidence, or a staff "
+                   "decision); they are not lost for a reason shown on this page, and nothing here says the part passed.")
+"""What a page says of a part that lost points for a reason it does not show yet (before ``--release``), so it never
+says "nothing to do" beside a lost point."""
+
+
 def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) -> str:
     """The page for one final row and its stored grade."""
     findings = result.get("findings", [])
@@ -103,6 +109,9 @@ def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) 
             visible_max += float(most or 0)
         parts.setdefault(part, []).append((item, shown, most))
     messages = [(f[0], f[3]) for i, f in enumerate(findings) if release or i not in hidden_index]
+    explained = {part for part, _ in messages}
+    messages += [(part, WITHHELD_REASON) for part, items in parts.items() if part not in explained
+                 and any(not isinstance(points, bool) and float(points) < float(most or 0) for _, points, most in items)]
     evidence = [(part, sorted((key, shown_number(key, value)) for key, value in numbers.items()))
                 for part, numbers in sorted(result.get("evidence", {}).items())]
     return render_html(
