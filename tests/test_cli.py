@@ -167,3 +167,19 @@ def test_check_answers_from_the_tables_in_the_user_cache_and_grades_the_same(rep
         outputs[cache] = (json.loads(report), last.split()[0])
     assert outputs["warm"][1] == "False" and outputs["cold"][1] == "True"
     assert outputs["warm"][0] == outputs["cold"][0]
+
+
+def test_a_note_that_asks_nothing_is_never_listed_under_what_to_do(capsys):
+    """A marimo export's excused lock times are a note: the check says there is nothing to do, then the note."""
+    from mlsys_grader.core.codes import NOTES
+    from mlsys_grader.student._display import SelfCheck
+
+    path = FIXTURES / "marimo" / "lab07-cloud.json"
+    report = grade_file(path)
+    assert any(f.code in NOTES for f in report.findings), "the export's excused lock times are noted"
+    assert main(["check", str(path)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert "What to do:" not in out and "Nothing to do: every check passed." in out
+    assert out.index("Notes:") < out.index("nothing to do.")
+    student = SelfCheck(**report.public().model_dump(), hidden_points=30).text()
+    assert "What to do:" not in student and "Notes:" in student

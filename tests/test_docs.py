@@ -184,3 +184,20 @@ def test_the_site_builds_strictly(tmp_path):
                                                                                        "NO_MKDOCS_2_WARNING": "1"})
     assert done.returncode == 0, done.stderr[-3000:]
     assert (tmp_path / "site" / "term" / "reviewing" / "index.html").is_file()
+
+
+def _listed(names: list[str]) -> str:
+    quoted = [f"`{name}`" for name in names]
+    return (", ".join(quoted[:-1]) + " and " + quoted[-1]) if len(quoted) > 1 else quoted[0]
+
+
+@pytest.mark.parametrize("page, block, name", [
+    ("students.md", "lab-notebooks", "{lab}.ipynb"),
+    ("gradescope.md", "autograder-zips", "dist/{lab}-autograder.zip"),
+])
+def test_the_lists_of_labs_are_generated_from_the_registry(page, block, name):
+    """A list of the labs' files is the registry's (a hand-written one named only Labs 07 and 11 long after Labs 02 and
+    08 shipped)."""
+    listed = _between(f"<!-- {block}:start -->", f"<!-- {block}:end -->", page)
+    assert listed == _listed([name.format(lab=lab) for lab in lab_ids()]) + ",", (
+        f"docs/{page}'s list of {name} is out of date")

@@ -99,6 +99,10 @@ _DECLARED = {
 CODES: Mapping[str, str] = MappingProxyType(_DECLARED)
 """Every generic code and its meaning, in one line."""
 
+NOTES = frozenset({"prediction.excused", "version.label", "version.build_variant"})
+"""Findings that cost nothing and ask nothing (an excuse the importer made, a number another build gives, a version
+label): shown as notes, never under "What to do"."""
+
 # An uncertain verdict's reason, as the reader words it, → its kind (the first prefix that matches; the reason may
 # carry a prefix of its own, "partly not English: …").
 _VERDICT_KINDS = (

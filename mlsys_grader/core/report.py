@@ -22,6 +22,8 @@ from pydantic import (
     model_serializer,
 )
 
+from .codes import NOTES
+
 if TYPE_CHECKING:
     from jinja2 import Environment
 
@@ -294,12 +296,16 @@ class GradeReport(ImmutableModel):
             lines.append("flags for staff: " + ", ".join(self.flags))
         for name, part in self.parts.items():
             lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g}" + ("  held for staff review" if part.held else ""))
-        if self.findings:
+        actions = [f for f in self.findings if f.code not in NOTES]
+        if actions:
             lines.append("What to do:")
-            for finding in self.findings:
+            for finding in actions:
                 lines.append(f"  [{finding.part}] {finding.criterion}: {finding.message}")
         else:
-            lines.append("No findings: every check passed.")
+            lines.append("No findings: every check passed." if not self.findings else "Nothing to do: every check passed.")
+        if len(actions) < len(self.findings):
+            lines.append("Notes:")
+            lines += [f"  [{f.part}] {f.message}" for f in self.findings if f.code in NOTES]
         return "\n".join(lines)
 
     __str__ = text

@@ -16,7 +16,7 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from ..core.report import GradeReport, render_html
-from ._todo import ITEM_WORDS, to_do
+from ._todo import ITEM_WORDS, notes, to_do
 
 
 @dataclass
@@ -161,6 +161,8 @@ class SelfCheck(GradeReport):
             lines.append(f"  {name:<9} {part.score:>5g} / {part.max_score:<5g} public" + ("  held for staff review" if part.held else ""))
         todo = [f"  [{where}] {message}" for where in dict.fromkeys([*self.parts, *(f.part for f in self.findings)]) for message in self.to_do(where)]
         lines += ["What to do:", *todo] if todo else ["Nothing to do: every public check passes."]
+        noted = notes(self.findings)
+        lines += ["Notes:", *(f"  {note}" for note in noted)] if noted else []
         return "\n".join(lines)
 
     __str__ = text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..core.codes import NOTES
 from ..core.report import Finding
 from ._advice import dedupe
 
@@ -42,6 +43,11 @@ SYNTHESIS_WORDS = {
 """Synthesis answer → how the notebook names it."""
 
 
+def notes(findings: Iterable[Finding]) -> list[str]:
+    """The findings that cost nothing and ask nothing (:data:`~mlsys_grader.core.codes.NOTES`), each once."""
+    return dedupe([finding.message for finding in findings if finding.code in NOTES])
+
+
 def to_do(findings: Iterable[Finding]) -> list[str]:
     """The sentences a student acts on, each once: a rationale item that only waits for a missing choice,
     or for a rationale not yet written, is said by the finding that names that missing thing."""
@@ -50,6 +56,8 @@ def to_do(findings: Iterable[Finding]) -> list[str]:
     rationale_empty = any(f.rubric_item == "rationale_length" and f.actual == 0 for f in findings)
     kept = []
     for finding in findings:
+        if finding.code in NOTES:  # costs nothing, asks nothing: a note (:func:`notes`)
+            continue
         follows = rationale_empty or (choice_missing and finding.actual is None)
         if follows and finding.part == "synthesis" and finding.criterion == "rationale" and finding.rubric_item != "rationale_length":
             continue
