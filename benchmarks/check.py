@@ -25,7 +25,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 EMPTY_CACHE = tempfile.mkdtemp(prefix="mlsys-grader-no-tables-")
 """``XDG_CACHE_HOME`` of the ``live`` variant: a cache with no replay table."""
 

@@ -302,8 +302,8 @@ def format_queue(entries: Sequence[Entry]) -> str:
     """The review queue as lines: points at stake, student, lab, why."""
     lines = [f"{len(entries)} submission(s) to review, most points at stake first"]
     for entry in entries:
-        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab or '(lab unknown)'} [{' '.join(entry.codes)}]: "
-                     f"{' | '.join(entry.reasons)}")
+        lines.append(f"  {entry.at_stake:6g}  {entry.student} {entry.lab or '(lab unknown)'}: {' | '.join(entry.reasons)}"
+                     f"  [{' '.join(entry.codes)}]")
     return "\n".join(lines)
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from conftest import solved
 
-from mlsys_grader._version import __version__
 from mlsys_grader.course import BatchOptions, grade_paths
 from mlsys_grader.course._ingest import Candidate
 from mlsys_grader.course._migrations import SCHEMA_VERSION, backup_path, open_gradebook
@@ -33,7 +32,10 @@ SCHEMA_1 = """
 
 
 def old_gradebook(db, folder):
-    """A schema-1 gradebook holding the grades of ``folder``'s two inputs, as the previous release stored them."""
+    """A schema-1 gradebook holding the grades of ``folder``'s two inputs, as the previous release stored them, keyed by
+    this grading code's build (a result another build stored is graded again: tests/test_gradebook.py)."""
+    from mlsys_grader.course._build import grading_build
+
     good = folder / "ada" / "lab07-submission.json"
     good.parent.mkdir(parents=True)
     good.write_text(json.dumps(solved("lab07", "cloud")), encoding="utf-8")
@@ -48,9 +50,9 @@ def old_gradebook(db, folder):
         if result["status"] == "error":  # the previous release put the class name in front of the sentence
             result["reason"] = f"{result.pop('error_kind')}: {result['reason']}"
         conn.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?)",
-                     (result["input_hash"], __version__, key, "2026-11-30T10:00:00+00:00", json.dumps(result)))
+                     (result["input_hash"], grading_build(), key, "2026-11-30T10:00:00+00:00", json.dumps(result)))
     conn.execute("INSERT INTO latest VALUES (?, 'lab07', ?, ?, 88.0, ?, ?, '2026-11-30T10:00:00+00:00')",
-                 (str(good), str(good), hashlib.sha256(good.read_bytes()).hexdigest(), __version__, key))
+                 (str(good), str(good), hashlib.sha256(good.read_bytes()).hexdigest(), grading_build(), key))
     conn.commit()
     conn.close()
 

@@ -56,7 +56,7 @@ def test_confirming_is_one_decision_on_the_submission_and_a_resubmission_makes_i
     stale = [r for r in entry.reasons if r.startswith("stale")]
     assert len(stale) == 1 and stale[0].startswith("stale confirmation by ta-rosa"), entry.reasons
     main(["review", "--db", str(db), "--list"])
-    [line] = [line for line in capsys.readouterr().out.splitlines() if " 2001 lab07 [" in line]
+    [line] = [line for line in capsys.readouterr().out.splitlines() if " 2001 lab07:" in line]
     assert line.count("stale") == 1
 
 

@@ -171,15 +171,17 @@ print([r["status"] for r in results], "mlsysim" in sys.modules, "pint" in sys.mo
 
 # -- scoring ---------------------------------------------------------------------------------
 
-def test_item_scores_are_shared_frozen_values_typed_exactly():
+def test_item_scores_are_frozen_values_typed_exactly_and_kept_nowhere():
+    """Each grade builds its own item scores (a module-level table of shared ones was process state the no-state test
+    could not see: tests/test_replay.py)."""
     from mlsys_grader.core import grading
 
     a, b = grading._item_score("captured", 3.0, 3.0, False), grading._item_score("captured", 3.0, 3.0, False)
-    assert a is b and a.model_dump() == {"item": "captured", "points": 3.0, "max_points": 3.0, "held": False,
-                                         "certainty": None, "certainty_reason": None}
+    assert a == b and a is not b and a.model_dump() == {"item": "captured", "points": 3.0, "max_points": 3.0, "held": False,
+                                                        "certainty": None, "certainty_reason": None}
     whole = grading._item_score("captured", 3, 3, False)
-    assert whole is not a and type(whole.points) is int  # as model_construct was given it, never another's value
+    assert type(whole.points) is int  # as model_construct was given it
     with pytest.raises(ValueError):
-        a.points = 0.0  # frozen: sharing one object between reports is safe
+        a.points = 0.0  # frozen
 
 

@@ -75,7 +75,7 @@ import itertools
 import json
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -463,44 +463,56 @@ class RationaleIndex:
         return found
 
 
-def _rationale_pairs(subs: Sequence[Work], threshold: float, index: RationaleIndex | None = None) -> list[Pair]:
-    index = index or RationaleIndex()
+def _eligible_rationales(subs: Sequence[Work], index: RationaleIndex) -> list[tuple[Work, frozenset[int], Any]]:
+    """(work, numbered shingles, signature) of each submission whose rationale is long enough, in order; reads every
+    rationale into ``index``."""
     read = [(s, index.add(s.rationale)) for s in subs]
-    eligible = [s for s, (count, _, _) in read if count >= MIN_RATIONALE_WORDS]
-    if len(eligible) < 2:
-        return []
-    sets = [numbered for _, (count, numbered, _) in read if count >= MIN_RATIONALE_WORDS]
-    signatures = [signature for _, (count, _, signature) in read if count >= MIN_RATIONALE_WORDS]
-    pairs: list[Pair] = []
-    seen: set[int] = set()
-    count, labs, keys, people = len(eligible), [s.lab for s in eligible], [s.key for s in eligible], [s.who for s in eligible]
+    return [(s, numbered, signature) for s, (count, numbered, signature) in read if count >= MIN_RATIONALE_WORDS]
 
-    def verify(i: int, j: int) -> None:  # positions in ``eligible``, i < j
-        code = i * count + j
-        if code in seen or labs[i] != labs[j] or (people[i] and people[i] == people[j]):
-            return
-        seen.add(code)
-        similarity = jaccard(sets[i], sets[j])
-        if similarity >= threshold:
-            pairs.append(Pair(min(keys[i], keys[j]), max(keys[i], keys[j]), "rationale", round(similarity, 4)))
 
-    rows = _rows_per_band(threshold)
+def _band_buckets(signatures: Sequence[Any], labs: Sequence[str], rows: int) -> dict[tuple[str, int, bytes], list[int]]:
+    """(lab, band, the band's bytes) → the positions whose signatures hold that band, ``rows`` values per band."""
     width = rows * 8  # bytes of one band: ``rows`` uint64 values
     buckets: dict[tuple[str, int, bytes], list[int]] = {}
     for position, signature in enumerate(signatures):
         raw, lab = signature.tobytes(), labs[position]
         for band in range(_HASHES // rows):
             buckets.setdefault((lab, band, raw[band * width:(band + 1) * width]), []).append(position)
+    return buckets
+
+
+def _bucket_candidates(buckets: Mapping[Any, list[int]]) -> Iterator[tuple[int, int]]:
+    """The positions to compare (i < j), bucket by bucket: every two members of a bucket, or the first with each other
+    member of a bucket larger than :data:`_BIG_BUCKET` (many near-copies: the groups still join)."""
     for members in buckets.values():
         if len(members) < 2:
             continue
-        if len(members) > _BIG_BUCKET:  # many near-copies: compare to the first, the groups still join
-            for other in members[1:]:
-                verify(members[0], other)
+        if len(members) > _BIG_BUCKET:
+            yield from ((members[0], other) for other in members[1:])
             continue
         for x, i in enumerate(members):
             for j in members[x + 1:]:
-                verify(i, j)
+                yield i, j
+
+
+def _rationale_pairs(subs: Sequence[Work], threshold: float, index: RationaleIndex | None = None) -> list[Pair]:
+    eligible = _eligible_rationales(subs, index or RationaleIndex())
+    if len(eligible) < 2:
+        return []
+    works = [work for work, _, _ in eligible]
+    sets = [numbered for _, numbered, _ in eligible]
+    buckets = _band_buckets([signature for _, _, signature in eligible], [w.lab for w in works], _rows_per_band(threshold))
+    pairs: list[Pair] = []
+    seen: set[int] = set()
+    for i, j in _bucket_candidates(buckets):
+        code = i * len(works) + j
+        if code in seen or works[i].lab != works[j].lab or _same_person(works[i], works[j]):
+            continue
+        seen.add(code)
+        similarity = jaccard(sets[i], sets[j])
+        if similarity >= threshold:
+            left, right = works[i].key, works[j].key
+            pairs.append(Pair(min(left, right), max(left, right), "rationale", round(similarity, 4)))
     return pairs
 
 

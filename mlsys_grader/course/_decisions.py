@@ -144,6 +144,24 @@ def check_decision(rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[
     the counting upload of (student, lab).  A ``score`` needs points from 0 to the lab's maximum; every decision a reason.
     """
     where = f"{where}: " if where else ""
+    problem = _verdict_problem(where, verdict, reason)
+    if problem:
+        return problem
+    found = _unplaced_upload(unplaced, student, upload)
+    if found is not None:
+        return _checked_unplaced(rows, found, where, (student, lab), verdict, points, max_scores)
+    row = rows.get((student, lab))
+    if row is None:
+        return _no_row(rows, unplaced, where, student, lab, upload)
+    return _checked_counting(row, where, (student, lab), verdict, points, upload, max_scores)
+
+
+_Checked = tuple[str, str, str, float | None, str]
+"""What :func:`check_decision` returns for a decision that can be made: student, lab, upload hash, points, path."""
+
+
+def _verdict_problem(where: str, verdict: str, reason: str) -> str:
+    """Why the verdict or its reason cannot stand, or ""."""
     if verdict not in VERDICTS:
         return f"{where}expected a score or `missing` (got {verdict!r})"
     reason = reason.strip()
@@ -151,24 +169,49 @@ def check_decision(rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[
         return f"{where}a decision on a submission needs a reason (why this score, or why it counts as missing)"
     if len(reason) > MAX_REASON:
         return f"{where}the reason is {len(reason):,} characters; at most {MAX_REASON:,}"
-    loose = [u for u in unplaced if (u["student"] == student and upload and upload in (u["path"], u["input_hash"]))
-             or (u["student"] == student and upload and len(upload) >= 8 and u["input_hash"].startswith(upload))]
-    if upload and loose:
-        found = loose[0]
-        if verdict == "score" and not lab:
-            return f"{where}{found['path']} is an upload of unknown lab: name the lab the score is for"
-        row = rows.get((student, lab)) if lab else None
-        if lab and row is None:
-            return f"{where}student {student!r} has no row for lab {lab!r}"
-        most = _max(row, lab, max_scores)
-        return _points_checked(where, verdict, points, most) or (student, lab, found["input_hash"], points, found["path"])
-    row = rows.get((student, lab))
-    if row is None:
-        labs = sorted({known for (who, known) in rows if who == student})
-        return (f"{where}unknown student {student!r}" if not labs and not any(u["student"] == student for u in unplaced) else
-                f"{where}student {student!r} has no row for lab {lab!r} (has {', '.join(labs) or 'none'})" if not upload else
-                f"{where}student {student!r} has no upload {upload!r} of unknown lab")
-    if upload and upload not in (row.input_hash, row.path) and not (len(upload) >= 8 and row.input_hash.startswith(upload)):
+    return ""
+
+
+def _names(upload: str, path: str, input_hash: str) -> bool:
+    """Whether ``upload`` is that upload's path, its hash, or a prefix of its hash of at least 8 characters."""
+    return upload in (path, input_hash) or (len(upload) >= 8 and input_hash.startswith(upload))
+
+
+def _unplaced_upload(unplaced: Sequence[Mapping[str, str]], student: str, upload: str) -> Mapping[str, str] | None:
+    """The student's first upload of unknown lab that ``upload`` names, if any."""
+    loose = [u for u in unplaced if u["student"] == student and upload and _names(upload, u["path"], u["input_hash"])]
+    return loose[0] if loose else None
+
+
+def _checked_unplaced(rows: Mapping[tuple[str, str], FinalRow], found: Mapping[str, str], where: str, key: tuple[str, str],
+                      verdict: str, points: float | None, max_scores: Mapping[str, float] | None) -> _Checked | str:
+    """The checked decision on ``found``, an upload of unknown lab, or why it cannot be made."""
+    student, lab = key
+    if verdict == "score" and not lab:
+        return f"{where}{found['path']} is an upload of unknown lab: name the lab the score is for"
+    row = rows.get(key) if lab else None
+    if lab and row is None:
+        return f"{where}student {student!r} has no row for lab {lab!r}"
+    most = _max(row, lab, max_scores)
+    return _points_checked(where, verdict, points, most) or (student, lab, found["input_hash"], points, found["path"])
+
+
+def _no_row(rows: Mapping[tuple[str, str], FinalRow], unplaced: Sequence[Mapping[str, str]], where: str, student: str, lab: str,
+            upload: str) -> str:
+    """Why a decision on (student, lab), which has no final row, cannot be made."""
+    labs = sorted({known for (who, known) in rows if who == student})
+    if not labs and not any(u["student"] == student for u in unplaced):
+        return f"{where}unknown student {student!r}"
+    if not upload:
+        return f"{where}student {student!r} has no row for lab {lab!r} (has {', '.join(labs) or 'none'})"
+    return f"{where}student {student!r} has no upload {upload!r} of unknown lab"
+
+
+def _checked_counting(row: FinalRow, where: str, key: tuple[str, str], verdict: str, points: float | None, upload: str,
+                      max_scores: Mapping[str, float] | None) -> _Checked | str:
+    """The checked decision on the counting upload of (student, lab), whose final row is ``row``, or why it cannot be made."""
+    student, lab = key
+    if upload and not _names(upload, row.path, row.input_hash):
         return (f"{where}stale upload {upload!r} for {student} {lab}: the submission that counts is now "
                 f"{row.path or row.input_hash[:12]}; list the queue again")
     machine = row.machine_status or row.status

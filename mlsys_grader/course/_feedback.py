@@ -86,10 +86,11 @@ WITHHELD_REASON = ("points here wait on a check shown when grades are released (
 says "nothing to do" beside a lost point."""
 
 
-def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) -> str:
-    """The page for one final row and its stored grade."""
+def _shown_items(row: FinalRow, result: Mapping[str, Any], release: bool
+                 ) -> tuple[dict[str, list[tuple[str, Any, Any]]], float, float]:
+    """(part → its shown items as (item, points or right/not, maximum), the points shown, their maximum): staff decisions
+    in place of the machine's points, hidden items left out before release, a formative item as right or not."""
     findings = result.get("findings", [])
-    hidden_index = set(result.get("hidden", [i for i, f in enumerate(findings) if f[2] in HIDDEN_ITEMS]))
     # A grade stored before item maxima were kept falls back to the shipped rubric's points.
     item_max = result.get("item_max") or _rubric_points(row["lab"])
     parts: dict[str, list[tuple[str, Any, Any]]] = {}
@@ -108,10 +109,25 @@ def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) 
             visible += float(points)
             visible_max += float(most or 0)
         parts.setdefault(part, []).append((item, shown, most))
+    return parts, visible, visible_max
+
+
+def _messages(result: Mapping[str, Any], parts: Mapping[str, list[tuple[str, Any, Any]]], release: bool
+              ) -> list[tuple[str, str]]:
+    """(part, sentence) of every finding shown, and for a part that lost points for a reason withheld until release,
+    :data:`WITHHELD_REASON`."""
+    findings = result.get("findings", [])
+    hidden_index = set(result.get("hidden", [i for i, f in enumerate(findings) if f[2] in HIDDEN_ITEMS]))
     messages = [(f[0], f[3]) for i, f in enumerate(findings) if release or i not in hidden_index]
     explained = {part for part, _ in messages}
-    messages += [(part, WITHHELD_REASON) for part, items in parts.items() if part not in explained
-                 and any(not isinstance(points, bool) and float(points) < float(most or 0) for _, points, most in items)]
+    return messages + [(part, WITHHELD_REASON) for part, items in parts.items() if part not in explained
+                       and any(not isinstance(points, bool) and float(points) < float(most or 0) for _, points, most in items)]
+
+
+def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) -> str:
+    """The page for one final row and its stored grade."""
+    parts, visible, visible_max = _shown_items(row, result, release)
+    messages = _messages(result, parts, release)
     evidence = [(part, sorted((key, shown_number(key, value)) for key, value in numbers.items()))
                 for part, numbers in sorted(result.get("evidence", {}).items())]
     return render_html(

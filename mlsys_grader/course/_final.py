@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from ._decisions import SubmissionDecision, placed
-from ._identity import Roster
+from ._identity import Roster, RosterStudent
 from ._late import Course, penalty
 from ._overrides import Override, apply_to_final
 from ._row import NOT_GRADED, SCORED, UNREADABLE_INPUT, FinalRow, Row, Status
@@ -65,60 +65,98 @@ def build_final(rows: Iterable[Row], roster: Roster | None, labs: Sequence[str],
     could not be told (a decision naming its lab places it).  A counting submission that could not be read makes the
     row ``unreadable``, naming the file and why.
     """
+    grouped = _by_student_lab(rows)
+    students = {s.key: s for s in roster.students} if roster else {}
+    counting = course.counting if course else "latest"
+    final: list[FinalRow] = []
+    for key in _final_keys(grouped, roster, labs):
+        mine = grouped.get(key, [])
+        entry = students.get(key[0])
+        change = (changes or {}).get(key, "")
+        mine_decisions = (decisions or {}).get(key, ())
+        if mine:
+            made = _counted_row(key, mine, entry, course, counting, max_scores, change)
+        else:
+            made = placed(_missing_row(key, entry, max_scores, change), mine_decisions, unplaced or {})
+        final.append(apply_to_final(made, (overrides or {}).get(key, ()), mine_decisions))
+    return _with_collusion(final)
+
+
+def _by_student_lab(rows: Iterable[Row]) -> dict[tuple[str, str], list[Row]]:
+    """(student, lab) → the per-input rows of that student's lab, in input order (rows without either are left out)."""
     grouped: dict[tuple[str, str], list[Row]] = {}
     for row in rows:
         if row.lab and row.get("student"):
             grouped.setdefault((row["student"], row.lab), []).append(row)
+    return grouped
+
+
+def _final_keys(grouped: Mapping[tuple[str, str], list[Row]], roster: Roster | None,
+                labs: Sequence[str]) -> list[tuple[str, str]]:
+    """The (student, lab) of every final row: the roster's students by lab in roster order, then every other one seen, sorted."""
     keys: list[tuple[str, str]] = [(s.key, lab) for s in (roster.students if roster else ()) for lab in labs]
     known = set(keys)
-    keys += sorted(k for k in grouped if k not in known)
-    students = {s.key: s for s in roster.students} if roster else {}
-    counting = course.counting if course else "latest"
-    final: list[FinalRow] = []
-    for student_key, lab in keys:
-        mine = grouped.get((student_key, lab), [])
-        entry = students.get(student_key)
-        mine_overrides = (overrides or {}).get((student_key, lab), ())
-        identity = {column: getattr(entry, attribute) if entry else "" for column, attribute in IDENTITY.items()}
-        change = (changes or {}).get((student_key, lab), "")
-        mine_decisions = (decisions or {}).get((student_key, lab), ())
-        if not mine:
-            empty = FinalRow(student_key, lab, identity, Status.MISSING, machine_score=0.0, raw_score=0.0, late_penalty=0.0,
-                             score=0.0, max_score=max_scores.get(lab, ""), rule="no submission", changes=change)
-            final.append(apply_to_final(placed(empty, mine_decisions, unplaced or {}), mine_overrides, mine_decisions))
-            continue
-        chosen = counting_submission(mine, counting)
-        if entry is None:
-            identity = {column: chosen.get(column, "") for column in IDENTITY}
-        raw = float(chosen["score"] or 0)
-        when = chosen.get("submitted_at") or ""
-        late = penalty(course, student_key, lab, datetime.fromisoformat(when) if when else None, bool(chosen.get("late")))
-        points = round(raw * late.percent / 100, 6)
-        rule = late.rule
-        if len(mine) > 1:
-            rule = (f"{'best score' if counting == 'best' else 'latest by trusted time'} of {len(mine)} submissions"
-                    + (f"; {rule}" if rule else ""))
+    return keys + sorted(k for k in grouped if k not in known)
+
+
+def _identity(entry: RosterStudent | None) -> dict[str, str]:
+    """The identity columns as the roster fills them for ``entry`` (all empty without one)."""
+    return {column: getattr(entry, attribute) if entry else "" for column, attribute in IDENTITY.items()}
+
+
+def _missing_row(key: tuple[str, str], entry: RosterStudent | None, max_scores: Mapping[str, float], change: str) -> FinalRow:
+    """The ``missing`` row, score 0, of a student's lab without a submission."""
+    student_key, lab = key
+    return FinalRow(student_key, lab, _identity(entry), Status.MISSING, machine_score=0.0, raw_score=0.0, late_penalty=0.0,
+                    score=0.0, max_score=max_scores.get(lab, ""), rule="no submission", changes=change)
+
+
+def _counted_row(key: tuple[str, str], mine: Sequence[Row], entry: RosterStudent | None, course: Course | None, counting: str,
+                 max_scores: Mapping[str, float], change: str) -> FinalRow:
+    """The row of a student's lab from its counting submission, the late penalty taken (before overrides and decisions)."""
+    student_key, lab = key
+    chosen = counting_submission(mine, counting)
+    identity = _identity(entry) if entry is not None else {column: chosen.get(column, "") for column in IDENTITY}
+    raw = float(chosen["score"] or 0)
+    when = chosen.get("submitted_at") or ""
+    late = penalty(course, student_key, lab, datetime.fromisoformat(when) if when else None, bool(chosen.get("late")))
+    points = round(raw * late.percent / 100, 6)
+    status = Status.UNREADABLE if chosen.status in UNREADABLE_INPUT else chosen.status
+    return FinalRow(student_key, lab, identity, status, machine_score=raw, raw_score=raw, late_penalty=points,
+                    score=round(raw - points, 6), max_score=chosen.max_score or max_scores.get(lab, ""),
+                    late_percent=late.percent, submitted_at=when,
+                    late="yes" if (late.percent > 0 or chosen.get("late")) else "",
+                    rule=_rule(mine, chosen, counting, late.rule, status), path=chosen.path,
+                    input_hash=chosen.input_hash, other_submissions=_other_submissions(mine, chosen),
+                    flags=tuple(sorted(set(chosen.flags))), reason=chosen.reasons if status in NOT_GRADED else "",
+                    changes=change, held=chosen.held, item_max=dict(chosen.item_max), points=_numbers(chosen),
+                    collusion_group=chosen.collusion_group)
+
+
+def _rule(mine: Sequence[Row], chosen: Row, counting: str, late_rule: str, status: str) -> str:
+    """The ``rule`` cell: which of several submissions counts, the late rule, and whether staff must decide the row."""
+    rule = late_rule
+    if len(mine) > 1:
+        rule = (f"{'best score' if counting == 'best' else 'latest by trusted time'} of {len(mine)} submissions"
+                + (f"; {rule}" if rule else ""))
+    if status in NOT_GRADED:
         unreadable = chosen.status in UNREADABLE_INPUT
-        status = Status.UNREADABLE if unreadable else chosen.status
-        if status in NOT_GRADED:
-            rule = "; ".join(text for text in (f"{'unreadable upload' if unreadable else f'not graded ({chosen.status})'}: "
-                                               "staff decide it in review", rule) if text)
-        made = FinalRow(student_key, lab, identity, status, machine_score=raw, raw_score=raw, late_penalty=points,
-                        score=round(raw - points, 6), max_score=chosen.max_score or max_scores.get(lab, ""),
-                        late_percent=late.percent, submitted_at=when,
-                        late="yes" if (late.percent > 0 or chosen.get("late")) else "", rule=rule, path=chosen.path,
-                        input_hash=chosen.input_hash,
-                        other_submissions="; ".join(row.path + ("" if row.status in SCORED else f" ({_unread(row)})")
-                                                    for row in mine if row is not chosen),
-                        flags=tuple(sorted(set(chosen.flags))), reason=chosen.reasons if status in NOT_GRADED else "",
-                        changes=change, held=chosen.held, item_max=dict(chosen.item_max), points=_numbers(chosen),
-                        collusion_group=chosen.collusion_group)
-        final.append(apply_to_final(made, mine_overrides, mine_decisions))
+        rule = "; ".join(text for text in (f"{'unreadable upload' if unreadable else f'not graded ({chosen.status})'}: "
+                                           "staff decide it in review", rule) if text)
+    return rule
+
+
+def _other_submissions(mine: Sequence[Row], chosen: Row) -> str:
+    """The ``other_submissions`` cell: every submission but the counting one, an ungradable one saying so."""
+    return "; ".join(row.path + ("" if row.status in SCORED else f" ({_unread(row)})") for row in mine if row is not chosen)
+
+
+def _with_collusion(final: Sequence[FinalRow]) -> list[FinalRow]:
+    """``final`` with each row naming the other students of its collusion group (the review page shows them side by side)."""
     members: dict[str, list[str]] = {}
     for out in final:
         if out.collusion_group:
             members.setdefault(out.collusion_group, []).append(out.student)
-    # the review page shows each counting submission beside the others of its collusion group
     return [out.but(collusion_with=tuple(s for s in members.get(out.collusion_group, []) if s != out.student)) for out in final]
 
 

@@ -47,7 +47,7 @@ from ._files import write_csv
 from ._final import FINAL_COLUMNS, build_final
 from ._formative import mark_formative
 from ._identity import Claim, Identity, Manifest, Roster, claims_for, identify, read_manifest, staff_files
-from ._ingest import Candidate, discover_all, file_digest, lab_hint, labs_named
+from ._ingest import Candidate, Discovery, discover_all, file_digest, lab_hint, labs_named
 from ._late import Course, read_course
 from ._options import BatchOptions, columns_for, resolve_rubrics, rubric_key
 from ._overrides import agreement_of, load_overrides
@@ -191,15 +191,6 @@ def apply_roster(rows: Sequence[Row], who: Sequence[Identity], roster: Roster) -
 
 # -- the pipeline ------------------------------------------------------------------
 
-def _fill_failure_hash(candidate: Candidate, result: Result) -> None:
-    if result.get("input_hash"):
-        return
-    try:
-        result["input_hash"] = file_digest(candidate.primary or candidate.source)
-    except OSError:
-        result["input_hash"] = hashlib.sha256(candidate.source.encode()).hexdigest()
-
-
 def _forced(candidates: Sequence[Candidate], who: Sequence[Identity], only: Sequence[str]) -> list[bool]:
     """Which candidates ``--only`` names: by student key, email or sid (an input hash is matched in the worker)."""
     wanted = {value.strip().lower() for value in only if value.strip()}
@@ -235,6 +226,72 @@ def labs_to_grade(paths: Iterable[str | os.PathLike[str]], *staff: str | os.Path
         return None
 
 
+@dataclass(frozen=True)
+class _Staff:
+    """The staff files of a batch (roster, manifest, course file), each None when not given."""
+
+    roster: Roster | None
+    manifest: Manifest | None
+    course: Course | None
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """What a batch grades: the inputs found, who each belongs to, which ``--only`` names, and notes for staff."""
+
+    found: Discovery
+    who: list[Identity]
+    forced: list[bool]
+    notes: list[str]
+
+    @property
+    def candidates(self) -> list[Candidate]:
+        """The inputs, in the stable order of :func:`~._ingest.discover_all`."""
+        return self.found.candidates
+
+
+@dataclass
+class _Collected:
+    """The pool's results in input order as they come back, with the rationales read for collusion meanwhile."""
+
+    results: list[Result | None]
+    progress: Callable[[int, int], None] | None = None
+    rationales: RationaleIndex = field(default_factory=RationaleIndex)
+    done: int = 0
+
+    def add(self, index: int, result: Result) -> None:
+        """Keep ``result`` as input ``index``'s, read its rationale and report progress."""
+        self.results[index] = result
+        self.done += 1
+        if isinstance(result.get("rationale"), str):
+            # Read for collusion now, while the workers grade the rest (the parent only waits for them).
+            self.rationales.add(result["rationale"])
+        if self.progress:
+            self.progress(self.done, len(self.results))
+
+
+@dataclass(frozen=True)
+class _Graded:
+    """Every input's result in input order, the fresh ones to store, how many were reused, and the rationales read."""
+
+    results: list[Result]
+    fresh: list[Result]
+    reused: int
+    rationales: RationaleIndex
+
+
+@dataclass(frozen=True)
+class _Book:
+    """The course-level outcome of a batch: its rows, collusion groups, final gradebook, score changes and agreement."""
+
+    rows: list[Row]
+    groups: list[Group]
+    final: list[FinalRow]
+    changes: list[ScoreChange]
+    final_seconds: float
+    agreement: list[tuple[str, str, int, int]]
+
+
 def grade_paths(
     paths: Iterable[str | os.PathLike[str]],
     options: BatchOptions | None = None,
@@ -248,107 +305,221 @@ def grade_paths(
     :meth:`~mlsys_grader.replay.Replay.prepare` (its tables, or the evaluators) before the pool forks its workers, so
     each worker starts with its own copy of a prepared replay: prepared once per batch rather than once per worker,
     and outside every task's time limit."""
-    from ._pool import run_tasks  # pebble, and asyncio with it, loads only when a batch runs: keeps `import mlsys_grader` fast
-
     options = options or BatchOptions()
     batch_replay = replay or default_replay()
     started = time.perf_counter()
     rubrics = resolve_rubrics(options.rubrics)
     key = rubric_key(rubrics, options.formats)
     # Staff files are read (and checked) before anything is graded, so a bad one stops the run with the database untouched.
-    roster = read_roster(options.roster) if options.roster else None
-    manifest = read_manifest(options.manifest) if options.manifest else None
-    course = read_course(options.course, roster) if options.course else None
-    extensions = Path(course.path).resolve().parent / course.file.extensions if course and course.file.extensions else None
-    found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, extensions))
-    candidates = found.candidates
-    who = identities(candidates, roster, manifest)
-    if roster is not None and roster.students and candidates and not any(person.student for person in who):
-        raise CourseFileError(roster.path, None, f"no submission matches a student of this roster ({len(candidates)} input(s), "
-                                                 f"{len(roster.students)} student(s), read as {roster.layout}): is it this "
-                                                 "course's roster? Nothing was graded")
-    notes = unused_manifest_lines(manifest, candidates) if manifest else []
-    forced = _forced(candidates, who, options.only)
+    staff = _read_staff(options)
+    inputs = _discover(paths, options, staff)
     db = GradebookDB(options.db) if options.db else None
     try:
-        known = db.known_hashes(grading_build(), key) if db else frozenset()
-        reuse = known - set(options.only)  # an input hash named by --only is graded afresh
-        results: list[Result | None] = [None] * len(candidates)
-        done = [0]
-        rationales = RationaleIndex()
-
-        def work(index: int) -> Result:
-            return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats,
-                                   replay=batch_replay)
-
-        def collect(index: int, result: Result) -> None:
-            results[index] = result
-            done[0] += 1
-            if isinstance(result.get("rationale"), str):
-                # Read for collusion now, while the workers grade the rest (the parent only waits for them).
-                rationales.add(result["rationale"])
-            if progress:
-                progress(done[0], len(candidates))
-
-        # The replay is prepared here, once, and every worker forks with it (outside every task's time limit; a
-        # worker's memory cap counts from its size at the start): only the labs a course file lists, else the labs the
-        # inputs name (every lab when one names none).  A rerun against a gradebook database, which mostly reuses
-        # stored grades, skips that: the first task that needs a lab loads it, as does a bundle of a lab not prepared.
-        broken = None if reuse else _prepare(batch_replay, list(course.file.labs) if course and course.file.labs
-                                             else labs_named(candidates))
-        run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
-                  memory_mb=options.memory_mb, on_result=collect, prepare=broken)
-        fresh, reused = [], 0
-        final: list[Result] = []
-        for index, candidate in enumerate(candidates):
-            result = results[index] or {"status": "crash", "reason": "no result came back"}
-            if result["status"] == "reuse":
-                stored = db.stored(result["input_hash"], grading_build(), key) if db else None
-                if stored is None:  # vanished between lookup and use: grade here
-                    stored = grade_candidate(candidate, rubrics, formats=options.formats, replay=batch_replay)
-                    fresh.append(stored)
-                else:
-                    reused += 1
-                result = stored
-            elif result["status"] in (*SCORED, "error", "unsupported") and result.get("input_hash"):
-                fresh.append(result)
-            _fill_failure_hash(candidate, result)
-            final.append(result)
-        if db:
-            db.store(fresh, grading_build(), key)
-        rows = mark_formative([make_row(c, r, key, person) for c, r, person in zip(candidates, final, who, strict=True)],
-                              rubrics)
-        if roster is not None:
-            rows = apply_roster(rows, who, roster)
-        decided = load_decisions(db.conn) if db else []
-        rows = place_labs(rows, candidates, labs_by_upload(decided), _only_lab(course, rubrics))
-        subs = [Work(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r),
-                     res.get("work_path") or ())
-                for i, (r, res) in enumerate(zip(rows, final, strict=True)) if r.status in SCORED]
-        groups = find_groups(subs, threshold=options.collusion_threshold, index=rationales)
-        for group in groups:
-            for member in group.members:
-                rows[member] = rows[member].with_flag(flag_names.COLLUSION).but(collusion_group=group.group_id)
-        final_started = time.perf_counter()
-        gradebook, changes = _final_gradebook(rows, roster, rubrics, course, db, key, options, forced, decided)
-        final_seconds = time.perf_counter() - final_started
-        agreement = agreement_of(load_overrides(db.conn)) if db else []
+        graded = _grade(inputs, rubrics, key, options, batch_replay, staff.course, db, progress)
+        _store(db, graded.fresh, key)
+        rows = _rows(inputs, graded.results, key, rubrics)
+        book = _course(rows, inputs, graded, staff, rubrics, key, options, db)
     finally:
         if db:
             db.close()
-    return GradebookResult(rows=rows, columns=columns_for(rubrics.values()), groups=groups, changes=changes,
-                           graded=len(fresh), reused=reused, seconds=time.perf_counter() - started, final=gradebook,
-                           ignored=found.ignored, migrated_from=db.migrated_from if db else None, final_seconds=final_seconds,
-                           only_matched=sum(1 for row, force in zip(rows, forced, strict=True)
-                                            if force or row["input_hash"] in options.only), notes=notes, agreement=agreement,
-                           unplaced=[row for row in rows if not row.lab and row.status not in SCORED])
+    return _result(inputs, graded, book, rubrics, options, db, started)
+
+
+# -- discover ------------------------------------------------------------------------
+
+def _read_staff(options: BatchOptions) -> _Staff:
+    """The roster, manifest and course file ``options`` name, read and checked in that order."""
+    roster = read_roster(options.roster) if options.roster else None
+    manifest = read_manifest(options.manifest) if options.manifest else None
+    course = read_course(options.course, roster) if options.course else None
+    return _Staff(roster, manifest, course)
+
+
+def _extensions_file(course: Course | None) -> Path | None:
+    """The course file's extensions file (a staff file, never an input), else None."""
+    return Path(course.path).resolve().parent / course.file.extensions if course and course.file.extensions else None
+
+
+def _discover(paths: Iterable[str | os.PathLike[str]], options: BatchOptions, staff: _Staff) -> _Inputs:
+    """Every input under ``paths`` (staff files aside), who each belongs to and which ``--only`` names; raises
+    :class:`CourseFileError` when the roster matches none of them."""
+    found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, _extensions_file(staff.course)))
+    who = identities(found.candidates, staff.roster, staff.manifest)
+    if staff.roster is not None:
+        _check_roster_matches(staff.roster, found.candidates, who)
+    notes = unused_manifest_lines(staff.manifest, found.candidates) if staff.manifest else []
+    return _Inputs(found, who, _forced(found.candidates, who, options.only), notes)
+
+
+def _check_roster_matches(roster: Roster, candidates: Sequence[Candidate], who: Sequence[Identity]) -> None:
+    """Raise :class:`CourseFileError` when inputs were found but none is a student of ``roster`` (nothing is graded)."""
+    if roster.students and candidates and not any(person.student for person in who):
+        raise CourseFileError(roster.path, None, f"no submission matches a student of this roster ({len(candidates)} input(s), "
+                                                 f"{len(roster.students)} student(s), read as {roster.layout}): is it this "
+                                                 "course's roster? Nothing was graded")
+
+
+# -- grade ---------------------------------------------------------------------------
+
+def _grade(inputs: _Inputs, rubrics: Mapping[str, Rubric], key: str, options: BatchOptions, replay: Replay,
+           course: Course | None, db: GradebookDB | None, progress: Callable[[int, int], None] | None) -> _Graded:
+    """Every input graded in the pool, a stored grade reused where one is (see :func:`_settle`)."""
+    collected = _run_pool(inputs, rubrics, _reusable(db, key, options.only), options, replay, course, progress)
+    return _settle(inputs.candidates, collected, db, key, rubrics, options, replay)
+
+
+def _reusable(db: GradebookDB | None, key: str, only: Sequence[str]) -> frozenset[str]:
+    """The input hashes whose stored grade may be reused: graded with this grading code and ``key``, and not named by
+    ``--only`` (graded afresh)."""
+    known = db.known_hashes(grading_build(), key) if db else frozenset()
+    return known - set(only)
+
+
+def _labs_to_prepare(course: Course | None, candidates: Sequence[Candidate]) -> list[str] | None:
+    """The labs the course file lists, else the labs the inputs name (None: every lab)."""
+    return list(course.file.labs) if course and course.file.labs else labs_named(candidates)
+
+
+def _run_pool(inputs: _Inputs, rubrics: Mapping[str, Rubric], reuse: frozenset[str], options: BatchOptions,
+              replay: Replay, course: Course | None, progress: Callable[[int, int], None] | None) -> _Collected:
+    """Every input graded in a bounded worker (a stored grade in ``reuse`` comes back as ``reuse``), reporting progress."""
+    from ._pool import run_tasks  # pebble, and asyncio with it, loads only when a batch runs: keeps `import mlsys_grader` fast
+
+    candidates, forced = inputs.candidates, inputs.forced
+    collected = _Collected([None] * len(candidates), progress)
+
+    def work(index: int) -> Result:
+        return grade_candidate(candidates[index], rubrics, frozenset() if forced[index] else reuse, options.formats,
+                               replay=replay)
+
+    # The replay is prepared here, once, and every worker forks with it (outside every task's time limit; a
+    # worker's memory cap counts from its size at the start): only the labs a course file lists, else the labs the
+    # inputs name (every lab when one names none).  A rerun against a gradebook database, which mostly reuses
+    # stored grades, skips that: the first task that needs a lab loads it, as does a bundle of a lab not prepared.
+    broken = None if reuse else _prepare(replay, _labs_to_prepare(course, candidates))
+    run_tasks(list(range(len(candidates))), work, jobs=options.jobs, timeout_s=options.timeout_s,
+              memory_mb=options.memory_mb, on_result=collected.add, prepare=broken)
+    return collected
+
+
+def _settle(candidates: Sequence[Candidate], collected: _Collected, db: GradebookDB | None, key: str,
+            rubrics: Mapping[str, Rubric], options: BatchOptions, replay: Replay) -> _Graded:
+    """Every input's final result: ``reuse`` read back from ``db``, a missing one a crash, every one with an input
+    hash; the fresh results of readable or refused inputs are the ones to store."""
+    fresh: list[Result] = []
+    reused = 0
+    results: list[Result] = []
+    for candidate, result in zip(candidates, collected.results, strict=True):
+        result = result or {"status": "crash", "reason": "no result came back"}
+        if result["status"] == "reuse":
+            result, was_stored = _stored_or_graded(candidate, result, db, key, rubrics, options, replay)
+            if was_stored:
+                reused += 1
+            else:
+                fresh.append(result)
+        elif result["status"] in (*SCORED, "error", "unsupported") and result.get("input_hash"):
+            fresh.append(result)
+        _fill_failure_hash(candidate, result)
+        results.append(result)
+    return _Graded(results, fresh, reused, collected.rationales)
+
+
+def _stored_or_graded(candidate: Candidate, reuse: Result, db: GradebookDB | None, key: str,
+                      rubrics: Mapping[str, Rubric], options: BatchOptions, replay: Replay) -> tuple[Result, bool]:
+    """(the stored grade a ``reuse`` result names, True), or (the input graded here, False) when it vanished between
+    lookup and use."""
+    stored = db.stored(reuse["input_hash"], grading_build(), key) if db else None
+    if stored is None:
+        return grade_candidate(candidate, rubrics, formats=options.formats, replay=replay), False
+    return stored, True
+
+
+def _fill_failure_hash(candidate: Candidate, result: Result) -> None:
+    """Give a result with no input hash (an input that failed) its file's digest, else its path's."""
+    if result.get("input_hash"):
+        return
+    try:
+        result["input_hash"] = file_digest(candidate.primary or candidate.source)
+    except OSError:
+        result["input_hash"] = hashlib.sha256(candidate.source.encode()).hexdigest()
+
+
+# -- store and rows ------------------------------------------------------------------
+
+def _store(db: GradebookDB | None, fresh: Sequence[Result], key: str) -> None:
+    """Store this run's fresh results in ``db`` (when there is one)."""
+    if db:
+        db.store(fresh, grading_build(), key)
+
+
+def _rows(inputs: _Inputs, results: Sequence[Result], key: str, rubrics: Mapping[str, Rubric]) -> list[Row]:
+    """One row per input, in input order, formative labs marked."""
+    return mark_formative([make_row(c, r, key, person) for c, r, person in zip(inputs.candidates, results, inputs.who, strict=True)],
+                          rubrics)
+
+
+# -- course --------------------------------------------------------------------------
+
+def _course(rows: list[Row], inputs: _Inputs, graded: _Graded, staff: _Staff, rubrics: Mapping[str, Rubric], key: str,
+            options: BatchOptions, db: GradebookDB | None) -> _Book:
+    """The rows with roster tracks, labs placed and collusion flagged, and the final gradebook built and stored."""
+    if staff.roster is not None:
+        rows = apply_roster(rows, inputs.who, staff.roster)
+    decided = load_decisions(db.conn) if db else []
+    rows = place_labs(rows, inputs.candidates, labs_by_upload(decided), _only_lab(staff.course, rubrics))
+    rows, groups = _collusion(rows, graded, options.collusion_threshold)
+    final_started = time.perf_counter()
+    gradebook, changes = _final_gradebook(rows, staff.roster, rubrics, staff.course, db, key, options, inputs.forced, decided)
+    final_seconds = time.perf_counter() - final_started
+    agreement = agreement_of(load_overrides(db.conn)) if db else []
+    return _Book(rows, groups, gradebook, changes, final_seconds, agreement)
+
+
+def _collusion(rows: Sequence[Row], graded: _Graded, threshold: float) -> tuple[list[Row], list[Group]]:
+    """(the rows with every collusion group's members flagged, the groups) among the scored rows."""
+    subs = [Work(i, r.lab, res.get("part_times") or {}, res.get("rationale") or "", identity(r),
+                 res.get("work_path") or ())
+            for i, (r, res) in enumerate(zip(rows, graded.results, strict=True)) if r.status in SCORED]
+    groups = find_groups(subs, threshold=threshold, index=graded.rationales)
+    flagged = list(rows)
+    for group in groups:
+        for member in group.members:
+            flagged[member] = flagged[member].with_flag(flag_names.COLLUSION).but(collusion_group=group.group_id)
+    return flagged, groups
+
+
+def _unplaced(rows: Iterable[Row]) -> list[Row]:
+    """The uploads that could not be read and whose lab could not be told."""
+    return [row for row in rows if not row.lab and row.status not in SCORED]
+
+
+def _only_matched(rows: Sequence[Row], forced: Sequence[bool], only: Sequence[str]) -> int:
+    """How many inputs ``--only`` named (by student or input hash)."""
+    return sum(1 for row, force in zip(rows, forced, strict=True) if force or row["input_hash"] in only)
+
+
+def _result(inputs: _Inputs, graded: _Graded, book: _Book, rubrics: Mapping[str, Rubric], options: BatchOptions,
+            db: GradebookDB | None, started: float) -> GradebookResult:
+    """The batch's :class:`GradebookResult`, its time counted from ``started``."""
+    return GradebookResult(rows=book.rows, columns=columns_for(rubrics.values()), groups=book.groups, changes=book.changes,
+                           graded=len(graded.fresh), reused=graded.reused, seconds=time.perf_counter() - started,
+                           final=book.final, ignored=inputs.found.ignored, migrated_from=db.migrated_from if db else None,
+                           final_seconds=book.final_seconds, only_matched=_only_matched(book.rows, inputs.forced, options.only),
+                           notes=inputs.notes, agreement=book.agreement, unplaced=_unplaced(book.rows))
+
+
+def _course_labs(course: Course | None, rubrics: Mapping[str, Rubric]) -> list[str]:
+    """The course's labs, sorted: the ones its course file lists, else every installed lab."""
+    return sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
 
 
 def _only_lab(course: Course | None, rubrics: Mapping[str, Rubric]) -> str | None:
     """The course's only lab (its course file lists one, or one lab is installed), else None."""
-    labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
+    labs = _course_labs(course, rubrics)
     return labs[0] if len(labs) == 1 else None
 
+
+# -- final ---------------------------------------------------------------------------
 
 def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mapping[str, Rubric],
                      course: Course | None, db: GradebookDB | None, key: str,
@@ -357,36 +528,61 @@ def _final_gradebook(rows: Sequence[Row], roster: Roster | None, rubrics: Mappin
     """Build the final gradebook, compare the counting submissions with the last run's, log this run's regrades
     and score changes, and store it with this run's unreadable uploads of unknown lab; returns (final rows, score
     changes)."""
-    labs = sorted(course.file.labs) if course and course.file.labs else sorted(rubrics)
-    max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
-    overrides = load_overrides(db.conn) if db else None
-    unplaced = [row for row in rows if not row.lab and row.status not in SCORED]
-    gradebook = build_final(rows, roster, labs, max_scores, course, overrides=overrides, decisions=by_student_lab(decided),
-                            unplaced={row.input_hash: {"path": row.path, "reason": row.reasons} for row in unplaced})
+    unplaced = _unplaced(rows)
+    gradebook = _build_final(rows, roster, rubrics, course, db, decided, unplaced)
     if db is None:
         return gradebook, []
     with db.conn:
         store_unplaced(db.conn, unplaced)
     before = db.final_scores()
-    # Only the submission that counts is compared with the last run: a student's other submissions of the
-    # same lab would otherwise take turns as "the latest score" and report moves on every run.
-    counting = {(r["student"], r["lab"], r["path"]) for r in gradebook if r["path"]}
-    changes = db.record_run([row for row in rows if (row["student"], row["lab"], row["path"]) in counting], grading_build(), key)
-    automatic = [(c.who, c.lab, "", c.old_score, c.new_score, f"score moved: {c.cause}") for c in changes]
-    regraded = {(row["student"], row["lab"]) for row, force in zip(rows, forced, strict=True)
-                if force or (options.only and row["input_hash"] in options.only)}
-    asked = [(r["student"], r["lab"], r["input_hash"], before.get((r["student"], r["lab"])), r["score"],
-              options.reason or "regrade asked with --only") for r in gradebook if (r["student"], r["lab"]) in regraded]
-    if automatic:
-        db.log("rescore", automatic)
-    if asked:
-        db.log("regrade", asked, by=os.environ.get("USER", ""))
+    changes = _record_counting(db, rows, gradebook, key)
+    _log_run(db, changes, _regrades_asked(rows, gradebook, forced, options, before))
     if course is not None:  # the export names Canvas columns from it
         db.conn.execute("INSERT OR REPLACE INTO meta VALUES ('course', ?)", (course.file.model_dump_json(),))
     summaries = db.change_summaries()
     gradebook = [row.but(changes=summaries.get((row.student, row.lab), "")) for row in gradebook]
     db.write_final(gradebook)
     return gradebook, changes
+
+
+def _build_final(rows: Sequence[Row], roster: Roster | None, rubrics: Mapping[str, Rubric], course: Course | None,
+                 db: GradebookDB | None, decided: Sequence[SubmissionDecision], unplaced: Sequence[Row]) -> list[FinalRow]:
+    """The final gradebook (one row per student and lab) with the late policy, staff overrides and decisions applied,
+    and ``unplaced`` named by input hash."""
+    max_scores = {lab: rubric.max_score for lab, rubric in rubrics.items()}
+    overrides = load_overrides(db.conn) if db else None
+    return build_final(rows, roster, _course_labs(course, rubrics), max_scores, course, overrides=overrides,
+                       decisions=by_student_lab(decided),
+                       unplaced={row.input_hash: {"path": row.path, "reason": row.reasons} for row in unplaced})
+
+
+def _record_counting(db: GradebookDB, rows: Sequence[Row], gradebook: Sequence[FinalRow], key: str) -> list[ScoreChange]:
+    """Record this run's counting submissions in ``db``; returns the scores that moved since the last run."""
+    # Only the submission that counts is compared with the last run: a student's other submissions of the
+    # same lab would otherwise take turns as "the latest score" and report moves on every run.
+    counting = {(r["student"], r["lab"], r["path"]) for r in gradebook if r["path"]}
+    return db.record_run([row for row in rows if (row["student"], row["lab"], row["path"]) in counting], grading_build(), key)
+
+
+_LogEntry = tuple[str, str, str, float | None, float | None, str]
+
+
+def _regrades_asked(rows: Sequence[Row], gradebook: Sequence[FinalRow], forced: Sequence[bool], options: BatchOptions,
+                    before: Mapping[tuple[str, str], float]) -> list[_LogEntry]:
+    """The change log's entries for the students and labs ``--only`` asked to regrade: score before and now, and why."""
+    regraded = {(row["student"], row["lab"]) for row, force in zip(rows, forced, strict=True)
+                if force or (options.only and row["input_hash"] in options.only)}
+    return [(r["student"], r["lab"], r["input_hash"], before.get((r["student"], r["lab"])), r["score"],
+             options.reason or "regrade asked with --only") for r in gradebook if (r["student"], r["lab"]) in regraded]
+
+
+def _log_run(db: GradebookDB, changes: Sequence[ScoreChange], asked: Sequence[_LogEntry]) -> None:
+    """Log the scores that moved (``rescore``) and the regrades asked (``regrade``, by ``$USER``) in ``db``."""
+    automatic = [(c.who, c.lab, "", c.old_score, c.new_score, f"score moved: {c.cause}") for c in changes]
+    if automatic:
+        db.log("rescore", automatic)
+    if asked:
+        db.log("regrade", asked, by=os.environ.get("USER", ""))
 
 
 def gradebook_dataframe(paths: Iterable[str | os.PathLike[str]], **options: Any) -> pd.DataFrame:

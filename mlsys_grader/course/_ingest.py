@@ -174,20 +174,31 @@ def _gradescope_candidates(root: Path, found: Discovery, top: str) -> None:
                                           student=students.get(entry.name, Student()), note=problem, root=top))
 
 
-def _folder_candidates(root: Path, found: Discovery, top: str, staff: frozenset[str]) -> None:
-    if (root / GRADESCOPE_METADATA).is_file():
-        _gradescope_candidates(root, found, top)
-        return
-    entries = listdir(root)
-    files = [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and not e.is_symlink()
-             and not e.name.startswith(".")]
-    notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
-    bundles = {p.name: p for p in files if is_submission_json(p.name)}
+def _walked_folder(entry: os.DirEntry[str]) -> bool:
+    """True for a folder discovery walks into: not a symlink, not hidden, not a system folder."""
+    return entry.is_dir(follow_symlinks=False) and not entry.is_symlink() and not entry.name.startswith(".") \
+        and entry.name not in SKIP_DIRS
+
+
+def _visible_files(entries: Iterable[os.DirEntry[str]]) -> list[Path]:
+    """The regular files among ``entries`` that are neither symlinks nor hidden, in order."""
+    return [Path(e.path) for e in entries if e.is_file(follow_symlinks=False) and not e.is_symlink()
+            and not e.name.startswith(".")]
+
+
+def _bundle_for(notebook: Path, bundles: Mapping[str, Path], claimed: set[str]) -> str | None:
+    """The name of the unclaimed bundle a notebook pairs with: the one of the lab its name mentions, else the first by
+    name; None when there is none."""
+    hint = lab_hint(notebook.name)
+    names = [submission_filename(hint)] if hint else sorted(bundles)
+    return next((n for n in names if n in bundles and n not in claimed), None)
+
+
+def _notebook_candidates(notebooks: list[Path], bundles: Mapping[str, Path], found: Discovery, top: str) -> set[str]:
+    """Adds each notebook with the bundle it claims (or ignores it); returns the names of the bundles claimed."""
     claimed: set[str] = set()
     for notebook in notebooks:
-        hint = lab_hint(notebook.name)
-        names = [submission_filename(hint)] if hint else sorted(bundles)
-        name = next((n for n in names if n in bundles and n not in claimed), None)
+        name = _bundle_for(notebook, bundles, claimed)
         if name is None and bundles:
             # a helper notebook beside a paired one: the bundle is graded once, with its notebook
             found.ignored.append((str(notebook), "a notebook beside a bundle already paired with another notebook"))
@@ -196,6 +207,11 @@ def _folder_candidates(root: Path, found: Discovery, top: str, staff: frozenset[
             claimed.add(name)
         found.candidates.append(Candidate(source=str(notebook), kind="notebook", primary=str(bundles[name]) if name else None,
                                           root=top))
+    return claimed
+
+
+def _file_candidates(files: list[Path], claimed: set[str], found: Discovery, top: str, staff: frozenset[str]) -> None:
+    """Adds every file that is neither a notebook nor a claimed bundle, ignoring the staff files."""
     for path in files:
         suffix = path.suffix.lower()
         if path.name in claimed or suffix == ".ipynb":
@@ -205,9 +221,20 @@ def _folder_candidates(root: Path, found: Discovery, top: str, staff: frozenset[
             continue
         known = suffix in (".json", ".zip") or is_markdown_report(path.name)
         found.candidates.append(Candidate(source=str(path), kind=_kind(path) if known else "other", primary=str(path), root=top))
+
+
+def _folder_candidates(root: Path, found: Discovery, top: str, staff: frozenset[str]) -> None:
+    if (root / GRADESCOPE_METADATA).is_file():
+        _gradescope_candidates(root, found, top)
+        return
+    entries = listdir(root)
+    files = _visible_files(entries)
+    notebooks = [p for p in files if p.suffix.lower() == ".ipynb"]
+    bundles = {p.name: p for p in files if is_submission_json(p.name)}
+    claimed = _notebook_candidates(notebooks, bundles, found, top)
+    _file_candidates(files, claimed, found, top, staff)
     for entry in entries:
-        if entry.is_dir(follow_symlinks=False) and not entry.is_symlink() and not entry.name.startswith(".") \
-                and entry.name not in SKIP_DIRS:
+        if _walked_folder(entry):
             _folder_candidates(Path(entry.path), found, top, staff)
 
 

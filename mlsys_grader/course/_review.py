@@ -42,7 +42,7 @@ from ._decisions import (
 )
 from ._files import _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
-from ._row import NOT_GRADED, FinalRow, Status
+from ._row import NOT_GRADED, FinalRow, Result, Status
 from ._store import GradebookDB
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
@@ -150,6 +150,124 @@ def _whole_entries(db: GradebookDB) -> list[Entry]:
     return entries
 
 
+def _not_graded_entry(row: FinalRow) -> Entry:
+    """The whole-submission entry of a row the machine could not grade."""
+    status = row.machine_status or row.status
+    what = "unreadable upload" if status == Status.UNREADABLE else f"not graded ({status})"
+    return Entry(row["student"], row.get("student_name", ""), row["lab"], row.input_hash, row.path,
+                 (f"{what} {row.path}: {row.reason or row.rule}",), (),
+                 float(row.max_score) if row.max_score not in ("", None) else 0.0,
+                 whole=what, decision=row.decision)
+
+
+def _scored_items(row: FinalRow, result: Result | None, item_max: Mapping[str, float]) -> dict[str, float]:
+    """Item → the machine's points, of the items that score: a formative item (maximum 0) has nothing to decide."""
+    return {c: v for c, v in (row.points or (result or {}).get("items", {})).items() if float(item_max.get(c, 0) or 0) > 0}
+
+
+def _held_reasons(row: FinalRow, items: Mapping[str, float], live: Mapping[str, Override],
+                  concerned: dict[str, tuple[str, str]]) -> list[str]:
+    """The reason of a grader error while items it held wait for a decision, those items added to ``concerned``."""
+    pending = [c for c in row.held if c in items and c not in live]
+    if not pending:
+        return []
+    for c in pending:
+        concerned.setdefault(c, ("grader_error: points held", "grader.error"))
+    return [f"grader_error: points held on {', '.join(pending)}"]
+
+
+def _flag_reasons(row: FinalRow, items: Mapping[str, float], live: Mapping[str, Override],
+                  findings: Sequence[Sequence[str]], concerned: dict[str, tuple[str, str]]) -> list[str]:
+    """The reasons of the row's review flags, in its flags' order, the items each puts in question added to
+    ``concerned``."""
+    reasons: list[str] = []
+    for flag in row.flags:
+        if flag not in REVIEW_FLAGS:
+            continue
+        if flag == flag_names.GRADER_ERROR:
+            reasons += _held_reasons(row, items, live, concerned)
+            continue
+        why = f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}"
+        reasons.append(why)
+        for c in flag_scope(flag, items, findings):
+            concerned.setdefault(c, (why, f"flag.{flag}"))
+    return reasons
+
+
+def _uncertain_reasons(result: Result | None, items: Mapping[str, float],
+                       concerned: dict[str, tuple[str, str]]) -> list[str]:
+    """The reasons of the items whose verdict the reader marked uncertain, each item's concern replacing an earlier
+    one."""
+    reasons: list[str] = []
+    for column, (certainty, why) in ((result or {}).get("certainty") or {}).items():
+        if certainty == "uncertain" and column in items:
+            reasons.append(f"uncertain {column}: {why or 'the reader is not sure'}")
+            concerned[column] = (f"uncertain: {why or 'the reader is not sure'}", verdict_code(why))
+    return reasons
+
+
+def _request_reasons(requests: Sequence[tuple[str, str, str]], items: Mapping[str, float],
+                     concerned: dict[str, tuple[str, str]]) -> list[str]:
+    """The reasons of the regrade requests staff entered, each request's item (every item when it names none) added
+    to ``concerned``."""
+    reasons: list[str] = []
+    for item, why, at in requests:
+        reasons.append(f"regrade request{f' on {item}' if item else ''} ({at[:10]}): {why}")
+        for c in [item] if item in items else list(items):
+            concerned.setdefault(c, (f"regrade request: {why}", "request.regrade"))
+    return reasons
+
+
+def _stale_overrides(mine: Sequence[Override], input_hash: str, items: Mapping[str, float],
+                     item_max: Mapping[str, float], live: Mapping[str, Override],
+                     concerned: dict[str, tuple[str, str]]) -> list[str]:
+    """What makes each override that no longer applies stale, its item added to ``concerned`` for re-review."""
+    stale = [f"stale override {o.item} {o.new_points:g} by {o.by or '?'}: {why}" for o in mine
+             if (why := stale_reason(o, input_hash, items, item_max)) is not None and o.item not in live]
+    for o in mine:
+        if o.item in items and o.item not in live:
+            concerned.setdefault(o.item, ("stale override: re-review", "stale.override"))
+    return stale
+
+
+def _confirmation(decided: Sequence[SubmissionDecision], input_hash: str) -> tuple[SubmissionDecision | None, list[str]]:
+    """The latest confirmation of the machine's verdict on the submission that counts (or None), and what makes a
+    confirmation made on another submission stale."""
+    confirmed = next((d for d in reversed(decided) if d.verdict == CONFIRM), None)
+    if confirmed is None or confirmed.input_hash == input_hash:
+        return confirmed, []
+    return None, [f"stale confirmation by {confirmed.by or '?'} ({confirmed.at[:10]}): made for submission "
+                  f"{confirmed.input_hash[:12]}; the submission that counts is now {input_hash[:12]}"]
+
+
+def _graded_entry(db: GradebookDB, row: FinalRow, mine: Sequence[Override], decided: Sequence[SubmissionDecision],
+                  requests: Sequence[tuple[str, str, str]]) -> Entry | None:
+    """The entry of a graded row: the reasons it is reviewed and the items in question, or None when there are none."""
+    input_hash = row.get("input_hash", "")
+    result = db.result(row["input_hash"]) if row.get("input_hash") else None
+    item_max: Mapping[str, float] = row.item_max or (result or {}).get("item_max", {})
+    items = _scored_items(row, result, item_max)
+    live = {o.item: o for o in mine if stale_reason(o, input_hash, items, item_max) is None}
+    concerned: dict[str, tuple[str, str]] = {}  # item → (why, code)
+    reasons = _flag_reasons(row, items, live, (result or {}).get("findings") or [], concerned)
+    reasons += _uncertain_reasons(result, items, concerned)
+    reasons += _request_reasons(requests, items, concerned)
+    stale = _stale_overrides(mine, input_hash, items, item_max, live, concerned)
+    confirmed, unconfirmed = _confirmation(decided, input_hash)
+    stale += unconfirmed
+    if not reasons and not stale:
+        return None
+    # What the decision can move: every point of the items in question, never the points left after the flag.
+    stake = sum(float(item_max.get(c, 0)) for c in concerned if c in items)
+    return Entry(row["student"], row.get("student_name", ""), row["lab"], input_hash, row.get("path", ""),
+                 tuple(reasons + stale),
+                 tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why, code)
+                       for c, (why, code) in concerned.items() if c in items),
+                 round(stake, 6), tuple(stale),
+                 (row.collusion_group,) if row.collusion_group else (),
+                 decision=confirmed.words() if confirmed else "")
+
+
 def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry]:
     """The review queue from the gradebook's final rows and stored results, most points at stake first."""
     overrides = load_overrides(db.conn)
@@ -158,72 +276,9 @@ def build_queue(db: GradebookDB, *, include_decided: bool = False) -> list[Entry
     entries = [entry for entry in _whole_entries(db) if include_decided or not entry.decided]
     for row in db.final():
         key = (row["student"], row["lab"])
-        if (row.machine_status or row.status) in NOT_GRADED:
-            what = ("unreadable upload" if (row.machine_status or row.status) == Status.UNREADABLE
-                    else f"not graded ({row.machine_status or row.status})")
-            entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.input_hash, row.path,
-                          (f"{what} {row.path}: {row.reason or row.rule}",), (),
-                          float(row.max_score) if row.max_score not in ("", None) else 0.0,
-                          whole=what, decision=row.decision)
-            if include_decided or not entry.decided:
-                entries.append(entry)
-            continue
-        mine = overrides.get(key, [])
-        result = db.result(row["input_hash"]) if row.get("input_hash") else None
-        item_max: Mapping[str, float] = row.item_max or (result or {}).get("item_max", {})
-        # Formative items (maximum 0: shown as right or not, never scored) have nothing to decide.
-        items: Mapping[str, float] = {c: v for c, v in (row.points or (result or {}).get("items", {})).items()
-                                      if float(item_max.get(c, 0) or 0) > 0}
-        live = {o.item: o for o in mine if stale_reason(o, row.get("input_hash", ""), items, item_max) is None}
-        reasons: list[str] = []
-        concerned: dict[str, tuple[str, str]] = {}  # item → (why, code)
-        flags = list(row.flags)
-        held = [c for c in row.held if c in items]
-        findings = (result or {}).get("findings") or []
-        for flag in flags:
-            if flag not in REVIEW_FLAGS:
-                continue
-            if flag == flag_names.GRADER_ERROR:
-                pending = [c for c in held if c not in live]
-                if not pending:
-                    continue
-                reasons.append(f"grader_error: points held on {', '.join(pending)}")
-                for c in pending:
-                    concerned.setdefault(c, ("grader_error: points held", "grader.error"))
-                continue
-            reasons.append(f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}")
-            for c in flag_scope(flag, items, findings):
-                concerned.setdefault(c, (f"flag {flag}: {flag_names.MEANINGS.get(flag, '')}", f"flag.{flag}"))
-        for column, (certainty, why) in ((result or {}).get("certainty") or {}).items():
-            if certainty == "uncertain" and column in items:
-                reasons.append(f"uncertain {column}: {why or 'the reader is not sure'}")
-                concerned[column] = (f"uncertain: {why or 'the reader is not sure'}", verdict_code(why))
-        for item, why, at in requests.get(key, []):
-            reasons.append(f"regrade request{f' on {item}' if item else ''} ({at[:10]}): {why}")
-            for c in [item] if item in items else list(items):
-                concerned.setdefault(c, (f"regrade request: {why}", "request.regrade"))
-        stale = [f"stale override {o.item} {o.new_points:g} by {o.by or '?'}: {why}" for o in mine
-                 if (why := stale_reason(o, row.get("input_hash", ""), items, item_max)) is not None and o.item not in live]
-        for o in mine:
-            if o.item in items and o.item not in live:
-                concerned.setdefault(o.item, ("stale override: re-review", "stale.override"))
-        confirmed = next((d for d in reversed(decisions.get(key, ())) if d.verdict == CONFIRM), None)
-        if confirmed is not None and confirmed.input_hash != row.get("input_hash", ""):
-            stale.append(f"stale confirmation by {confirmed.by or '?'} ({confirmed.at[:10]}): made for submission "
-                         f"{confirmed.input_hash[:12]}; the submission that counts is now {row.get('input_hash', '')[:12]}")
-            confirmed = None
-        if not reasons and not stale:
-            continue
-        # What the decision can move: every point of the items in question, never the points left after the flag.
-        stake = sum(float(item_max.get(c, 0)) for c in concerned if c in items)
-        entry = Entry(row["student"], row.get("student_name", ""), row["lab"], row.get("input_hash", ""), row.get("path", ""),
-                      tuple(reasons + stale),
-                      tuple(QueueItem(c, float(items[c]), float(item_max.get(c, 0)), live.get(c), why, code)
-                            for c, (why, code) in concerned.items() if c in items),
-                      round(stake, 6), tuple(stale),
-                      (row.collusion_group,) if row.collusion_group else (),
-                      decision=confirmed.words() if confirmed else "")
-        if include_decided or not entry.decided:
+        entry = (_not_graded_entry(row) if (row.machine_status or row.status) in NOT_GRADED
+                 else _graded_entry(db, row, overrides.get(key, []), decisions.get(key, ()), requests.get(key, [])))
+        if entry is not None and (include_decided or not entry.decided):
             entries.append(entry)
     entries.sort(key=lambda e: (-e.at_stake, e.lab, e.student))
     return entries
@@ -450,6 +505,69 @@ def read_decisions(path: str | os.PathLike[str]) -> list[Decision]:
     return read_all_decisions(path)[0]
 
 
+def _decisions_text(path: str | os.PathLike[str]) -> str:
+    """The text of a decisions CSV; raises :class:`DecisionError` when it is not UTF-8."""
+    try:
+        return Path(path).read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DecisionError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as CSV UTF-8"]) from exc
+
+
+def _decisions_header(path: str | os.PathLike[str], records: Sequence[tuple[int, list[str]]],
+                      problems: list[str]) -> list[str]:
+    """The column names of the header line; raises :class:`DecisionError` when there is none or it lacks a column a
+    decision needs."""
+    if not records:
+        raise DecisionError(problems or [f"{path}: no header line (expected {', '.join(QUEUE_COLUMNS)})"])
+    header = [cell.strip() for cell in records[0][1]]
+    missing = [column for column in ("student", "lab", "item", "new_points") if column not in header]
+    if missing:
+        raise DecisionError([f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(QUEUE_COLUMNS)})"])
+    return header
+
+
+def _new_points(answer: str, whole_line: bool) -> float | None:
+    """The points a line gives (None: ``missing`` or ``confirm`` on a whole-submission line); raises ValueError when
+    ``answer`` is no number."""
+    return None if whole_line and answer in ("missing", CONFIRM) else float(answer)
+
+
+def _line_decision(cells: Mapping[str, str], answer: str, points: float | None, where: str) -> Decision | WholeDecision:
+    """The decision a readable line makes: on the whole submission (item ``*``) or on one item."""
+    if cells["item"] == WHOLE:
+        return WholeDecision(cells["student"], cells["lab"], answer if points is None else "score", points,
+                             cells.get("comment", ""), cells.get("input_hash", ""), where)
+    return Decision(cells["student"], cells["lab"], cells["item"], points, cells.get("comment", ""),
+                    cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where)
+
+
+def _read_line(name: str, line: int, values: Sequence[str], header: Sequence[str],
+               seen: dict[tuple[str, str, str, str], tuple[str, int]]) -> Decision | WholeDecision | str | None:
+    """The decision one line makes, the sentence saying why it cannot be read, or None when it decides nothing (blank,
+    no ``new_points``, or the same decision as an earlier line)."""
+    if len(values) != len(header):
+        return (f"{name} line {line}: {len(values)} field(s), the header has {len(header)} (a comma or quote "
+                "out of place?); nothing was imported")
+    cells = {column: value.strip() for column, value in zip(header, values, strict=True)}
+    if not any(cells.values()) or not cells.get("new_points"):
+        return None
+    where = f"{name} line {line}"
+    answer = cells["new_points"].lstrip("'").strip().lower()
+    whole_line = cells["item"] == WHOLE
+    try:
+        points = _new_points(answer, whole_line)
+    except ValueError:
+        return (f"{where}: new_points must be `confirm`, a score or `missing` for the whole submission "
+                f"(got {cells['new_points']!r})" if whole_line else
+                f"{where}: new_points must be a number (got {cells['new_points']!r})")
+    first = seen.setdefault((cells["student"], cells["lab"], cells["item"], cells.get("input_hash", "")), (answer, line))
+    if first[1] != line:
+        return None if first[0] == answer else (
+            f"{where}: {cells['student']} {cells['lab']} {cells['item']} is decided on line {first[1]} "
+            f"too, with {first[0]!r} there and {answer!r} here: keep one")
+    return _line_decision(cells, answer, points, where)
+
+
 def read_all_decisions(path: str | os.PathLike[str]) -> tuple[list[Decision], list[WholeDecision]]:
     """The filled lines of a decisions CSV (as a spreadsheet saves it: BOM, CRLF, quoted fields, blank lines): the
     decisions on items, and those on whole submissions (item ``*``: ``new_points`` a score or ``missing``, the comment
@@ -457,52 +575,21 @@ def read_all_decisions(path: str | os.PathLike[str]) -> tuple[list[Decision], li
 
     Raises :class:`DecisionError` naming every line that cannot be read.
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DecisionError([f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start}); save it as CSV UTF-8"]) from exc
+    text = _decisions_text(path)
     name = os.path.basename(os.fspath(path))
     records, problems = _strict_records(text, name)
-    if not records:
-        raise DecisionError(problems or [f"{path}: no header line (expected {', '.join(QUEUE_COLUMNS)})"])
-    header = [cell.strip() for cell in records[0][1]]
-    missing = [column for column in ("student", "lab", "item", "new_points") if column not in header]
-    if missing:
-        raise DecisionError([f"{path}: missing column(s) {', '.join(missing)} (expected {', '.join(QUEUE_COLUMNS)})"])
+    header = _decisions_header(path, records, problems)
     decisions: list[Decision] = []
     whole: list[WholeDecision] = []
     seen: dict[tuple[str, str, str, str], tuple[str, int]] = {}
     for line, values in records[1:]:
-        if len(values) != len(header):
-            problems.append(f"{name} line {line}: {len(values)} field(s), the header has {len(header)} (a comma or quote "
-                            "out of place?); nothing was imported")
-            continue
-        cells = {column: value.strip() for column, value in zip(header, values, strict=True)}
-        if not any(cells.values()) or not cells.get("new_points"):
-            continue  # blank line, or no decision on this item
-        where = f"{name} line {line}"
-        answer = cells["new_points"].lstrip("'").strip().lower()
-        whole_line = cells["item"] == WHOLE
-        try:
-            points = None if whole_line and answer in ("missing", CONFIRM) else float(answer)
-        except ValueError:
-            problems.append(f"{where}: new_points must be `confirm`, a score or `missing` for the whole submission "
-                            f"(got {cells['new_points']!r})" if whole_line else
-                            f"{where}: new_points must be a number (got {cells['new_points']!r})")
-            continue
-        key = (cells["student"], cells["lab"], cells["item"], cells.get("input_hash", ""))
-        first = seen.setdefault(key, (answer, line))
-        if first[1] != line:
-            if first[0] != answer:
-                problems.append(f"{where}: {cells['student']} {cells['lab']} {cells['item']} is decided on line {first[1]} "
-                                f"too, with {first[0]!r} there and {answer!r} here: keep one")
-            continue
-        if whole_line:
-            whole.append(WholeDecision(cells["student"], cells["lab"], answer if points is None else "score", points,
-                                       cells.get("comment", ""), cells.get("input_hash", ""), where))
-            continue
-        decisions.append(Decision(cells["student"], cells["lab"], cells["item"], points, cells.get("comment", ""),
-                                  cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where))
+        read = _read_line(name, line, values, header, seen)
+        if isinstance(read, str):
+            problems.append(read)
+        elif isinstance(read, WholeDecision):
+            whole.append(read)
+        elif read is not None:
+            decisions.append(read)
     if problems:
         raise DecisionError(problems)
     return decisions, whole

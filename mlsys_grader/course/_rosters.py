@@ -134,40 +134,58 @@ def _delimiter(header_line: str) -> str:
     return ";" if text.count(";") > text.count(",") else "\t" if text.count("\t") > text.count(",") else ","
 
 
-def read_lines(path: str | os.PathLike[str], what: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
-    """(lower-cased header, [(line number, row)]) of a staff CSV in either delimiter, BOM or not; raises
-    :class:`CourseFileError` naming the file (and line) for a file that is not such a CSV."""
+def _read_text(path: str | os.PathLike[str], what: str) -> str:
+    """The text of a staff file (without its BOM); raises :class:`CourseFileError` for one too large, unreadable or not
+    UTF-8."""
     try:
         size = os.path.getsize(path)
         if size > MAX_ROSTER_BYTES:
             raise CourseFileError(str(path), None, f"expected a {what} CSV under {MAX_ROSTER_BYTES:,} bytes (got {size:,})")
         with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8-sig")
+            return handle.read().decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise CourseFileError(str(path), None, f"expected a UTF-8 {what} CSV, got undecodable bytes ({exc.reason})") from exc
     except OSError as exc:
         raise CourseFileError(str(path), None, f"cannot read the {what} ({exc.strerror or exc})") from exc
+
+
+def _blank(cells: Sequence[str]) -> bool:
+    """True when no cell holds anything but whitespace."""
+    return not any(c.strip() for c in cells)
+
+
+def _row(cells: Sequence[str], header: Sequence[str], path: str, line_no: int, what: str) -> dict[str, str]:
+    """Header column → stripped cell (empty for a missing one); raises :class:`CourseFileError` for a row with
+    non-empty cells beyond the header."""
+    if len(cells) > len(header) and not _blank(cells[len(header):]):
+        raise CourseFileError(path, line_no, f"{what} row has {len(cells)} cells; the header has {len(header)}")
+    return {name: (cells[i].strip() if i < len(cells) else "") for i, name in enumerate(header) if name}
+
+
+def _csv_lines(text: str, path: str, what: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """(lower-cased header, [(line number, row)]) of CSV ``text`` in the delimiter its header row uses, blank rows
+    skipped; raises :class:`CourseFileError` naming ``path`` and the line for text that is not such a CSV."""
     first = next((line for line in text.splitlines() if line.strip()), "")
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_delimiter(first))
     rows: list[tuple[int, dict[str, str]]] = []
     header: list[str] | None = None
     try:
         for cells in reader:
+            if _blank(cells):
+                continue
             if header is None:
-                if not any(c.strip() for c in cells):
-                    continue
                 header = [c.strip().lower() for c in cells]
                 continue
-            if not any(c.strip() for c in cells):
-                continue
-            if len(cells) > len(header) and any(c.strip() for c in cells[len(header):]):
-                raise CourseFileError(str(path), reader.line_num,
-                                      f"{what} row has {len(cells)} cells; the header has {len(header)}")
-            rows.append((reader.line_num, {name: (cells[i].strip() if i < len(cells) else "") for i, name in enumerate(header)
-                                           if name}))
+            rows.append((reader.line_num, _row(cells, header, path, reader.line_num, what)))
     except csv.Error as exc:
-        raise CourseFileError(str(path), reader.line_num, f"expected a {what} CSV ({exc})") from exc
+        raise CourseFileError(path, reader.line_num, f"expected a {what} CSV ({exc})") from exc
     return header or [], rows
+
+
+def read_lines(path: str | os.PathLike[str], what: str) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+    """(lower-cased header, [(line number, row)]) of a staff CSV in either delimiter, BOM or not; raises
+    :class:`CourseFileError` naming the file (and line) for a file that is not such a CSV."""
+    return _csv_lines(_read_text(path, what), str(path), what)
 
 
 def layout_of(header: Sequence[str]) -> Layout | None:

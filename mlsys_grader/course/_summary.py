@@ -139,17 +139,29 @@ def _pair_basis(pair: Any) -> str:
     return f"{pair.basis} {pair.similarity:.2f}"
 
 
+def _formative_columns(columns: Iterable[str], lab_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The formative columns: each a share predicted right, not points."""
+    return [c for c in columns if c.endswith(f".{FORMATIVE_ITEM}") and any(isinstance(row.get(c), bool) for row in lab_rows)]
+
+
+def _item_columns(columns: Iterable[str], formative: Sequence[str], lab_rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The rubric-item columns (not formative) that some row of the lab fills."""
+    return [c for c in columns if "." in c and c not in formative and any(row.get(c, "") != "" for row in lab_rows)]
+
+
+def _item_rate(item: str, lab_rows: Sequence[Mapping[str, Any]]) -> tuple[str, float, int]:
+    """(item, share of the rows filling it that earn its best positive score, how many rows fill it)."""
+    have = [row for row in lab_rows if row.get(item, "") != ""]
+    best = max(float(row[item]) for row in have)
+    return item, sum(1 for row in have if float(row[item]) >= best and best > 0) / len(have), len(have)
+
+
 def _lab_section(lab: str, lab_rows: Sequence[Mapping[str, Any]], columns: Iterable[str]) -> dict[str, Any]:
+    """One lab's section: its counts, mean, share predicted right, score histogram and pass rate per item."""
     scores = [float(row["score"]) for row in lab_rows]
     max_score = max(float(row["max_score"] or 0) for row in lab_rows)
-    formative = [c for c in columns if c.endswith(f".{FORMATIVE_ITEM}")
-                 and any(isinstance(row.get(c), bool) for row in lab_rows)]  # formative: a share predicted right, not points
-    items = [c for c in columns if "." in c and c not in formative and any(row.get(c, "") != "" for row in lab_rows)]
-    rates = []
-    for item in items:
-        have = [row for row in lab_rows if row.get(item, "") != ""]
-        best = max(float(row[item]) for row in have)
-        rates.append((item, sum(1 for row in have if float(row[item]) >= best and best > 0) / len(have), len(have)))
+    formative = _formative_columns(columns, lab_rows)
+    rates = [_item_rate(item, lab_rows) for item in _item_columns(columns, formative, lab_rows)]
     return {"name": lab, "count": len(lab_rows), "mean": sum(scores) / len(scores), "max_score": max_score,
             "full": sum(1 for s in scores if s >= max_score), "predicted_right": predicted_right(lab_rows, formative),
             "histogram": histogram(scores, max_score, f"{lab}: score distribution"),
@@ -160,28 +172,101 @@ OUTCOME_COLUMNS = ("students", "submitted", "missing", "unreadable", "late", "la
 """The final gradebook's counts per lab, in the order the summary's first table shows them."""
 
 
+def _rows_by_lab(final: Sequence[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """The final gradebook's rows grouped by lab, in the order each lab first appears."""
+    labs: dict[str, list[Mapping[str, Any]]] = {}
+    for row in final:
+        labs.setdefault(str(row["lab"]), []).append(row)
+    return labs
+
+
+def _most_points(rows: Sequence[Mapping[str, Any]]) -> float:
+    """The largest maximum score the rows give (0.0 when none gives one)."""
+    return max((float(row["max_score"]) for row in rows if row["max_score"] not in ("", None)), default=0.0)
+
+
+def _unreadable(rows: Sequence[Mapping[str, Any]]) -> int:
+    """How many rows the machine could not grade (by the machine's status when the row keeps it)."""
+    machine = [getattr(row, "machine_status", None) or row["status"] for row in rows]
+    return sum(1 for status in machine if status in NOT_GRADED)
+
+
+def _lab_outcome(lab: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One lab's entry of :func:`outcome`."""
+    scores = [float(row["score"] or 0) for row in rows]
+    most = _most_points(rows)
+    penalties = [float(row["late_penalty"] or 0) for row in rows]
+    return {"lab": lab, "students": len(rows), "submitted": sum(1 for row in rows if row["input_hash"]),
+            "missing": sum(1 for row in rows if row["status"] == Status.MISSING),
+            "unreadable": _unreadable(rows),
+            "late": sum(1 for points in penalties if points > 0), "late_points": round(sum(penalties), 6),
+            "decided": sum(1 for row in rows if row.get("decision") or row.get("overrides")),
+            "mean": sum(scores) / len(scores) if scores else 0.0, "max_score": most,
+            "histogram": histogram(scores, most, f"{lab}: final score distribution")}
+
+
 def outcome(final: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per lab, from the final gradebook (one row per student and lab): how many students, how many handed something
     in, are missing, handed in an upload the machine could not grade (unreadable, timeout, memory, crash), were charged
     a late penalty (and the points it took), have a staff decision or override in force; the mean final score and its
     distribution."""
-    labs: dict[str, list[Mapping[str, Any]]] = {}
-    for row in final:
-        labs.setdefault(str(row["lab"]), []).append(row)
-    out = []
-    for lab, rows in sorted(labs.items()):
-        scores = [float(row["score"] or 0) for row in rows]
-        most = max((float(row["max_score"]) for row in rows if row["max_score"] not in ("", None)), default=0.0)
-        machine = [getattr(row, "machine_status", None) or row["status"] for row in rows]
-        penalties = [float(row["late_penalty"] or 0) for row in rows]
-        out.append({"lab": lab, "students": len(rows), "submitted": sum(1 for row in rows if row["input_hash"]),
-                    "missing": sum(1 for row in rows if row["status"] == Status.MISSING),
-                    "unreadable": sum(1 for status in machine if status in NOT_GRADED),
-                    "late": sum(1 for points in penalties if points > 0), "late_points": round(sum(penalties), 6),
-                    "decided": sum(1 for row in rows if row.get("decision") or row.get("overrides")),
-                    "mean": sum(scores) / len(scores) if scores else 0.0, "max_score": most,
-                    "histogram": histogram(scores, most, f"{lab}: final score distribution")})
-    return out
+    return [_lab_outcome(lab, rows) for lab, rows in sorted(_rows_by_lab(final).items())]
+
+
+def _cards(result: Any, graded: Sequence[Row], flagged: Sequence[Row]) -> list[tuple[str, int, bool]]:
+    """The headline counts: (label, count, whether to highlight it)."""
+    rows = result.rows
+    return [("inputs", len(rows), False), ("graded", len(graded), False),
+            ("ungradable", len(rows) - len(graded), len(rows) > len(graded)),
+            ("flagged", len(flagged), bool(flagged)), ("collusion groups", len(result.groups), bool(result.groups)),
+            ("scores moved", len(result.changes), False)]
+
+
+def _unplaced_table(result: Any) -> list[tuple[Any, ...]]:
+    """(student, path, reasons) of every upload of unknown lab."""
+    return [(_student(r), PathCell(r["path"]), r["reasons"][:300]) for r in getattr(result, "unplaced", []) or []]
+
+
+def _lab_sections(graded: Sequence[Row], columns: Iterable[str]) -> list[dict[str, Any]]:
+    """:func:`_lab_section` of every lab with a graded input, by lab."""
+    return [_lab_section(lab, [row for row in graded if row["lab"] == lab], columns)
+            for lab in sorted({row["lab"] for row in graded})]
+
+
+def _flagged_table(flagged: Sequence[Row]) -> list[tuple[Any, ...]]:
+    """(student, path, lab, track, score, flags, collusion group, reasons) of every flagged input."""
+    return [(_student(r), PathCell(r["path"]), r["lab"], r["track"], r["score"], FlagsCell(r["flags"]),
+             r["collusion_group"], first_reason(r)[:240]) for r in flagged]
+
+
+def _collusion_pairs(group: Any, rows: Sequence[Row]) -> PathCell:
+    """The group's first ten pairs, each with what pairs them."""
+    return PathCell("; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({_pair_basis(p)})" for p in group.pairs[:10]))
+
+
+def _collusion_table(result: Any) -> list[tuple[Any, ...]]:
+    """(group, lab, bases, members, pairs, evidence) of every collusion group."""
+    rows = result.rows
+    return [(g.group_id, g.lab, ", ".join(g.bases), PathCell("; ".join(_who(rows[m]) for m in g.members)),
+             _collusion_pairs(g, rows), _collusion_evidence(g, rows))
+            for g in result.groups]
+
+
+def _overrides_table(result: Any) -> list[tuple[Any, ...]]:
+    """(student, lab, machine score, score, overrides, stale overrides) of every final row with an override."""
+    return [(_student(r), r["lab"], r.get("machine_score", ""), r["score"], r.get("overrides", ""),
+             r.get("stale_overrides", "")) for r in getattr(result, "final", []) or []
+            if r.get("overrides") or r.get("stale_overrides")]
+
+
+def _agreement_table(result: Any) -> list[tuple[Any, ...]]:
+    """(item, why, decided, changed, share changed) of every kind of staff decision."""
+    return [(item, why, n, changed, f"{changed / n:.0%}") for item, why, n, changed in getattr(result, "agreement", [])]
+
+
+def _agreement_items_table(result: Any) -> list[tuple[Any, ...]]:
+    """(item, decided, changed, share changed) of every rubric item staff decided."""
+    return [(item, n, changed, f"{changed / n:.0%}") for item, n, changed in decisions_by_item(getattr(result, "agreement", []))]
 
 
 def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -> str:
@@ -190,31 +275,19 @@ def render_summary(result: Any, *, title: str = "mlsys-grader course summary") -
     graded = [row for row in rows if row["status"] == "graded"]
     flagged = [row for row in rows if row["flags"]]
     bad = [row for row in rows if row["status"] != "graded"]
-    cards = [("inputs", len(rows), False), ("graded", len(graded), False),
-             ("ungradable", len(rows) - len(graded), len(rows) > len(graded)),
-             ("flagged", len(flagged), bool(flagged)), ("collusion groups", len(result.groups), bool(result.groups)),
-             ("scores moved", len(result.changes), False)]
     return render_html(
         "summary.html", title=title, now=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), version=__version__,
-        result=result, cards=cards, max_table_rows=MAX_TABLE_ROWS, rate_colours=RATE_COLOURS,
+        result=result, cards=_cards(result, graded, flagged), max_table_rows=MAX_TABLE_ROWS, rate_colours=RATE_COLOURS,
         outcome=outcome(getattr(result, "final", []) or []),
-        unplaced=[(_student(r), PathCell(r["path"]), r["reasons"][:300]) for r in getattr(result, "unplaced", []) or []],
-        labs=[_lab_section(lab, [row for row in graded if row["lab"] == lab], result.columns)
-              for lab in sorted({row["lab"] for row in graded})],
+        unplaced=_unplaced_table(result),
+        labs=_lab_sections(graded, result.columns),
         findings=common_findings(graded),
-        flagged=[(_student(r), PathCell(r["path"]), r["lab"], r["track"], r["score"], FlagsCell(r["flags"]),
-                  r["collusion_group"], first_reason(r)[:240]) for r in flagged],
-        collusion=[(g.group_id, g.lab, ", ".join(g.bases), PathCell("; ".join(_who(rows[m]) for m in g.members)),
-                    PathCell("; ".join(f"{_who(rows[p.left])} ↔ {_who(rows[p.right])} ({_pair_basis(p)})"
-                                       for p in g.pairs[:10])), _collusion_evidence(g, rows))
-                   for g in result.groups],
+        flagged=_flagged_table(flagged),
+        collusion=_collusion_table(result),
         changes=[(PathCell(c.who), c.lab, c.old_score, c.new_score, c.delta, c.cause) for c in result.changes],
-        overrides=[(_student(r), r["lab"], r.get("machine_score", ""), r["score"], r.get("overrides", ""),
-                    r.get("stale_overrides", "")) for r in getattr(result, "final", []) or []
-                   if r.get("overrides") or r.get("stale_overrides")],
-        agreement=[(item, why, n, changed, f"{changed / n:.0%}") for item, why, n, changed in getattr(result, "agreement", [])],
-        agreement_items=[(item, n, changed, f"{changed / n:.0%}")
-                         for item, n, changed in decisions_by_item(getattr(result, "agreement", []))],
+        overrides=_overrides_table(result),
+        agreement=_agreement_table(result),
+        agreement_items=_agreement_items_table(result),
         ungradable=[(PathCell(r["path"]), r["status"], r["reasons"][:300]) for r in bad])
 
 
