@@ -14,6 +14,7 @@ from mlsys_grader.course import BatchOptions, grade_paths
 from mlsys_grader.course._ingest import Candidate
 from mlsys_grader.course._migrations import SCHEMA_VERSION, backup_path, open_gradebook
 from mlsys_grader.course._options import resolve_rubrics, rubric_key
+from mlsys_grader.course._store import GradebookDB
 from mlsys_grader.course._worker import grade_candidate
 from mlsys_grader.errors import GraderError
 
@@ -145,3 +146,26 @@ def test_a_gradebook_of_the_previous_release_loads_and_its_results_are_graded_ag
     assert (again.graded, again.reused) == (3, 0), "a result stored without its report is graded again"
     third = grade_paths([folder], BatchOptions(jobs=1, db=str(db)))
     assert (third.graded, third.reused) == (0, 3)
+
+
+def test_a_schema_5_gradebook_gets_its_rows_flags_as_lists_and_reads_the_same(tmp_path):
+    """Rows stored before the flag list existed held the flags only as the CSV cell; version 6 writes the list, so the
+    reader never splits a flag cell again."""
+    db, folder = tmp_path / "gradebook.sqlite", tmp_path / "subs"
+    old_gradebook(db, folder)
+    grade_paths([folder], BatchOptions(jobs=1, db=str(db)))  # now at this release's schema, with final rows
+    with sqlite3.connect(db) as conn:
+        stored = conn.execute("SELECT rowid, row FROM final ORDER BY rowid").fetchall()
+        for index, (rowid, text) in enumerate(stored):  # as a release before the list wrote them: the cell only
+            row = json.loads(text)
+            row.pop("_flags", None)
+            row["flags"] = "collusion;generated" if index == 0 else row.get("flags", "")
+            conn.execute("UPDATE final SET row = ? WHERE rowid = ?", (json.dumps(row), rowid))
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    book = GradebookDB(db)
+    try:
+        assert book.migrated_from == 5
+        assert next(row.flags for row in book.final()) == ("collusion", "generated")
+        assert all("_flags" in json.loads(text) for (text,) in book.conn.execute("SELECT row FROM final"))
+    finally:
+        book.close()

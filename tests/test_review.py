@@ -233,7 +233,7 @@ def test_the_csv_round_trip_imports_a_file_saved_by_a_spreadsheet(term, tmp_path
         figures = agreement(book)
     finally:
         book.close()
-    assert (RECOMMENDATION, "uncertain", 1, 1) in figures and (CITES, "flag generated", 1, 0) in figures
+    assert (RECOMMENDATION, "uncertain.no_stance_cue", 1, 1) in figures and (CITES, "flag.generated", 1, 0) in figures
 
 
 def test_a_decisions_file_with_any_bad_line_imports_nothing_and_names_every_line(term, tmp_path, capsys):
@@ -329,11 +329,13 @@ def test_the_html_summary_shows_the_overrides_and_how_often_staff_changed_the_re
     from mlsys_grader.course import render_summary
 
     root, paths, db = term
-    decide(db, Decision("2005", "lab07", RECOMMENDATION, 2.0, "<b>recommends</b> it", reason="uncertain: no stance cue"),
-           Decision("2001", "lab07", CITES, None, "template", reason="flag generated: the grader's template"),
-           Decision("2002", "lab07", CITES, None, "", reason="flag generated: the grader's template"))
+    decide(db, Decision("2005", "lab07", RECOMMENDATION, 2.0, "<b>recommends</b> it", reason="uncertain: no stance cue",
+                        code="uncertain.no_stance_cue"),
+           Decision("2001", "lab07", CITES, None, "template", reason="flag generated: the grader's template",
+                    code="flag.generated"),
+           Decision("2002", "lab07", CITES, None, "", reason="flag generated: the grader's template", code="flag.generated"))
     result = grade_paths([paths["down"]], options(root, db))
-    assert result.agreement == [(CITES, "flag generated", 2, 0), (RECOMMENDATION, "uncertain", 1, 1)]
+    assert result.agreement == [(CITES, "flag.generated", 2, 0), (RECOMMENDATION, "uncertain.no_stance_cue", 1, 1)]
     page = render_summary(result)
     assert "How often staff changed the reader&#39;s verdict" in page or "How often staff changed the reader's verdict" in page
     agreement = page[page.index('class="agreement"'):page.index("</table>", page.index('class="agreement"'))]

@@ -83,12 +83,12 @@ def test_a_schema_4_gradebook_turns_per_item_confirmations_into_one_decision(ter
         row = final_row(db, "2002", "lab07")
         made = [(k, v) for k, v in row.points.items() if row.item_max.get(k)]
         at = "2026-12-01T10:00:00+00:00"
-        conn.executemany("INSERT INTO overrides VALUES (?, ?, ?, ?, ?, ?, ?, '', 'ta-old', ?, 'flag generated')",
+        conn.executemany("INSERT INTO overrides (student, lab, input_hash, item, old_points, new_points, max_points, comment, by, at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, '', 'ta-old', ?, 'flag generated')",
                          [("2002", "lab07", row.input_hash, k, v, v, row.item_max[k], at) for k, v in made])
         # a save in which staff changed one item: kept as item decisions
-        conn.execute("INSERT INTO overrides VALUES ('2003', 'lab07', ?, ?, 0, 1, 2, 'read it', 'ta-old', ?, 'uncertain')",
+        conn.execute("INSERT INTO overrides (student, lab, input_hash, item, old_points, new_points, max_points, comment, by, at, reason) VALUES ('2003', 'lab07', ?, ?, 0, 1, 2, 'read it', 'ta-old', ?, 'uncertain')",
                      (final_row(db, "2003", "lab07").input_hash, RECOMMENDATION, at))
-        conn.execute("INSERT INTO overrides VALUES ('2003', 'lab07', ?, ?, 2, 2, 2, '', 'ta-old', ?, 'uncertain')",
+        conn.execute("INSERT INTO overrides (student, lab, input_hash, item, old_points, new_points, max_points, comment, by, at, reason) VALUES ('2003', 'lab07', ?, ?, 2, 2, 2, '', 'ta-old', ?, 'uncertain')",
                      (final_row(db, "2003", "lab07").input_hash, CITES, at))
         conn.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
         conn.execute("DELETE FROM decisions")
@@ -268,3 +268,23 @@ def test_a_quote_that_merges_decision_lines_is_refused_naming_them(tmp_path):
     path.write_text(header + '\n2005,Eve,lab07,,synthesis.a,0,2,2,uncertain,2,"first line\nsecond line"\n', encoding="utf-8")
     [decision] = read_all_decisions(path)[0]
     assert decision.comment == "first line\nsecond line"
+
+
+def test_version_6_gives_each_override_stored_before_codes_the_code_of_its_reason(term):
+    _, _, db = term
+    at = "2026-12-01T10:00:00+00:00"
+    reasons = {"A.captured": "flag collusion: shared times", "A.fresh": "uncertain: option named, no stance cue found",
+               "A.contrast": "grader_error: points held", "B.captured": "", "B.fresh": "regrade request: look again"}
+    with sqlite3.connect(db) as conn:
+        conn.executemany("INSERT INTO overrides (student, lab, input_hash, item, old_points, new_points, max_points, "
+                         "comment, by, at, reason) VALUES ('2002', 'lab07', 'h', ?, 1, 1, 3, '', 'ta-old', ?, ?)",
+                         [(item, at, why) for item, why in reasons.items()])
+        conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
+    conn, migrated = open_gradebook(db)
+    try:
+        assert migrated == 5
+        codes = dict(conn.execute("SELECT item, code FROM overrides WHERE input_hash = 'h'").fetchall())
+    finally:
+        conn.close()
+    assert codes == {"A.captured": "flag.collusion", "A.fresh": "uncertain.no_stance_cue", "A.contrast": "grader.error",
+                     "B.captured": "", "B.fresh": "request.regrade"}

@@ -48,7 +48,8 @@ def result(tmp_path_factory):
 def test_page_is_self_contained_and_escapes_student_text(result):
     result = copy.deepcopy(result)  # edits a copy: the module's graded course is shared with the other tests
     first = result.rows[0]
-    result.rows[0] = first.but(reasons="<script>alert(1)</script>", flags=first.flags or ("integrity",))
+    result.rows[0] = first.but(reasons="<script>alert(1)</script>", reason_list=("<script>alert(1)</script>",),
+                               flags=first.flags or ("integrity",))
     page = render_summary(result)
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page), "no network references"
@@ -60,6 +61,7 @@ def test_page_is_self_contained_and_escapes_student_text(result):
 def _row(path: str, status: Status, **fields) -> Row:
     values = {"identity": {}, "input_hash": "", "lab": "", "track": "", "score": 0, "max_score": "", "parts": {}, "points": {},
               "flags": (), "reasons": "", "error_kind": "", "origin": "", "grader_version": "", "rubric": "", **fields}
+    values.setdefault("reason_list", tuple(piece for piece in values["reasons"].split(" | ") if piece))
     return Row(path=path, kind="json", status=status, **values)
 
 

@@ -82,6 +82,7 @@ from typing import Any
 
 from ..core.models import PARTS
 from ..core.text import readable
+from ._row import ItemKey
 
 SHINGLE_WORDS = 5
 RATIONALE_THRESHOLD = 0.8
@@ -295,7 +296,7 @@ def _part_paths(sub: Work) -> list[tuple[tuple[str, ...], _PartPath]]:
     read: dict[str, int] = {}  # a part's lock and shown times are each kept twice (record and run log): read once
     for label, text in sub.path:
         label, text = str(label), str(text)
-        part, _, field_name = label.partition(".")
+        part, field_name = ItemKey.of(label)
         if not field_name.endswith("_at"):
             facts[label] = text
             continue

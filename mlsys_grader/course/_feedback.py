@@ -27,7 +27,7 @@ from ..core.report import HIDDEN_ITEMS, render_html
 from ..errors import GraderError
 from ._formative import FORMATIVE_ITEM
 from ._identity import CANVAS_NAME, MOODLE_NAME
-from ._row import FinalRow
+from ._row import FinalRow, ItemKey
 from ._store import GradebookDB
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9@._-]+")
@@ -98,7 +98,7 @@ def _shown_items(row: FinalRow, result: Mapping[str, Any], release: bool
     overridden = row.overridden  # staff decisions replace the machine's points (course/_overrides.py)
     for column, points in result.get("items", {}).items():
         points = overridden.get(column, points)
-        part, item = column.split(".", 1)
+        part, item = ItemKey.of(column)
         if item in HIDDEN_ITEMS and not release:
             continue
         most = item_max.get(column, "")

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..core.models import PARTS
 from ..core.rubric import Rubric
-from ._row import SCORED, Row
+from ._row import SCORED, ItemKey, Row
 
 FORMATIVE_ITEM = "prediction_correct"
 
@@ -49,7 +49,7 @@ def _plan(rubric: Rubric) -> list[tuple[str, str, str, float | None, str, float 
     """(part, column, replay column, its points, prediction_locked column, its points) per formative column."""
     plan = []
     for column in formative_columns(rubric):
-        part = column.split(".", 1)[0]
+        part = ItemKey.of(column).part
         items = rubric.parts[part]
         plan.append((part, column, f"{part}.replay", items.get("replay"), f"{part}.prediction_locked", items.get("prediction_locked")))
     return plan

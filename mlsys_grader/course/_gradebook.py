@@ -114,16 +114,16 @@ def _status(result: Mapping[str, Any]) -> Status:
     return Status.REGRADE if status == Status.GRADED and flag_names.GRADER_ERROR in result.get("flags", []) else status
 
 
-def _reason_and_kind(result: Mapping[str, Any], path: str | None = None) -> tuple[str, str]:
+def _reason_and_kind(result: Mapping[str, Any], path: str | None = None) -> tuple[tuple[str, ...], str]:
     """(reasons, error kind), a stored reason naming ``path``, the row's own file; a result stored by an earlier release
     (``BundleFormatError: …``) is split the same way."""
     if _status(result) in SCORED:
-        return " | ".join(f"{part}/{criterion}: {message}" for part, criterion, item, message in result.get("findings", [])), ""
+        return tuple(f"{part}/{criterion}: {message}" for part, criterion, item, message in result.get("findings", [])), ""
     reason, kind = file_named(str(result.get("reason", "")), path), str(result.get("error_kind", ""))
     legacy = _LEGACY_KIND.match(reason)
     if legacy and not kind:
         kind, reason = legacy[1], legacy[2]
-    return reason, kind or ("Timeout" if result.get("status") == "timeout" else "")
+    return (reason,) if reason else (), kind or ("Timeout" if result.get("status") == "timeout" else "")
 
 
 def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str, who: Identity | None = None) -> Row:
@@ -137,7 +137,8 @@ def make_row(candidate: Candidate, result: Mapping[str, Any], rubric_label: str,
     return Row(path=candidate.source, kind=candidate.kind, identity=columns, input_hash=result.get("input_hash", ""),
                lab=result.get("lab", "") or who.lab or lab_hint(candidate.source) or "", track=result.get("track", ""),
                status=status, score=result.get("score", 0), max_score=result.get("max_score", ""),
-               parts=dict(result.get("parts", {})), points=dict(result.get("items", {})), flags=flags, reasons=reasons,
+               parts=dict(result.get("parts", {})), points=dict(result.get("items", {})), flags=flags,
+               reasons=" | ".join(reasons), reason_list=reasons,
                error_kind=kind, origin=result.get("origin") or f"unreadable {candidate.kind}", grader_version=__version__,
                rubric=result.get("rubric", rubric_label),
                findings=tuple((str(p), str(c), str(i), str(m)) for p, c, i, m in result.get("findings", [])),
@@ -177,14 +178,13 @@ def apply_roster(rows: Sequence[Row], who: Sequence[Identity], roster: Roster) -
     out = []
     for row, person in zip(rows, who, strict=True):
         if person.student is None:
-            out.append(row.with_flag(flag_names.NOT_IN_ROSTER).but(
-                reasons=person.problem + (" | " + row.reasons if row.reasons else "")))
+            out.append(row.with_flag(flag_names.NOT_IN_ROSTER).with_reason_first(person.problem))
             continue
         track = person.student.track(row.lab)
         row = row.but(roster_track=track)
         if track and row.status == Status.GRADED and row.track != track:
-            row = row.with_flag(flag_names.WRONG_TRACK).but(
-                reasons=f"submitted on track {row.track!r}, roster assigns {track!r}" + (" | " + row.reasons if row.reasons else ""))
+            row = row.with_flag(flag_names.WRONG_TRACK).with_reason_first(f"submitted on track {row.track!r}, roster assigns "
+                                                                         f"{track!r}")
         out.append(row)
     return out
 

@@ -20,19 +20,25 @@ Version 5 turns each "confirm the machine's verdict" that earlier releases store
 override per rubric item (staff points equal to the machine's, one submission hash, one time,
 and no other override made with them) into one ``confirm`` decision on the submission (who,
 when, the hash), as this release stores it; the change log keeps what was logged.
+Version 6 writes every stored final row's flags as a list (``_flags``), as this release stores them: rows kept by
+releases before the list existed held them only as the CSV cell (``"collusion;generated"``), which the reader then had
+to split; and it gives every override the code of the reason it was queued for (``overrides.code``, read once from the
+reason as stored), which the agreement table groups by.
 
 Every change to the schema is one numbered step of this one sequence.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from collections.abc import Callable
 
+from ..core.codes import verdict_code
 from ..errors import GraderError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -79,6 +85,11 @@ CREATE TABLE IF NOT EXISTS unplaced (
 """
 
 
+_V6 = """
+ALTER TABLE overrides ADD COLUMN code TEXT NOT NULL DEFAULT '';
+"""
+
+
 def _statements(script: str) -> list[str]:
     return [statement.strip() for statement in script.split(";") if statement.strip()]
 
@@ -113,7 +124,36 @@ def _v4_to_v5(conn: sqlite3.Connection) -> None:
         conn.executemany("DELETE FROM overrides WHERE rowid = ?", [(rowid,) for rowid, *_ in made])
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5}
+def _why_code(why: str) -> str:
+    """The code of a queue reason as releases before codes stored it with an override (``uncertain: option named, …``,
+    ``flag collusion: …``, ``grader_error: …``, ``regrade request: …``, ``stale override: …``); "" for none."""
+    kind, _, rest = why.partition(":")
+    kind = kind.strip()
+    if kind == "uncertain":
+        return verdict_code(rest.strip())
+    if kind.startswith("flag "):
+        return "flag." + kind.removeprefix("flag ").strip()
+    return {"grader_error": "grader.error", "regrade request": "request.regrade", "stale override": "stale.override"}.get(
+        kind, "")
+
+
+def _v5_to_v6(conn: sqlite3.Connection) -> None:
+    if "code" not in {column for _, column, *_ in conn.execute("PRAGMA table_info(overrides)")}:
+        for statement in _statements(_V6):
+            conn.execute(statement)
+    for rowid, reason in conn.execute("SELECT rowid, reason FROM overrides").fetchall():
+        conn.execute("UPDATE overrides SET code = ? WHERE rowid = ?", (_why_code(str(reason)), rowid))
+    for table in ("final", "unplaced"):
+        rows = conn.execute(f"SELECT rowid, row FROM {table}").fetchall()
+        for rowid, text in rows:
+            row = json.loads(text)
+            if isinstance(row, dict) and "_flags" not in row:
+                row["_flags"] = [flag for flag in str(row.get("flags") or "").split(";") if flag]
+                conn.execute(f"UPDATE {table} SET row = ? WHERE rowid = ?", (json.dumps(row), rowid))
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _v1_to_v2, 2: _v2_to_v3, 3: _v3_to_v4, 4: _v4_to_v5,
+                                                               5: _v5_to_v6}
 """Version N → the step that makes it N + 1."""
 
 
@@ -140,7 +180,7 @@ def open_gradebook(path: str | os.PathLike[str]) -> tuple[sqlite3.Connection, in
             raise GraderError(f"{path} is not a readable mlsys-grader gradebook (SQLite: {exc}); restore it from a "
                               "backup or grade into a new --db") from exc
         if found is None:
-            conn.executescript(_V1 + _V2 + _V3 + _V4)
+            conn.executescript(_V1 + _V2 + _V3 + _V4 + _V6)
             conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             conn.commit()
             return conn, None

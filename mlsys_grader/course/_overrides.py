@@ -49,6 +49,9 @@ class Override:
     at: str
     reason: str = ""
     """Why the item was in the review queue (``uncertain: …``, ``flag generated``, ``regrade request``)."""
+    code: str = ""
+    """The kind of that reason (``uncertain.no_stance_cue``, ``flag.generated`` …; :mod:`mlsys_grader.core.codes`), ""
+    for a decision made without one."""
 
     @property
     def confirms(self) -> bool:
@@ -66,7 +69,7 @@ class Applied:
     """Points added to the machine score (negative when staff took points away)."""
 
 
-_COLUMNS = "student, lab, input_hash, item, old_points, new_points, max_points, comment, by, at, reason"
+_COLUMNS = "student, lab, input_hash, item, old_points, new_points, max_points, comment, by, at, reason, code"
 
 
 def load_overrides(conn: sqlite3.Connection) -> dict[tuple[str, str], list[Override]]:
@@ -114,9 +117,9 @@ def write_overrides(conn: sqlite3.Connection, overrides: Iterable[Override],
                     scores: Mapping[tuple[str, str], float | None]) -> None:
     """Store ``overrides`` and log each in the change log, in the caller's transaction (``scores``: the final score before)."""
     for o in overrides:
-        conn.execute(f"INSERT OR REPLACE INTO overrides ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        conn.execute(f"INSERT OR REPLACE INTO overrides ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (o.student, o.lab, o.input_hash, o.item, o.old_points, o.new_points, o.max_points, o.comment, o.by,
-                      o.at, o.reason))
+                      o.at, o.reason, o.code))
         words = "confirmed" if o.confirms else f"{o.old_points:g} -> {o.new_points:g}"
         conn.execute("INSERT INTO change_log (at, kind, student, lab, input_hash, old_score, new_score, reason, by) "
                      "VALUES (?, 'override', ?, ?, ?, ?, NULL, ?, ?)",
@@ -169,13 +172,13 @@ HELD_SCORED = "held items scored by staff"
 def agreement_of(overrides: Mapping[tuple[str, str], Sequence[Override]]) -> list[tuple[str, str, int, int]]:
     """How often staff changed the machine's points: (rubric item, why it was reviewed, decisions, changed), sorted.
 
-    "Why" is the kind of reason the item was queued for (``uncertain``, ``flag collusion``, ``grader_error``,
-    ``regrade request``, ``stale override``); ``staff`` for a decision made without one.
+    "Why" is the code of the reason the item was queued for (``uncertain.no_stance_cue``, ``flag.collusion``,
+    ``grader.error``, ``request.regrade``, ``stale.override``); ``staff`` for a decision made without one.
     """
     counts: dict[tuple[str, str], list[int]] = {}
     for mine in overrides.values():
         for o in mine:
-            tally = counts.setdefault((o.item, o.reason.split(":", 1)[0].strip() or "staff"), [0, 0])
+            tally = counts.setdefault((o.item, o.code or "staff"), [0, 0])
             tally[0] += 1
             tally[1] += 0 if o.confirms else 1
     return [(item, why, n, changed) for (item, why), (n, changed) in sorted(counts.items())]

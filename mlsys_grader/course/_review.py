@@ -42,7 +42,7 @@ from ._decisions import (
 )
 from ._files import _cell
 from ._overrides import Override, agreement_of, apply_to_final, load_overrides, now, stale_reason, write_overrides
-from ._row import NOT_GRADED, FinalRow, Result, Status
+from ._row import NOT_GRADED, FinalRow, ItemKey, Result, Status
 from ._store import GradebookDB
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
@@ -125,7 +125,7 @@ def flag_scope(flag: str, items: Mapping[str, float], findings: Sequence[Sequenc
         return [c for c in items if c.startswith("synthesis.")]
     if flag in (flag_names.INTEGRITY, flag_names.VERSION_DRIFT):
         parts = {str(f[0]) for f in findings if len(f) > 1 and f[1] in INTEGRITY_CRITERIA}
-        scope = [c for c in items if c.split(".", 1)[0] in parts]
+        scope = [c for c in items if ItemKey.of(c).part in parts]
         return scope or list(items)
     return list(items)
 
@@ -300,6 +300,8 @@ class Decision:
     reason: str = ""
     where: str = ""
     """Where the decision came from, for messages (``decisions.csv line 4``)."""
+    code: str = ""
+    """The kind of the reason the item was queued for (``QueueItem.code``), kept with the override."""
 
 
 def _check(decision: Decision, rows: Mapping[tuple[str, str], FinalRow], by: str, at: str) -> Override | str:
@@ -323,7 +325,7 @@ def _check(decision: Decision, rows: Mapping[tuple[str, str], FinalRow], by: str
     if not (math.isfinite(points) and -1e-9 <= points <= most + 1e-9):
         return f"{where}{decision.item}: points must be 0..{most:g} (got {points:g})"
     return Override(decision.student, decision.lab, row["input_hash"], decision.item, float(items[decision.item]), points, most,
-                    decision.comment.strip(), by, at, decision.reason)
+                    decision.comment.strip(), by, at, decision.reason, decision.code)
 
 
 @dataclass(frozen=True)
@@ -424,7 +426,7 @@ def decide_code(db: GradebookDB, code: str, points: float | str | None, reason: 
         new = (item.max_points if points == FULL else None if points is None
                else min(float(points), item.max_points))
         decisions.append(Decision(entry.student, entry.lab, item.column, new, reason.strip(), entry.input_hash,
-                                  reason=f"{code}: {item.why}"[:300], where=f"--decide-code {code}"))
+                                  reason=item.why[:300], where=f"--decide-code {code}", code=code))
     made = apply_decisions(db, decisions, by)
     return [decision for decision in made if isinstance(decision, Override)]
 
@@ -538,7 +540,8 @@ def _line_decision(cells: Mapping[str, str], answer: str, points: float | None, 
         return WholeDecision(cells["student"], cells["lab"], answer if points is None else "score", points,
                              cells.get("comment", ""), cells.get("input_hash", ""), where)
     return Decision(cells["student"], cells["lab"], cells["item"], points, cells.get("comment", ""),
-                    cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where)
+                    cells.get("input_hash", ""), reason=cells.get("why", "")[:300], where=where,
+                    code=cells.get("code", "")[:80])
 
 
 def _read_line(name: str, line: int, values: Sequence[str], header: Sequence[str],

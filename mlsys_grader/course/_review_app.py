@@ -36,6 +36,7 @@ from ..core.generated import matched_runs
 from ..errors import DecisionError
 from ._decisions import CONFIRM
 from ._review import FULL, Decision, Entry, WholeDecision, add_request, apply_decisions, build_queue, decide_code
+from ._row import ItemKey
 from ._store import GradebookDB
 
 COOKIE = "mlsys_review_token"
@@ -77,7 +78,7 @@ def shared_spans(mine: str, other: str, label: str) -> list[list[Any]]:
 
 
 def _parts_concerned(entry: Entry, evidence: Mapping[str, Any]) -> list[str]:
-    parts = {item.column.split(".", 1)[0] for item in entry.items}
+    parts = {ItemKey.of(item.column).part for item in entry.items}
     return sorted(evidence) if "synthesis" in parts or not parts & set(evidence) else sorted(parts & set(evidence))
 
 
@@ -267,7 +268,8 @@ def create_app(db_path: str | os.PathLike[str], *, token: str, by: str = "") -> 
             except ValueError:
                 problems.append(f"{column}: points must be a number (got {raw!r})")
                 continue
-            decisions.append(Decision(student, lab, column, points, comment, input_hash, form.get(f"why:{column}", "")))
+            decisions.append(Decision(student, lab, column, points, comment, input_hash, form.get(f"why:{column}", ""),
+                                      code=form.get(f"code:{column}", "")))
         db = open_db()
         saved = ""
         try:

@@ -15,7 +15,24 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
+
+
+class ItemKey(NamedTuple):
+    """A rubric item of a part as a grade stores it (``A.captured``, ``synthesis.rationale_length``; a part's time label
+    ``A.prediction_locked_at`` alike): read into its two names where a stored grade is read, never split again."""
+
+    part: str
+    item: str
+
+    @classmethod
+    def of(cls, column: str) -> ItemKey:
+        """The key a stored column names (``"A.captured"`` → ``ItemKey("A", "captured")``)."""
+        part, _, item = column.partition(".")
+        return cls(part, item)
+
+    def __str__(self) -> str:
+        return f"{self.part}.{self.item}"
 
 
 class Status(StrEnum):
@@ -149,10 +166,17 @@ class Row(_ColumnsView):
     """The items held for staff (``C.replay`` …), for overrides (not a CSV column)."""
     item_max: Mapping[str, float] = field(default_factory=dict)
     """Each item's maximum, for overrides (not a CSV column)."""
+    reason_list: tuple[str, ...] = ()
+    """The reasons one by one (``reasons`` is their CSV column, joined): what the summary orders, never split again."""
 
     def but(self, **changes: Any) -> Row:
         """This row with ``changes`` (field names) applied."""
         return replace(self, **changes)
+
+    def with_reason_first(self, reason: str) -> Row:
+        """This row with ``reason`` before its others (in ``reasons`` and ``reason_list``)."""
+        return replace(self, reasons=reason + (" | " + self.reasons if self.reasons else ""),
+                       reason_list=(reason, *self.reason_list))
 
     def with_flag(self, flag: str) -> Row:
         return self if flag in self.flags else replace(self, flags=(*self.flags, flag))
@@ -250,7 +274,8 @@ class FinalRow(_ColumnsView):
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FinalRow:
-        """A row as :meth:`to_json` (or an earlier release, which may lack the data kept apart) stored it."""
+        """A row as :meth:`to_json` stored it (an earlier release's is migrated first: :mod:`._migrations`), or as an
+        earlier release stored the data it kept apart (missing fields read as empty)."""
         return cls(student=str(data.get("student", "")), lab=str(data.get("lab", "")),
                    identity={name: data.get(name, "") for name in IDENTITY_FIELDS}, status=Status(data.get("status", "missing")),
                    machine_score=data.get("machine_score", data.get("raw_score", 0.0)), raw_score=data.get("raw_score", 0.0),
@@ -258,7 +283,7 @@ class FinalRow(_ColumnsView):
                    late_percent=data.get("late_percent", 0.0), submitted_at=data.get("submitted_at", ""),
                    late=data.get("late", ""), rule=data.get("rule", ""), path=data.get("path", ""),
                    input_hash=data.get("input_hash", ""), other_submissions=data.get("other_submissions", ""),
-                   flags=tuple(data["_flags"]) if "_flags" in data else tuple(f for f in str(data.get("flags") or "").split(";") if f),
+                   flags=tuple(data.get("_flags") or ()),  # rows of releases that kept no list: schema 6 wrote one
                    overrides=data.get("overrides", ""),
                    stale_overrides=data.get("stale_overrides", ""), changes=data.get("changes", ""),
                    decision=data.get("decision", ""), reason=data.get("reason", ""),

@@ -113,7 +113,7 @@ def first_reason(row: Row) -> str:
     """The row's reasons with the reason for its flag first and notes (no points, no flag) after."""
     notes = {f"{part}/{criterion}: {message}" for part, criterion, item, message in row.findings
              if _is_note(part, criterion, item)}
-    pieces = [piece for piece in row.reasons.split(" | ") if piece]
+    pieces = row.reason_list
     return " | ".join([p for p in pieces if p not in notes] + [p for p in pieces if p in notes])
 
 
