@@ -390,3 +390,28 @@ def test_a_batch_readies_only_the_labs_its_inputs_name_and_the_same_grades_come_
     again = grade_paths([folder], BatchOptions(jobs=1, db=None), replay=every)
     assert every.readied == [None]
     assert [(row.lab, row.score) for row in again.rows if row.lab] == [(row.lab, row.score) for row in only.rows]
+
+
+def test_a_submission_on_another_track_than_the_roster_assigns_reaches_the_review_queue(course, tmp_path):
+    """Graded in full on its own track, a wrong-track submission is for staff to decide (it scored like any other, so
+    without the queue staff saw it only by filtering final.csv)."""
+    from mlsys_grader.course._review import build_queue
+
+    root, manifest = course
+    folder = root / "gradescope_export"
+    track_of = {i: manifest[str(folder / f"submission_{9000 + i}")]["track"] for i in (3, 8)}
+    other = next(t for t in ("tinyml", "mobile", "edge", "cloud") if t != track_of[3])
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"name,email,track\nStudent 3,student3@example.edu,{other}\n"
+                      f"Student 8,student8@example.edu,{track_of[8]}\n", encoding="utf-8")
+    db = tmp_path / "g.sqlite"
+    grade_paths([folder], BatchOptions(jobs=1, db=str(db), roster=str(roster)))
+    book = GradebookDB(db)
+    try:
+        queue = build_queue(book)
+    finally:
+        book.close()
+    wrong = [e for e in queue if "flag.wrong_track" in e.codes]
+    assert [e.student_name for e in wrong] == ["Student 3"]
+    assert any(r.startswith("flag wrong_track: graded on another track") for r in wrong[0].reasons)
+    assert wrong[0].at_stake > 0

@@ -46,7 +46,7 @@ from ._row import NOT_GRADED, FinalRow, ItemKey, Result, Status
 from ._store import GradebookDB
 
 REVIEW_FLAGS = (flag_names.GRADER_ERROR, flag_names.COLLUSION, flag_names.INTEGRITY, flag_names.GENERATED,
-                flag_names.VERSION_DRIFT)
+                flag_names.VERSION_DRIFT, flag_names.WRONG_TRACK)
 """Flags that put a submission in the queue: signals for staff, who make the call."""
 WHOLE = "*"
 """The ``item`` of a decisions-CSV line that decides a whole submission."""
