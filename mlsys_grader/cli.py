@@ -201,10 +201,13 @@ def _grade(args: argparse.Namespace, replay: Replay) -> int:
             return EXIT_USAGE
         rubrics[lab] = path
     formats = tuple(name.strip() for name in args.formats.split(",") if name.strip())
+    final_path = args.final or default_final_path(args.output)
+    outputs = tuple(str(path) for path in (args.output, final_path, args.html) if path)  # never read back as inputs
     try:
         options = BatchOptions(jobs=args.jobs, timeout_s=args.timeout, memory_mb=args.memory_mb or None,
                                db=None if args.no_db else args.db, roster=args.roster, rubrics=rubrics, formats=formats,
-                               manifest=args.manifest, course=args.course, only=tuple(args.only), reason=args.reason or "")
+                               manifest=args.manifest, course=args.course, only=tuple(args.only), reason=args.reason or "",
+                               outputs=outputs)
     except ValueError as exc:  # pydantic's ValidationError names the option and the value
         print(f"mlsys-grader: invalid grade options: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -228,7 +231,6 @@ def _grade(args: argparse.Namespace, replay: Replay) -> int:
         result = grade_paths(args.paths, options, replay=replay)
     result.seconds = time.perf_counter() - getattr(args, "started", time.perf_counter() - result.seconds)
     result.write_csv(args.output)
-    final_path = args.final or default_final_path(args.output)
     result.write_final(final_path)
     if args.html:
         write_summary(result, args.html)

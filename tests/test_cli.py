@@ -183,3 +183,19 @@ def test_a_note_that_asks_nothing_is_never_listed_under_what_to_do(capsys):
     assert out.index("Notes:") < out.index("nothing to do.")
     student = SelfCheck(**report.public().model_dump(), hidden_points=30).text()
     assert "What to do:" not in student and "Notes:" in student
+
+
+def test_grade_never_reads_its_own_outputs_back_as_inputs(tmp_path):
+    """`grade .` run twice in a folder that holds its own grades.csv, final.csv and summary grades the submissions only
+    (the outputs were read back as two ungradable rows)."""
+    folder = tmp_path / "term"
+    folder.mkdir()
+    (folder / "lab07-submission.json").write_text(json.dumps(solved("lab07", "edge")), encoding="utf-8")
+    argv = ["grade", str(folder), "-o", str(folder / "grades.csv"), "--html", str(folder / "summary.html"),
+            "--db", str(folder / "gradebook.sqlite"), "-q"]
+    for _ in range(2):
+        assert main(argv) == EXIT_OK
+        with open(folder / "grades.csv", newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        assert [row["path"].rsplit("/", 1)[-1] for row in rows] == ["lab07-submission.json"], rows
+        assert (folder / "final.csv").is_file()

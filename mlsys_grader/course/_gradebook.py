@@ -343,7 +343,8 @@ def _extensions_file(course: Course | None) -> Path | None:
 def _discover(paths: Iterable[str | os.PathLike[str]], options: BatchOptions, staff: _Staff) -> _Inputs:
     """Every input under ``paths`` (staff files aside), who each belongs to and which ``--only`` names; raises
     :class:`CourseFileError` when the roster matches none of them."""
-    found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, _extensions_file(staff.course)))
+    found = discover_all(paths, staff_files(options.roster, options.manifest, options.course, _extensions_file(staff.course),
+                                            options.db, *options.outputs))
     who = identities(found.candidates, staff.roster, staff.manifest)
     if staff.roster is not None:
         _check_roster_matches(staff.roster, found.candidates, who)

@@ -39,6 +39,8 @@ class BatchOptions(BaseModel):
     rubrics: dict[str, str] = Field(default_factory=dict, description="Lab id → rubric TOML replacing the shipped rubric.")
     collusion_threshold: float = Field(default=RATIONALE_THRESHOLD, gt=0, le=1,
                                        description="Word-shingle Jaccard at or above which two rationales are paired.")
+    outputs: tuple[str, ...] = Field(default=(), description="Files the run writes (the grades CSV, the final CSV, the HTML "
+                                                             "summary): never inputs, even inside a graded folder.")
     formats: tuple[Format, ...] = Field(
         default=FORMATS, min_length=1,
         description="Input formats the course accepts (bundle JSON, Otter export zip, marimo export); any other is an "
