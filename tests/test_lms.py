@@ -85,3 +85,25 @@ def test_cli_export_names_what_it_wrote(gradebook, tmp_path, capsys):
     out = capsys.readouterr().out
     assert out.startswith(f"wrote {tmp_path / 'c.csv'}: canvas import file, 7 student(s)") and "canvas:9999" in out
     assert main(["export", "--lms", "moodle", "--db", str(tmp_path / "none.sqlite"), "-o", str(tmp_path / "m.csv")]) == 2
+
+
+def test_a_roster_without_emails_takes_the_email_gradescope_gave_for_moodle(tmp_path):
+    """A roster exported from Canvas whose logins are not emails: the Moodle file (which matches by email) carries the
+    email each student's Gradescope metadata gave, and lists only those no source gave one."""
+    root = tmp_path
+    paths = build_term(root)
+    lines = (root / "roster.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    at = header.index("email")
+    blanked = [lines[0]] + [",".join("" if i == at else cell for i, cell in enumerate(line.split(","))) for line in lines[1:]]
+    (root / "roster.csv").write_text("\n".join(blanked) + "\n")
+    extensions = root / "extensions.csv"  # names students by sid now that the roster holds no email
+    extensions.write_text(extensions.read_text().replace("fay@u.edu", "2006"))
+    db = root / "g.sqlite"
+    grade_paths([paths["down"]], options(root, db))
+    done = export_lms(db, "moodle", root / "m.csv")
+    by_name = {row[0]: row for row in read(root / "m.csv")[1:]}
+    assert by_name["Bo Kim"][2] == "bo@u.edu", "Bo's Gradescope metadata gave his email"
+    assert all(not row[2] or "@" in row[2] for row in by_name.values()), "a sid a manifest named is never an email"
+    assert not any(line.startswith("2002 ") for line in done.unmatched)
+    assert any("no email" in line for line in done.unmatched), "a student no source gave an email is still listed"

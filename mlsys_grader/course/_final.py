@@ -116,7 +116,9 @@ def _counted_row(key: tuple[str, str], mine: Sequence[Row], entry: RosterStudent
     """The row of a student's lab from its counting submission, the late penalty taken (before overrides and decisions)."""
     student_key, lab = key
     chosen = counting_submission(mine, counting)
-    identity = _identity(entry) if entry is not None else {column: chosen.get(column, "") for column in IDENTITY}
+    # the roster's identity, each field it leaves empty filled from the submission's own (an email Gradescope gave)
+    identity = {column: (value or chosen.get(column, "")) for column, value in _identity(entry).items()} \
+        if entry is not None else {column: chosen.get(column, "") for column in IDENTITY}
     raw = float(chosen["score"] or 0)
     when = chosen.get("submitted_at") or ""
     late = penalty(course, student_key, lab, datetime.fromisoformat(when) if when else None, bool(chosen.get("late")))

@@ -258,7 +258,9 @@ class Identity:
     def columns(self) -> dict[str, str]:
         """The identity columns of a gradebook row."""
         s = self.student
-        return {"student": self.key, "student_name": s.name if s else self.name, "student_email": s.email if s else self.email,
+        # a roster without emails (a Canvas export whose logins are not emails) takes the email the source gave
+        return {"student": self.key, "student_name": s.name if s else self.name,
+                "student_email": (s.email if s else self.email) or (self.email if "@" in self.email else ""),
                 "student_id": s.sid if s else self.sid, "sis_id": s.sis_id if s else "",
                 "canvas_id": (s.canvas_id if s else "") or self.canvas_id, "moodle_id": (s.moodle_id if s else "") or self.moodle_id,
                 "section": s.section if s else "", "identity_source": self.source,
