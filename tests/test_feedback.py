@@ -108,3 +108,28 @@ def test_before_release_a_part_that_lost_points_for_a_hidden_reason_never_reads_
     assert "Nothing: every check shown here passed" in intact and WITHHELD_REASON not in intact
     released = render_feedback(row, result, release=True)
     assert "does not match" in released and WITHHELD_REASON not in released
+
+
+def test_an_unreadable_upload_staff_decided_gets_its_page(tmp_path):
+    """An upload the machine could not grade and staff scored (85 after reading it) gets a page saying so."""
+    from mlsys_grader.course import grade_paths
+    from mlsys_grader.course._review import WholeDecision, decide
+    from mlsys_grader.course._store import GradebookDB
+
+    root = tmp_path
+    paths = build_term(root)
+    (paths["down"] / "folders" / "gus@u.edu").mkdir(parents=True, exist_ok=True)
+    (paths["down"] / "folders" / "gus@u.edu" / "lab07-submission.json").write_text("{not json", encoding="utf-8")
+    db = root / "gradebook.sqlite"
+    grade_paths([paths["down"]], options(root, db))
+    before = write_feedback(db, tmp_path / "before", release=True)
+    assert not any(path.endswith("2007-lab07.html") for path in before.files)
+    book = GradebookDB(db)
+    try:
+        decide(book, WholeDecision("2007", "lab07", "score", 85.0, "read the zip sent by email"), "ta-rosa")
+    finally:
+        book.close()
+    done = write_feedback(db, tmp_path / "after", release=True)
+    [page] = [path for path in done.files if path.endswith("2007-lab07.html")]
+    text = open(page, encoding="utf-8").read()
+    assert "course staff read it and decided" in text and "85" in text and done.skipped == before.skipped - 1

@@ -183,9 +183,13 @@ def test_canvas_feedback_zip_names_each_page_as_canvas_named_the_download(downlo
         assert name == f"{prefix[1]}{prefix[2]}-feedback.html", (name, original)
     page = zipfile.ZipFile(out).read(names[0]).decode()
     assert "<html" in page.lower() and "lab11" in page
-    # the Gradescope-delivered Lab 07 pages cannot be named for Canvas: listed and written beside the zip
-    assert printed.count("not in the zip:") == 4 and "did not come from a Canvas download" in printed
+    # the Gradescope-delivered Lab 07 pages cannot be named for Canvas: listed once and written beside the zip
+    assert printed.count("not in the zip:") == 1 and "4 page(s) whose submission did not come from a Canvas download" in printed
     assert sorted(p.name for p in (tmp_path / "canvas-feedback").iterdir()) == [f"{sid}-lab07.html" for sid in sorted(STUDENTS)]
+    # Canvas takes feedback per assignment: --lab writes that lab's pages only, and lists nothing of the others
+    per_lab = tmp_path / "lab11-feedback.zip"
+    assert main(["feedback", "--db", str(db), "--lms", "canvas", "--lab", "lab11", "-o", str(per_lab)]) == EXIT_OK
+    assert sorted(zipfile.ZipFile(per_lab).namelist()) == names and "not in the zip" not in capsys.readouterr().out
 
 
 def test_moodle_feedback_zip_has_a_folder_per_participant_named_as_moodles_download(tmp_path):

@@ -27,7 +27,7 @@ from ..core.report import HIDDEN_ITEMS, render_html
 from ..errors import GraderError
 from ._formative import FORMATIVE_ITEM
 from ._identity import CANVAS_NAME, MOODLE_NAME
-from ._row import FinalRow, ItemKey
+from ._row import NOT_GRADED, FinalRow, ItemKey
 from ._store import GradebookDB
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9@._-]+")
@@ -138,13 +138,25 @@ def render_feedback(row: FinalRow, result: Mapping[str, Any], *, release: bool) 
         parts=list(parts.items()), messages=messages, evidence=evidence, changes=row.get("changes", ""), comments=row.get("overrides", ""))
 
 
-def _pages(db_path: str | os.PathLike[str], release: bool) -> tuple[list[tuple[FinalRow, str]], int]:
-    """(final row, its page) for every final row with a gradable submission, and how many rows have none."""
+def _decided(row: FinalRow) -> dict[str, Any]:
+    """What a page shows of an upload the machine could not grade and staff decided: the decision, in one sentence."""
+    return {"items": {}, "item_max": {}, "findings": [[
+        "bundle", "decision", "", f"The machine could not grade your upload ({os.path.basename(str(row['path']))}); course "
+                                  f"staff read it and decided: {row['decision']}."]]}
+
+
+def _pages(db_path: str | os.PathLike[str], release: bool, lab: str | None = None) -> tuple[list[tuple[FinalRow, str]], int]:
+    """(final row, its page) for every final row (of ``lab``, when given) with a gradable submission or a staff decision
+    on one the machine could not grade, and how many rows have neither."""
     db = GradebookDB(db_path)
     pages, skipped = [], 0
     try:
         for row in db.final():
-            result = _stored(db, row["input_hash"]) if row["status"] in ("graded", "regrade") else None
+            if lab is not None and row["lab"] != lab:
+                continue
+            decided = row["status"] in NOT_GRADED and bool(row.get("decision"))
+            result = (_stored(db, row["input_hash"]) if row["status"] in ("graded", "regrade")
+                      else _decided(row) if decided else None)
             if result is None:
                 skipped += 1
                 continue
@@ -154,11 +166,12 @@ def _pages(db_path: str | os.PathLike[str], release: bool) -> tuple[list[tuple[F
     return pages, skipped
 
 
-def write_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], *, release: bool = False) -> Feedback:
+def write_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], *, release: bool = False,
+                   lab: str | None = None) -> Feedback:
     """Write one page per final row with a gradable submission into ``out`` (created)."""
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    pages, skipped = _pages(db_path, release)
+    pages, skipped = _pages(db_path, release, lab)
     written = []
     for row, page in pages:
         path = folder / feedback_name(row)
@@ -203,7 +216,7 @@ class LmsFeedback:
 
 
 def write_lms_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[str], lms: str, *,
-                       release: bool = False) -> LmsFeedback:
+                       release: bool = False, lab: str | None = None) -> LmsFeedback:
     """The feedback pages as ``lms``'s bulk feedback upload (a zip at ``out``); a page whose submission did not come
     from that LMS's download cannot be named for it and is written to the folder ``out`` without ``.zip``."""
     import zipfile
@@ -213,7 +226,7 @@ def write_lms_feedback(db_path: str | os.PathLike[str], out: str | os.PathLike[s
     target = Path(out)
     if target.suffix.lower() != ".zip":
         raise GraderError(f"feedback --lms {lms} writes a zip: expected -o ending in .zip (got {os.fspath(out)!r})")
-    pages, skipped = _pages(db_path, release)
+    pages, skipped = _pages(db_path, release, lab)
     entries, elsewhere = [], []
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.part")
