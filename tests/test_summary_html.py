@@ -112,3 +112,22 @@ def test_flagged_rows_show_the_reason_for_the_flag_first_and_notes_after():
                findings=(("bundle", "prediction", "", "no lock times, nothing to do"),
                          ("B", "stale", "fresh", "part B is stale; recapture it")))
     assert first_reason(row) == "B/stale: part B is stale; recapture it | bundle/prediction: no lock times, nothing to do"
+
+
+def test_the_outcome_counts_partition_the_rosters_students():
+    """Submitted or missing, and of the submitted, unreadable or not: an upload staff decided counts as missing is
+    missing only, and an unknown student's upload is no student of the lab (a 200-student roster read 201)."""
+    from mlsys_grader.course._row import FinalRow
+    from mlsys_grader.course._summary import outcome
+
+    def row(student, status, input_hash="", machine=None, flags=(), decision=""):
+        return FinalRow.from_json({"student": student, "lab": "lab11", "status": status, "input_hash": input_hash,
+                                   "score": 0.0, "max_score": 100.0, "late_penalty": 0.0, "decision": decision,
+                                   "_machine_status": machine or status, "_flags": list(flags)})
+
+    rows = [row("a", "graded", "h1"), row("b", "missing"), row("c", "unreadable", "h3"),
+            row("d", "missing", "h4", machine="unreadable", decision="counts as missing: blank file"),
+            row("stranger", "unreadable", "h5", flags=("not_in_roster",))]
+    [lab] = outcome(rows)
+    assert (lab["students"], lab["submitted"], lab["missing"], lab["unreadable"]) == (4, 2, 2, 1)
+    assert lab["submitted"] + lab["missing"] == lab["students"]

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from .._version import __version__
+from ..core import flags as flag_names
 from ..core.flags import BY_CRITERION
 from ..core.report import INTEGRITY_CRITERIA, render_html
 from ._files import replace_atomically
@@ -186,17 +187,29 @@ def _most_points(rows: Sequence[Mapping[str, Any]]) -> float:
 
 
 def _unreadable(rows: Sequence[Mapping[str, Any]]) -> int:
-    """How many rows the machine could not grade (by the machine's status when the row keeps it)."""
-    machine = [getattr(row, "machine_status", None) or row["status"] for row in rows]
+    """How many rows the machine could not grade (by the machine's status when the row keeps it), staff not having
+    decided that the upload counts as missing."""
+    machine = [getattr(row, "machine_status", None) or row["status"] for row in rows if row["status"] != Status.MISSING]
     return sum(1 for status in machine if status in NOT_GRADED)
 
 
+def _in_roster(row: Mapping[str, Any]) -> bool:
+    """False for a row of someone the roster does not list (an unknown student's upload): not one of the lab's students."""
+    flags = getattr(row, "flags", None)
+    if flags is None:
+        flags = row.get("_flags") or ()
+    return flag_names.NOT_IN_ROSTER not in flags
+
+
 def _lab_outcome(lab: str, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """One lab's entry of :func:`outcome`."""
+    """One lab's entry of :func:`outcome`: the counts partition the roster's students (submitted or missing; of the
+    submitted, unreadable or not), and a row of someone the roster does not list counts in none of them."""
+    rows = [row for row in rows if _in_roster(row)]
     scores = [float(row["score"] or 0) for row in rows]
     most = _most_points(rows)
     penalties = [float(row["late_penalty"] or 0) for row in rows]
-    return {"lab": lab, "students": len(rows), "submitted": sum(1 for row in rows if row["input_hash"]),
+    return {"lab": lab, "students": len(rows),
+            "submitted": sum(1 for row in rows if row["input_hash"] and row["status"] != Status.MISSING),
             "missing": sum(1 for row in rows if row["status"] == Status.MISSING),
             "unreadable": _unreadable(rows),
             "late": sum(1 for points in penalties if points > 0), "late_points": round(sum(penalties), 6),
