@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 import needs
 import pytest
@@ -131,5 +132,5 @@ def test_an_unreadable_upload_staff_decided_gets_its_page(tmp_path):
         book.close()
     done = write_feedback(db, tmp_path / "after", release=True)
     [page] = [path for path in done.files if path.endswith("2007-lab07.html")]
-    text = open(page, encoding="utf-8").read()
+    text = Path(page).read_text(encoding="utf-8")
     assert "course staff read it and decided" in text and "85" in text and done.skipped == before.skipped - 1
