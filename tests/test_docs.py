@@ -201,3 +201,20 @@ def test_the_lists_of_labs_are_generated_from_the_registry(page, block, name):
     listed = _between(f"<!-- {block}:start -->", f"<!-- {block}:end -->", page)
     assert listed == _listed([name.format(lab=lab) for lab in lab_ids()]) + ",", (
         f"docs/{page}'s list of {name} is out of date")
+
+
+def test_the_quick_starts_outputs_leave_the_checkout_clean():
+    """What README's first command writes in the repository root (the grades CSV, the final gradebook beside it, the
+    HTML summary, the gradebook database) is ignored by git, so a newcomer's checkout stays clean."""
+    import shutil
+
+    from mlsys_grader.course import default_final_path
+
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs a git checkout of the repository")
+    command = next(line for line in README.splitlines() if line.startswith("pip install . && mlsys-grader grade"))
+    words = command.split()
+    written = [words[words.index("-o") + 1], words[words.index("--html") + 1]]
+    written += [str(default_final_path(written[0])), "gradebook.sqlite"]
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", *written], cwd=ROOT, capture_output=True, text=True)
+    assert sorted(ignored.stdout.split()) == sorted(written), written
